@@ -1,0 +1,3 @@
+/* hold.c - to be written. */
+int main(void);
+int main(void) { return 0; }

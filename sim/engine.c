@@ -1,0 +1,2 @@
+/* sim/engine.c - to be written in this change. */
+typedef int lsim_unwritten_engine;

@@ -1,0 +1,58 @@
+/*
+ * hw.h - hardware profiles (one GPU kind and its node) and model
+ * architectures, as loaded from calibrate/profiles/*.yaml and
+ * calibrate/models.yaml. Plain data: everything in SI units (bytes,
+ * bytes/s, FLOP/s, watts, seconds, USD).
+ */
+#ifndef LLMSIM_HW_H
+#define LLMSIM_HW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+struct lsim_gpu_profile {
+	char name[64];	       /* e.g. "H100-SXM" */
+	char source[256];      /* where the numbers come from */
+	char provenance[32];   /* datasheet | measured | estimate | mixed */
+	double bf16_flops;     /* peak dense bf16/fp16 tensor FLOP/s */
+	double hbm_bytes;      /* device memory capacity */
+	double hbm_bw;	       /* peak device memory bandwidth, B/s */
+	double pcie_bw;	       /* host link bandwidth per direction, B/s */
+	double nvlink_bw;      /* GPU-GPU bandwidth per direction, B/s (0: none) */
+	double tdp_w;	       /* board power limit */
+	double idle_w;	       /* power at idle */
+	double price_per_hour; /* USD per GPU-hour, on demand */
+	/* Roofline efficiencies (fractions of peak). */
+	double mfu_max;	     /* best achievable fraction of bf16_flops */
+	double mfu_half_tokens; /* tokens at which half of mfu_max is reached */
+	double mbu;	     /* achievable fraction of hbm_bw */
+	double launch_s;     /* per-kernel launch overhead, seconds */
+	double allreduce_latency_s; /* fixed latency of one all-reduce */
+};
+
+struct lsim_model_arch {
+	char name[64];	 /* e.g. "Llama-3.1-8B" */
+	char source[256];
+	int n_layers;
+	int hidden;	 /* d_model */
+	int n_heads;
+	int n_kv_heads;
+	int head_dim;
+	int intermediate; /* MLP inner size (per expert for MoE) */
+	int vocab;
+	bool gated_mlp;	 /* SwiGLU-style: 3 matrices instead of 2 */
+	int n_experts;	 /* 0 for dense models */
+	int experts_per_token;
+	double params;	 /* total parameter count */
+	int bytes_per_param; /* 2 for bf16 */
+	int max_context;
+};
+
+/* Bytes of KV cache per token (all layers, K and V). */
+double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m);
+/* Bytes of weights. */
+double lsim_model_weight_bytes(const struct lsim_model_arch *m);
+
+#endif

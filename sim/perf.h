@@ -1,0 +1,79 @@
+/*
+ * perf.h - the performance model: how long one engine iteration of a batch
+ * takes on one serving instance. Two backends behind one interface:
+ *   roofline - FLOPs and bytes from the model architecture and a hardware
+ *              profile, with efficiency curves, TP all-reduce and CPU
+ *              overhead;
+ *   table    - measured per-layer latencies (LLMServingSim profiler CSVs:
+ *              dense.csv, attention.csv, per_sequence.csv, moe.csv),
+ *              interpolated.
+ * Both precompute at create time; lsim_perf_iter_time is on the hot path
+ * and must not allocate.
+ */
+#ifndef LLMSIM_PERF_H
+#define LLMSIM_PERF_H
+
+#include <stdint.h>
+
+#include "hw.h"
+#include "llmsim/llmsim.h"
+
+/*
+ * One iteration's batch, as the instance scheduler formed it.
+ * Prefill entries: a chunk of new prompt tokens for a sequence whose first
+ * prefill_ctx[i] tokens already have KV (earlier chunks or prefix-cache
+ * hits). Decode entries: one new token for a sequence whose context (KV
+ * length before this token) is decode_ctx[i].
+ */
+struct lsim_batch {
+	int n_prefill;
+	const int32_t *prefill_chunk;
+	const int32_t *prefill_ctx;
+	int n_decode;
+	const int32_t *decode_ctx;
+};
+
+struct lsim_perf;
+
+struct lsim_perf_ops {
+	const char *name;
+	/* Iteration time in ns; > 0 for a non-empty batch. */
+	lsim_time (*iter_time)(const struct lsim_perf *p,
+			       const struct lsim_batch *b);
+	void (*destroy)(struct lsim_perf *p);
+};
+
+struct lsim_perf {
+	const struct lsim_perf_ops *ops;
+	void *state;
+};
+
+static inline lsim_time lsim_perf_iter_time(const struct lsim_perf *p,
+					    const struct lsim_batch *b)
+{
+	return p->ops->iter_time(p, b);
+}
+
+void lsim_perf_destroy(struct lsim_perf *p); /* accepts NULL */
+
+struct lsim_roofline_params {
+	int tp;		     /* tensor-parallel degree */
+	double cpu_overhead_s; /* fixed CPU (scheduler + sampler) time per iteration */
+};
+
+int lsim_perf_roofline_create(const struct lsim_model_arch *m,
+			      const struct lsim_gpu_profile *g,
+			      const struct lsim_roofline_params *prm,
+			      struct lsim_perf **out, struct lsim_diag *d);
+
+struct lsim_table_params {
+	int tp;		     /* selects the tp<N>/ subfolder */
+	int n_layers;	     /* decoder layers the per-layer times are multiplied by */
+	double cpu_overhead_s; /* added per iteration */
+};
+
+/* dir is the .../<GPU>/<model>/<variant> folder holding tp<N>/ subfolders. */
+int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
+			   struct lsim_perf **out, struct lsim_diag *d);
+
+#endif

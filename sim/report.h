@@ -1,0 +1,157 @@
+/*
+ * report.h - what one run produced, as plain arrays, and the sinks that
+ * write it: an HDF5 report per run, a row in a SQLite results database,
+ * and CSV exports. Every writer produces its file under a temporary name
+ * and renames it only when complete.
+ */
+#ifndef LLMSIM_REPORT_H
+#define LLMSIM_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+/* Request status codes (the /requests "status" column). */
+enum lsim_req_status {
+	LSIM_REQ_FINISHED = 0,
+	LSIM_REQ_REJECTED = 1,
+	LSIM_REQ_FAILED = 2,
+	LSIM_REQ_UNFINISHED = 3, /* still in flight when the run ended (time limit) */
+};
+
+/* One row of /requests. Times in seconds of simulated time; -1 if never. */
+struct lsim_req_record {
+	uint64_t id;
+	double arrival;
+	double first_scheduled;
+	double first_token;
+	double finish;
+	int32_t prompt_tokens;
+	int32_t output_tokens;
+	int32_t instance; /* -1 if never routed */
+	int32_t preemptions;
+	int32_t status; /* enum lsim_req_status */
+};
+
+/* One row of /instances. */
+struct lsim_inst_record {
+	int32_t id;
+	char gpu[32];	  /* hardware profile name */
+	char model[64];	  /* model name */
+	int32_t tp;	  /* GPUs in the tensor-parallel group */
+	double start;	  /* provisioning began, s */
+	double ready;	  /* ready to serve, s */
+	double stop;	  /* stopped (or end of run), s */
+	double busy_s;	  /* time with a batch running */
+	int64_t iterations;
+	int64_t tokens;	  /* prefill + decode tokens processed */
+	int64_t preemptions;
+	int64_t kv_blocks; /* KV-cache block capacity */
+	double energy_j;
+	double cost_usd;
+};
+
+/* One row of /timeseries: one sample of one instance. */
+struct lsim_ts_sample {
+	double t;
+	int32_t instance;
+	double gpu_util;  /* busy fraction over the sample period */
+	double kv_util;	  /* used / total KV blocks */
+	int32_t queue_len; /* waiting requests */
+	int32_t running;  /* running sequences */
+	double power_w;	  /* average power of the instance's GPUs over the period */
+};
+
+/*
+ * The /summary fields, declared once: X(name, unit, help). The same list
+ * drives the struct, the HDF5 attributes, the SQLite metrics rows and the
+ * printed summary.
+ */
+#define LSIM_SUMMARY_FIELDS(X)                                                   \
+	X(requests, "", "requests that arrived")                                 \
+	X(completed, "", "requests finished")                                    \
+	X(rejected, "", "requests rejected")                                     \
+	X(failed, "", "requests failed")                                         \
+	X(unfinished, "", "requests in flight at the end")                       \
+	X(makespan_s, "s", "first arrival to last finish")                       \
+	X(throughput_rps, "1/s", "completed requests per second of makespan")    \
+	X(output_tokens_per_s, "1/s", "generated tokens per second of makespan") \
+	X(ttft_mean_s, "s", "time to first token, mean")                         \
+	X(ttft_p50_s, "s", "time to first token, median")                        \
+	X(ttft_p90_s, "s", "time to first token, 90th percentile")               \
+	X(ttft_p95_s, "s", "time to first token, 95th percentile")               \
+	X(ttft_p99_s, "s", "time to first token, 99th percentile")               \
+	X(tpot_mean_s, "s", "time per output token after the first, mean")       \
+	X(tpot_p50_s, "s", "time per output token, median")                      \
+	X(tpot_p90_s, "s", "time per output token, 90th percentile")             \
+	X(tpot_p95_s, "s", "time per output token, 95th percentile")             \
+	X(tpot_p99_s, "s", "time per output token, 99th percentile")             \
+	X(e2e_mean_s, "s", "arrival to last token, mean")                        \
+	X(e2e_p50_s, "s", "arrival to last token, median")                       \
+	X(e2e_p90_s, "s", "arrival to last token, 90th percentile")              \
+	X(e2e_p95_s, "s", "arrival to last token, 95th percentile")              \
+	X(e2e_p99_s, "s", "arrival to last token, 99th percentile")              \
+	X(queue_wait_mean_s, "s", "arrival to first scheduled, mean")            \
+	X(preemptions, "", "total preemptions")                                  \
+	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
+	X(energy_j, "J", "GPU energy times PUE")                                 \
+	X(cost_usd, "USD", "instance cost")                                      \
+	X(sim_events, "", "events processed")                                    \
+	X(wall_s, "s", "host time the simulation took (not deterministic)")
+
+struct lsim_summary {
+#define LSIM_X_FIELD(name, unit, help) double name;
+	LSIM_SUMMARY_FIELDS(LSIM_X_FIELD)
+#undef LSIM_X_FIELD
+};
+
+/* Provenance and configuration of the run. */
+struct lsim_run_info {
+	const char *run_id;	 /* stable id of (scenario, overrides, seed) */
+	const char *scenario;	 /* scenario file path as given */
+	const char *config_yaml; /* effective configuration, YAML text */
+	const char *version;	 /* LSIM_VERSION */
+	uint64_t seed;
+	const char *hw_profile;	 /* hardware profile name(s) */
+	const char *hw_source;	 /* profile source / provenance */
+	const char *perf_model;	 /* "roofline" or "table:<dir>" */
+};
+
+struct lsim_results {
+	struct lsim_run_info info;
+	const struct lsim_req_record *reqs;
+	size_t n_reqs;
+	const struct lsim_inst_record *insts;
+	size_t n_insts;
+	const struct lsim_ts_sample *ts;
+	size_t n_ts;
+	struct lsim_summary summary;
+};
+
+/*
+ * Computes summary fields from reqs and insts (all except sim_events and
+ * wall_s, which the caller sets). Uses GSL for percentiles.
+ */
+int lsim_summary_compute(struct lsim_results *r);
+
+/* Writes the HDF5 report to path (via path.tmp + rename). */
+int lsim_report_h5_write(const char *path, const struct lsim_results *r,
+			 struct lsim_diag *d);
+
+/*
+ * Appends the run to a SQLite database (created if missing) with tables
+ *   runs(run_id TEXT PRIMARY KEY, scenario, seed, version, hw_profile,
+ *        perf_model, config_yaml, created_at_sim TEXT ...)
+ *   metrics(run_id, name, value, unit)
+ * A run id that already exists is replaced (INSERT OR REPLACE), in one
+ * transaction.
+ */
+int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
+			      struct lsim_diag *d);
+
+/* Writes requests.csv, instances.csv, timeseries.csv, summary.csv in dir. */
+int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
+			  struct lsim_diag *d);
+
+#endif

@@ -1,0 +1,2 @@
+/* sim/report_csv.c - to be written in this change. */
+typedef int lsim_unwritten_report_csv;

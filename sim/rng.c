@@ -1,0 +1,2 @@
+/* sim/rng.c - to be written in this change. */
+typedef int lsim_unwritten_rng;

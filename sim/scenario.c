@@ -1,0 +1,2 @@
+/* sim/scenario.c - to be written in this change. */
+typedef int lsim_unwritten_scenario;

@@ -1,0 +1,2 @@
+/* sim/summary.c - to be written in this change. */
+typedef int lsim_unwritten_summary;

@@ -1,0 +1,2 @@
+/* sim/units.c - to be written in this change. */
+typedef int lsim_unwritten_units;

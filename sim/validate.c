@@ -1,0 +1,2 @@
+/* sim/validate.c - to be written in this change. */
+typedef int lsim_unwritten_validate;

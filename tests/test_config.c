@@ -1,0 +1,3 @@
+/* test_config.c - to be written in this change. */
+int main(void);
+int main(void) { return 77; }

@@ -1,0 +1,3 @@
+/* test_perf.c - to be written in this change. */
+int main(void);
+int main(void) { return 77; }

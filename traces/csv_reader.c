@@ -1,0 +1,2 @@
+/* traces/csv_reader.c - to be written in this change. */
+typedef int lsim_unwritten_csv_reader;

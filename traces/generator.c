@@ -1,0 +1,2 @@
+/* traces/generator.c - to be written in this change. */
+typedef int lsim_unwritten_generator;

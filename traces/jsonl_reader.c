@@ -1,0 +1,2 @@
+/* traces/jsonl_reader.c - to be written in this change. */
+typedef int lsim_unwritten_jsonl_reader;

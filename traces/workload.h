@@ -1,0 +1,105 @@
+/*
+ * workload.h - request sources: synthetic generators and streaming trace
+ * readers. A source yields requests in non-decreasing arrival order, one at
+ * a time; trace files are read incrementally, never loaded whole.
+ */
+#ifndef LLMSIM_WORKLOAD_H
+#define LLMSIM_WORKLOAD_H
+
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+struct lsim_req_spec {
+	uint64_t id;	       /* 0, 1, 2 ... in arrival order */
+	lsim_time arrival;     /* ns since the workload's start (first arrival >= 0) */
+	int32_t prompt_tokens; /* >= 1 */
+	int32_t output_tokens; /* >= 1 */
+};
+
+struct lsim_workload;
+
+/*
+ * Returns 1 and fills *out with the next request, 0 at the end, or a
+ * negative LSIM_E* code with d naming file, line and column on bad input.
+ */
+int lsim_workload_next(struct lsim_workload *w, struct lsim_req_spec *out,
+		       struct lsim_diag *d);
+void lsim_workload_destroy(struct lsim_workload *w); /* accepts NULL */
+
+/* ---- synthetic generator ---- */
+
+enum lsim_arrival_kind { LSIM_ARRIVAL_POISSON, LSIM_ARRIVAL_GAMMA };
+
+enum lsim_len_kind {
+	LSIM_LEN_FIXED,	    /* a */
+	LSIM_LEN_UNIFORM,   /* integers in [a, b] */
+	LSIM_LEN_LOGNORMAL, /* mean a, standard deviation b (of the length, not its log) */
+	LSIM_LEN_EMPIRICAL, /* drawn from values[] with equal weight */
+};
+
+struct lsim_len_dist {
+	enum lsim_len_kind kind;
+	double a, b;
+	int32_t min, max;	/* clamp after drawing; max 0 = no upper clamp */
+	const int32_t *values;	/* EMPIRICAL only; borrowed for the workload's life */
+	size_t n_values;
+};
+
+struct lsim_gen_params {
+	enum lsim_arrival_kind arrival;
+	double rate;	     /* mean requests per second */
+	double cv;	     /* coefficient of variation of inter-arrival (gamma) */
+	uint64_t count;	     /* stop after this many requests (0: use duration) */
+	lsim_time duration;  /* stop at this time (0: use count) */
+	struct lsim_len_dist prompt;
+	struct lsim_len_dist output;
+};
+
+/*
+ * arrivals_rng and lengths_rng are separate streams, borrowed (not owned):
+ * changing length distributions must not shift arrival times.
+ */
+int lsim_workload_generator_create(const struct lsim_gen_params *p,
+				   gsl_rng *arrivals_rng, gsl_rng *lengths_rng,
+				   struct lsim_workload **out,
+				   struct lsim_diag *d);
+
+/* ---- trace readers ---- */
+
+enum lsim_time_format {
+	LSIM_TF_SECONDS,      /* number: seconds */
+	LSIM_TF_MILLISECONDS, /* number: milliseconds */
+	LSIM_TF_DATETIME,     /* "YYYY-MM-DD HH:MM:SS[.frac][+HH:MM]" */
+};
+
+/* Column mapping for a CSV trace (names as in the header row). */
+struct lsim_csv_map {
+	const char *arrival_col;
+	enum lsim_time_format arrival_format;
+	const char *prompt_col;
+	const char *output_col;
+};
+
+/*
+ * Opens a CSV trace with a header row. Arrival times are made relative to
+ * the first row. Rows must be in non-decreasing time order (an error
+ * otherwise). Handles CRLF and quoted fields. Rows with output 0 are
+ * read with output 1.
+ */
+int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
+			   struct lsim_workload **out, struct lsim_diag *d);
+
+/*
+ * Opens a vLLM benchmark-style requests.jsonl: one JSON object per line.
+ * Fields used: input length from "input_toks" or "prompt_len" or
+ * "input_length"; output from "output_toks" or "output_len" or
+ * "output_length"; arrival from "queued_ts" (s) if present, else
+ * "arrival_time" (s), else "timestamp" (ms). Lines are sorted by arrival
+ * on the fly only if already ordered; unordered input is an error.
+ */
+int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
+			     struct lsim_diag *d);
+
+#endif
