@@ -1,2 +1,282 @@
-/* traces/jsonl_reader.c - to be written in this change. */
-typedef int lsim_unwritten_jsonl_reader;
+/*
+ * jsonl_reader.c - the streaming JSONL trace reader: one JSON object per
+ * line (vLLM benchmark-style requests.jsonl), parsed with json-c one line
+ * at a time. Times are converted from the number's own text, exactly.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "workload_internal.h"
+
+struct jsonl_reader {
+	struct lsim_workload base;
+	FILE *f;
+	char *path;
+	char *line; /* getline buffer */
+	size_t line_cap;
+	int lineno;
+	json_tokener *tok;
+	const char *arrival_key; /* chosen on the first line */
+	int arrival_scale;	 /* 9: seconds, 6: milliseconds */
+	bool have_first;
+	lsim_time t0, prev;
+};
+
+static const char *const prompt_keys[] = {"input_toks", "prompt_len",
+					  "input_length"};
+static const char *const output_keys[] = {"output_toks", "output_len",
+					  "output_length"};
+static const struct {
+	const char *key;
+	int scale;
+} arrival_keys[] = {{"queued_ts", 9}, {"arrival_time", 9}, {"timestamp", 6}};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* Reads one token count from the first of keys[] present in o. */
+static int get_count(struct jsonl_reader *r, json_object *o,
+		     const char *const *keys, size_t nkeys, const char *what,
+		     int32_t *out, struct lsim_diag *d)
+{
+	json_object *v = NULL;
+	size_t k = 0;
+	while (k < nkeys && !json_object_object_get_ex(o, keys[k], &v))
+		k++;
+	if (k == nkeys)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     keys[0], "no %s length: expected '%s', '%s' or '%s'",
+				     what, keys[0], keys[1], keys[2]);
+	double x;
+	if (json_object_is_type(v, json_type_int)) {
+		x = (double)json_object_get_int64(v);
+	} else if (json_object_is_type(v, json_type_double)) {
+		x = json_object_get_double(v);
+		if (!isfinite(x) || x != floor(x))
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     keys[k], "%s length %s is not an integer",
+					     what, json_object_to_json_string(v));
+	} else {
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     keys[k], "%s length %s is not a number", what,
+				     json_object_to_json_string(v));
+	}
+	if (x < 0 || x > INT32_MAX)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     keys[k], "%s length %.0f is %s", what, x,
+				     x < 0 ? "negative" : "too large");
+	*out = (int32_t)x;
+	return 0;
+}
+
+/* Reads the arrival of o in ns (absolute, as the file gives it). */
+static int get_arrival(struct jsonl_reader *r, json_object *o, int64_t *t,
+		       struct lsim_diag *d)
+{
+	json_object *v = NULL;
+	if (!json_object_object_get_ex(o, r->arrival_key, &v))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     r->arrival_key,
+				     "no '%s' here, though the first line has it",
+				     r->arrival_key);
+	int64_t unit = r->arrival_scale == 9 ? LSIM_S : LSIM_MS;
+	if (json_object_is_type(v, json_type_int)) {
+		if (__builtin_mul_overflow(json_object_get_int64(v), unit, t))
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     r->arrival_key, "time %s is out of range",
+					     json_object_to_json_string(v));
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_double))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     r->arrival_key, "time %s is not a number",
+				     json_object_to_json_string(v));
+	/* json-c keeps the number's text: convert it exactly */
+	const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	int rc = lsim_wl_parse_decimal(text, r->arrival_scale, t);
+	if (rc == LSIM_EFORMAT) { /* not plain decimal text: go via double */
+		double x = json_object_get_double(v) * (double)unit;
+		if (!(fabs(x) < 9.2e18)) {
+			rc = LSIM_ERANGE;
+		} else {
+			*t = (int64_t)llround(x);
+			rc = 0;
+		}
+	}
+	if (rc != 0)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     r->arrival_key, "time %s is out of range", text);
+	return 0;
+}
+
+static int parse_object(struct jsonl_reader *r, json_object *o,
+			struct lsim_req_spec *out, struct lsim_diag *d)
+{
+	if (!r->arrival_key) {
+		for (size_t i = 0; i < N_OF(arrival_keys) && !r->arrival_key; i++)
+			if (json_object_object_get_ex(o, arrival_keys[i].key, NULL)) {
+				r->arrival_key = arrival_keys[i].key;
+				r->arrival_scale = arrival_keys[i].scale;
+			}
+		if (!r->arrival_key)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     "queued_ts",
+					     "no arrival time: expected 'queued_ts' (s), 'arrival_time' (s) or 'timestamp' (ms)");
+	}
+	int64_t t = 0;
+	int rc = get_arrival(r, o, &t, d);
+	if (rc != 0)
+		return rc;
+	if (!r->have_first) {
+		r->have_first = true;
+		r->t0 = r->prev = t;
+	}
+	if (t < r->prev)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     r->arrival_key,
+				     "arrival is earlier than the previous line's; lines must be in arrival order");
+	if (r->t0 < 0 && t > INT64_MAX + r->t0)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     r->arrival_key,
+				     "arrival is too far from the first line's");
+	r->prev = t;
+	rc = get_count(r, o, prompt_keys, N_OF(prompt_keys), "prompt",
+		       &out->prompt_tokens, d);
+	if (rc == 0)
+		rc = get_count(r, o, output_keys, N_OF(output_keys), "output",
+			       &out->output_tokens, d);
+	if (rc != 0)
+		return rc;
+	if (out->prompt_tokens == 0)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     prompt_keys[0],
+				     "prompt length is 0; a request needs at least one prompt token");
+	if (out->output_tokens == 0)
+		out->output_tokens = 1; /* the engine always emits one token */
+	out->arrival = t - r->t0;
+	return 1;
+}
+
+static int jsonl_next(struct lsim_workload *w, struct lsim_req_spec *out,
+		      struct lsim_diag *d)
+{
+	struct jsonl_reader *r = (struct jsonl_reader *)w;
+	for (;;) {
+		errno = 0;
+		ssize_t n = getline(&r->line, &r->line_cap, r->f);
+		if (n < 0) {
+			if (ferror(r->f))
+				return lsim_diag_set(d, LSIM_EIO, r->path, r->lineno + 1,
+						     0, "", "read error: %s",
+						     errno ? strerror(errno) : "unknown");
+			return 0;
+		}
+		r->lineno++;
+		char *s = r->line;
+		size_t len = (size_t)n;
+		if (r->lineno == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+			s += 3;
+			len -= 3;
+		}
+		while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+			len--;
+		s[len] = '\0';
+		if (blank(s, len))
+			continue;
+		if (len >= INT32_MAX)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     "", "line too long");
+		json_tokener_reset(r->tok);
+		/* the terminating NUL ends a bare number too */
+		json_object *o = json_tokener_parse_ex(r->tok, s, (int)len + 1);
+		enum json_tokener_error je = json_tokener_get_error(r->tok);
+		size_t end = json_tokener_get_parse_end(r->tok);
+		if (!o || je != json_tokener_success) {
+			json_object_put(o);
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno,
+					     (int)(end < len ? end : len) + 1, "",
+					     "bad JSON: %s",
+					     je == json_tokener_continue
+						     ? "the line ends inside a value"
+						     : json_tokener_error_desc(je));
+		}
+		if (end < len && !blank(s + end, len - end)) {
+			json_object_put(o);
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno,
+					     (int)end + 1, "",
+					     "bad JSON: text after the object");
+		}
+		if (!json_object_is_type(o, json_type_object)) {
+			json_object_put(o);
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 1, "",
+					     "bad JSON: the line is not a JSON object");
+		}
+		int rc = parse_object(r, o, out, d);
+		json_object_put(o);
+		return rc;
+	}
+}
+
+static void jsonl_destroy(struct lsim_workload *w)
+{
+	struct jsonl_reader *r = (struct jsonl_reader *)w;
+	if (r->f)
+		fclose(r->f);
+	if (r->tok)
+		json_tokener_free(r->tok);
+	free(r->path);
+	free(r->line);
+	free(r);
+}
+
+static const struct lsim_workload_ops jsonl_ops = {
+	.next = jsonl_next,
+	.destroy = jsonl_destroy,
+};
+
+int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
+			     struct lsim_diag *d)
+{
+	if (!out)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "",
+				     "lsim_workload_jsonl_open: NULL out");
+	*out = NULL;
+	if (!path)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "",
+				     "lsim_workload_jsonl_open: NULL path");
+	struct jsonl_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
+	lsim_workload_init_base(&r->base, &jsonl_ops);
+	r->path = strdup(path);
+	r->tok = json_tokener_new();
+	if (!r->path || !r->tok) {
+		jsonl_destroy(&r->base);
+		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
+	}
+	errno = 0;
+	r->f = fopen(path, "rb");
+	if (!r->f) {
+		int e = errno;
+		jsonl_destroy(&r->base);
+		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path,
+				     0, 0, "workload.path", "cannot open trace: %s",
+				     e ? strerror(e) : "unknown error");
+	}
+	*out = &r->base;
+	return 0;
+}
