@@ -1,2 +1,17 @@
-/* sim/perf.c - to be written in this change. */
-typedef int lsim_unwritten_perf;
+/*
+ * perf.c - the backend-independent part of the performance model: the
+ * destructor shared by every backend. The backends themselves live in
+ * perf_roofline.c (analytic) and perf_table.c (measured per-layer tables);
+ * their formulas and sources are written up in docs/perf-model.md.
+ */
+#include <stddef.h>
+
+#include "perf.h"
+
+void lsim_perf_destroy(struct lsim_perf *p)
+{
+	if (p == NULL)
+		return;
+	/* Each backend's destroy releases its state and the handle itself. */
+	p->ops->destroy(p);
+}

@@ -1,2 +1,256 @@
-/* sim/perf_roofline.c - to be written in this change. */
-typedef int lsim_unwritten_perf_roofline;
+/*
+ * perf_roofline.c - the `roofline` performance backend: iteration time from
+ * the model architecture and a hardware profile, per operator
+ *
+ *   time = max(FLOPs / (bf16_flops * eff), bytes / (hbm_bw * mbu))
+ *          + launch_s * kernels,   eff(M) = mfu_max * M / (M + mfu_half_tokens)
+ *
+ * summed over the operators of one decoder layer (two RMSNorms, QKV GEMM,
+ * rotary embedding, KV-cache write + attention, O GEMM, MLP or MoE experts)
+ * times the layer count, plus two ring all-reduces per layer under tensor
+ * parallelism, plus the once-per-iteration embedding, final norm and LM head
+ * and the CPU overhead. Everything is per GPU of the TP group (weights and
+ * heads divided by tp). Formulas, sources and choices: docs/perf-model.md
+ * (calibration facts sections 3.5-3.6).
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "perf.h"
+
+struct roof_state {
+	int n_layers;
+	int tp;
+	double peak;	 /* bf16 FLOP/s */
+	double mfu_max, mfu_half;
+	double bw;	 /* achievable bytes/s: hbm_bw * mbu */
+	double launch;	 /* s per kernel */
+	double link_bw;	 /* all-reduce link, bytes/s per direction */
+	double ar_lat;	 /* s per all-reduce */
+	double cpu;	 /* s per iteration */
+	/* shapes, per GPU of the TP group */
+	double h;	 /* hidden */
+	double bpp;	 /* bytes per parameter, activation and KV element */
+	double d;	 /* head dim */
+	double heads;	 /* query heads per GPU */
+	double q;	 /* query width per GPU: heads * d */
+	double kvw;	 /* K (or V) width per GPU: kv heads per GPU * d */
+	double f;	 /* MLP inner size per GPU (per expert for MoE) */
+	double g;	 /* matrices in the MLP: 3 gated, 2 plain */
+	double vocab_r;	 /* vocabulary per GPU (vocab-parallel LM head) */
+	bool moe;
+	double n_experts, top_k;
+};
+
+/* Achieved fraction of peak for a GEMM with m rows. */
+static double eff(const struct roof_state *s, double m)
+{
+	return s->mfu_max * m / (m + s->mfu_half);
+}
+
+/* One operator: the slower of its compute and its memory traffic. */
+static double op(const struct roof_state *s, double flops, double e, double bytes,
+		 int kernels)
+{
+	double tc = flops > 0.0 ? flops / (s->peak * e) : 0.0;
+	double tm = bytes / s->bw;
+	return (tc > tm ? tc : tm) + kernels * s->launch;
+}
+
+/* A GEMM of m rows by a (k x n) weight read once: 2mkn FLOPs. */
+static double gemm(const struct roof_state *s, double m, double k, double n, double wmats)
+{
+	double flops = 2.0 * m * k * n;
+	double bytes = (wmats * k * n + m * (k + n)) * s->bpp;
+	return op(s, flops, eff(s, m), bytes, 1);
+}
+
+/* An element-wise kernel moving the given number of elements. */
+static double elementwise(const struct roof_state *s, double elems)
+{
+	return op(s, 0.0, 1.0, elems * s->bpp, 1);
+}
+
+static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
+{
+	const struct roof_state *s = p->state;
+	/*
+	 * Attention work: a chunk of c new tokens after p cached ones scores
+	 * sum_{i=1..c} (p + i) = c*p + c*(c+1)/2 query-key pairs (causal); a
+	 * decode is the chunk c = 1. Every sequence reads the KV of its p + c
+	 * tokens; the c new ones are written first.
+	 */
+	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
+	for (int i = 0; i < b->n_prefill; i++) {
+		double c = b->prefill_chunk[i], x = b->prefill_ctx[i];
+		if (c <= 0.0)
+			continue;
+		tokens += c;
+		seqs += 1.0;
+		pairs += c * x + c * (c + 1.0) / 2.0;
+		kv_read += x + c;
+	}
+	for (int i = 0; i < b->n_decode; i++) {
+		double x = b->decode_ctx[i];
+		tokens += 1.0;
+		seqs += 1.0;
+		pairs += x + 1.0;
+		kv_read += x + 1.0;
+	}
+	if (tokens <= 0.0)
+		return lsim_time_from_s(s->cpu);
+	const double T = tokens, h = s->h;
+
+	double layer = 0.0;
+	layer += 2.0 * op(s, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* two RMSNorms */
+	layer += gemm(s, T, h, s->q + 2.0 * s->kvw, 1.0);		 /* QKV */
+	layer += elementwise(s, 2.0 * T * (s->q + s->kvw));		 /* rotary */
+	{
+		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
+		double flops = 4.0 * s->d * s->heads * pairs;
+		double bytes = (2.0 * s->kvw * (kv_read + T) + 2.0 * T * s->q) * s->bpp;
+		/* KV-cache write + attention; attention is not a thin GEMM */
+		layer += op(s, flops, s->mfu_max, bytes, 2);
+	}
+	layer += gemm(s, T, s->q, h, 1.0); /* O */
+	if (!s->moe) {
+		layer += gemm(s, T, h, (s->g - 1.0) * s->f, 1.0);    /* gate+up */
+		layer += elementwise(s, T * s->g * s->f);	     /* activation */
+		layer += gemm(s, T, s->f, h, 1.0);		     /* down */
+	} else {
+		double E = s->n_experts, k = s->top_k;
+		double pairs_tok = T * k;			     /* token-expert pairs */
+		double active = E * (1.0 - pow((E - k) / E, T));    /* distinct experts */
+		double m = pairs_tok / active;			     /* rows per expert */
+		/* router GEMM (replicated) + top-k */
+		layer += op(s, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
+		double fu = (s->g - 1.0) * s->f;
+		layer += op(s, 2.0 * pairs_tok * h * fu, eff(s, m),
+			    (active * h * fu + pairs_tok * (h + fu)) * s->bpp, 1);
+		layer += elementwise(s, pairs_tok * s->g * s->f);
+		layer += op(s, 2.0 * pairs_tok * s->f * h, eff(s, m),
+			    (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
+	}
+	if (s->tp > 1) {
+		/* after O and after down: ring all-reduce of T x hidden */
+		double bytes = T * h * s->bpp;
+		double ring = 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
+		layer += 2.0 * (ring + s->ar_lat);
+	}
+
+	double once = 0.0;
+	once += elementwise(s, 2.0 * T * h);			   /* embedding gather */
+	once += op(s, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);	   /* final norm */
+	once += gemm(s, seqs, h, s->vocab_r, 1.0);		   /* LM head, last tokens */
+
+	lsim_time t = lsim_time_from_s(s->n_layers * layer + once + s->cpu);
+	return t < 1 ? 1 : t;
+}
+
+static void roof_destroy(struct lsim_perf *p)
+{
+	if (!p)
+		return;
+	free(p->state);
+	free(p);
+}
+
+static const struct lsim_perf_ops roof_ops = {
+	.name = "roofline",
+	.iter_time = roof_iter_time,
+	.destroy = roof_destroy,
+};
+
+static bool pos(double v)
+{
+	return v > 0.0 && isfinite(v);
+}
+
+int lsim_perf_roofline_create(const struct lsim_model_arch *m,
+			      const struct lsim_gpu_profile *g,
+			      const struct lsim_roofline_params *prm,
+			      struct lsim_perf **out, struct lsim_diag *d)
+{
+	if (!out)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no output handle");
+	*out = NULL;
+	if (!m || !g || !prm)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "missing model, GPU or parameters");
+	const char *mn = m->name, *gn = g->name;
+	if (m->n_layers < 1 || m->hidden < 1 || m->n_heads < 1 || m->intermediate < 1 ||
+	    m->vocab < 1 || m->n_kv_heads < 0 || m->head_dim < 0)
+		return lsim_diag_set(d, LSIM_EINVAL, mn, 0, 0, "model",
+				     "model %s: layers, hidden, heads, intermediate and vocab must be >= 1",
+				     mn);
+	if (m->bytes_per_param < 1)
+		return lsim_diag_set(d, LSIM_EINVAL, mn, 0, 0, "bytes_per_param",
+				     "model %s: bytes per parameter %d must be >= 1", mn,
+				     m->bytes_per_param);
+	if (m->n_experts < 0 || (m->n_experts > 0 && (m->experts_per_token < 1 ||
+						      m->experts_per_token > m->n_experts)))
+		return lsim_diag_set(d, LSIM_EINVAL, mn, 0, 0, "experts_per_token",
+				     "model %s: experts per token %d must be in [1, %d]", mn,
+				     m->experts_per_token, m->n_experts);
+	if (!pos(g->bf16_flops) || !pos(g->hbm_bw))
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "bf16_tflops",
+				     "GPU %s: peak FLOP/s and HBM bandwidth must be > 0", gn);
+	if (!pos(g->mfu_max) || g->mfu_max > 1.0 || !pos(g->mbu) || g->mbu > 1.0)
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_max",
+				     "GPU %s: mfu_max %g and mbu %g must be in (0, 1]", gn,
+				     g->mfu_max, g->mbu);
+	if (!(g->mfu_half_tokens >= 0.0) || !(g->launch_s >= 0.0) ||
+	    !(g->allreduce_latency_s >= 0.0) || !isfinite(g->mfu_half_tokens) ||
+	    !isfinite(g->launch_s) || !isfinite(g->allreduce_latency_s))
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_half_tokens",
+				     "GPU %s: mfu_half_tokens, launch and all-reduce latency must be >= 0",
+				     gn);
+	if (prm->tp < 1)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "tp",
+				     "tensor-parallel degree %d must be >= 1", prm->tp);
+	if (!(prm->cpu_overhead_s >= 0.0) || !isfinite(prm->cpu_overhead_s))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cpu_overhead",
+				     "CPU overhead %g s must be finite and >= 0", prm->cpu_overhead_s);
+	double link = g->nvlink_bw > 0.0 ? g->nvlink_bw : g->pcie_bw;
+	if (prm->tp > 1 && !pos(link))
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "nvlink_bw",
+				     "GPU %s: tensor parallelism needs nvlink_bw or pcie_bw > 0", gn);
+
+	struct roof_state *s = calloc(1, sizeof *s);
+	struct lsim_perf *p = calloc(1, sizeof *p);
+	if (!s || !p) {
+		free(s);
+		free(p);
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	}
+	double tp = prm->tp;
+	int kvh = m->n_kv_heads > 0 ? m->n_kv_heads : m->n_heads;
+	s->n_layers = m->n_layers;
+	s->tp = prm->tp;
+	s->peak = g->bf16_flops;
+	s->mfu_max = g->mfu_max;
+	s->mfu_half = g->mfu_half_tokens;
+	s->bw = g->hbm_bw * g->mbu;
+	s->launch = g->launch_s;
+	s->link_bw = link;
+	s->ar_lat = g->allreduce_latency_s;
+	s->cpu = prm->cpu_overhead_s;
+	s->h = m->hidden;
+	s->bpp = m->bytes_per_param;
+	s->d = m->head_dim > 0 ? m->head_dim : (double)m->hidden / m->n_heads;
+	s->heads = m->n_heads / tp;
+	s->q = s->heads * s->d;
+	/* KV heads are split across the group, replicated once tp exceeds them */
+	s->kvw = (kvh / tp > 1.0 ? kvh / tp : 1.0) * s->d;
+	s->f = m->intermediate / tp;
+	s->g = m->gated_mlp ? 3.0 : 2.0;
+	s->vocab_r = m->vocab / tp;
+	s->moe = m->n_experts > 0;
+	s->n_experts = m->n_experts;
+	s->top_k = m->experts_per_token;
+	p->ops = &roof_ops;
+	p->state = s;
+	*out = p;
+	return 0;
+}
