@@ -97,8 +97,7 @@ struct lsim_ts_sample {
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
 	X(cost_usd, "USD", "instance cost")                                      \
-	X(sim_events, "", "events processed")                                    \
-	X(wall_s, "s", "host time the simulation took (not deterministic)")
+	X(sim_events, "", "events processed")
 
 struct lsim_summary {
 #define LSIM_X_FIELD(name, unit, help) double name;
@@ -127,11 +126,15 @@ struct lsim_results {
 	const struct lsim_ts_sample *ts;
 	size_t n_ts;
 	struct lsim_summary summary;
+	/* Host seconds the simulation took. Not deterministic, so it is kept
+	 * out of the HDF5 and CSV files (which must be byte-identical for the
+	 * same config and seed); SQLite stores it as runs.wall_s. */
+	double wall_s;
 };
 
 /*
- * Computes summary fields from reqs and insts (all except sim_events and
- * wall_s, which the caller sets). Uses GSL for percentiles.
+ * Computes summary fields from reqs and insts (all except sim_events,
+ * which the caller sets). Uses GSL for percentiles.
  */
 int lsim_summary_compute(struct lsim_results *r);
 
@@ -142,8 +145,9 @@ int lsim_report_h5_write(const char *path, const struct lsim_results *r,
 /*
  * Appends the run to a SQLite database (created if missing) with tables
  *   runs(run_id TEXT PRIMARY KEY, scenario, seed, version, hw_profile,
- *        perf_model, config_yaml, created_at_sim TEXT ...)
+ *        hw_source, perf_model, config_yaml, status, wall_s)
  *   metrics(run_id, name, value, unit)
+ * (docs/output.md has the full schema).
  * A run id that already exists is replaced (INSERT OR REPLACE), in one
  * transaction.
  */

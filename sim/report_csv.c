@@ -1,2 +1,179 @@
-/* sim/report_csv.c - to be written in this change. */
-typedef int lsim_unwritten_report_csv;
+/*
+ * report_csv.c - CSV exports of one run: requests.csv, instances.csv,
+ * timeseries.csv (columns named as the struct members, one header row)
+ * and summary.csv (name,value,unit). Each file is written to NAME.tmp and
+ * renamed when complete. Real numbers are printed in the shortest of
+ * %.15g, %.16g, %.17g that reads back to the same double, so values are
+ * exact and the output is deterministic. Layout in docs/output.md.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+/* Writes x exactly, in as few digits as possible. */
+static void put_real(FILE *f, double x)
+{
+	char buf[40];
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof buf, "%.*g", prec, x);
+		if (prec == 17 || strtod(buf, NULL) == x)
+			break;
+	}
+	fputs(buf, f);
+}
+
+/* Writes s as a CSV field, quoted when it holds a separator or quote. */
+static void put_str(FILE *f, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	bool quote = false;
+	for (size_t i = 0; i < n && !quote; i++)
+		quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' ||
+			s[i] == '\n';
+	if (!quote) {
+		fwrite(s, 1, n, f);
+		return;
+	}
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			fputc('"', f);
+		fputc(s[i], f);
+	}
+	fputc('"', f);
+}
+
+static void put_requests(FILE *f, const struct lsim_results *r)
+{
+	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
+	      "output_tokens,instance,preemptions,status\n",
+	      f);
+	for (size_t i = 0; i < r->n_reqs; i++) {
+		const struct lsim_req_record *q = &r->reqs[i];
+		fprintf(f, "%" PRIu64 ",", q->id);
+		put_real(f, q->arrival);
+		fputc(',', f);
+		put_real(f, q->first_scheduled);
+		fputc(',', f);
+		put_real(f, q->first_token);
+		fputc(',', f);
+		put_real(f, q->finish);
+		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
+			   ",%" PRId32 "\n",
+			q->prompt_tokens, q->output_tokens, q->instance,
+			q->preemptions, q->status);
+	}
+}
+
+static void put_instances(FILE *f, const struct lsim_results *r)
+{
+	fputs("id,gpu,model,tp,start,ready,stop,busy_s,iterations,tokens,"
+	      "preemptions,kv_blocks,energy_j,cost_usd\n",
+	      f);
+	for (size_t i = 0; i < r->n_insts; i++) {
+		const struct lsim_inst_record *in = &r->insts[i];
+		fprintf(f, "%" PRId32 ",", in->id);
+		put_str(f, in->gpu, sizeof in->gpu);
+		fputc(',', f);
+		put_str(f, in->model, sizeof in->model);
+		fprintf(f, ",%" PRId32 ",", in->tp);
+		put_real(f, in->start);
+		fputc(',', f);
+		put_real(f, in->ready);
+		fputc(',', f);
+		put_real(f, in->stop);
+		fputc(',', f);
+		put_real(f, in->busy_s);
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+			in->iterations, in->tokens, in->preemptions,
+			in->kv_blocks);
+		put_real(f, in->energy_j);
+		fputc(',', f);
+		put_real(f, in->cost_usd);
+		fputc('\n', f);
+	}
+}
+
+static void put_timeseries(FILE *f, const struct lsim_results *r)
+{
+	fputs("t,instance,gpu_util,kv_util,queue_len,running,power_w\n", f);
+	for (size_t i = 0; i < r->n_ts; i++) {
+		const struct lsim_ts_sample *s = &r->ts[i];
+		put_real(f, s->t);
+		fprintf(f, ",%" PRId32 ",", s->instance);
+		put_real(f, s->gpu_util);
+		fputc(',', f);
+		put_real(f, s->kv_util);
+		fprintf(f, ",%" PRId32 ",%" PRId32 ",", s->queue_len, s->running);
+		put_real(f, s->power_w);
+		fputc('\n', f);
+	}
+}
+
+static void put_summary(FILE *f, const struct lsim_results *r)
+{
+	fputs("name,value,unit\n", f);
+#define LSIM_X_ROW(name, unit, help)        \
+	fputs(#name ",", f);                \
+	put_real(f, r->summary.name);       \
+	fputs("," unit "\n", f);
+	LSIM_SUMMARY_FIELDS(LSIM_X_ROW)
+#undef LSIM_X_ROW
+}
+
+/* Writes dir/name through dir/name.tmp with put(). */
+static int write_one(const char *dir, const char *name,
+		     void (*put)(FILE *, const struct lsim_results *),
+		     const struct lsim_results *r, struct lsim_diag *d)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	char *path = malloc(2 * len + 4);
+	if (!path)
+		return lsim_diag_set(d, LSIM_ENOMEM, dir, 0, 0, "",
+				     "out of memory");
+	char *tmp = path + len;
+	snprintf(path, len, "%s/%s", dir, name);
+	snprintf(tmp, len + 4, "%s/%s.tmp", dir, name);
+	int rc = 0;
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
+				   "cannot create %s: %s", tmp, strerror(errno));
+		free(path);
+		return rc;
+	}
+	put(f, r);
+	int bad = ferror(f);
+	if (fclose(f) != 0 || bad)
+		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
+				   "cannot write %s: %s", tmp, strerror(errno));
+	else if (rename(tmp, path) != 0)
+		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
+				   "cannot rename %s: %s", tmp, strerror(errno));
+	if (rc != 0)
+		remove(tmp);
+	free(path);
+	return rc;
+}
+
+int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
+			  struct lsim_diag *d)
+{
+	if (!dir || !r || (r->n_reqs && !r->reqs) ||
+	    (r->n_insts && !r->insts) || (r->n_ts && !r->ts))
+		return lsim_diag_set(d, LSIM_EINVAL, dir ? dir : "", 0, 0, "",
+				     "missing output folder or results");
+	int rc = write_one(dir, "requests.csv", put_requests, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "instances.csv", put_instances, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "timeseries.csv", put_timeseries, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "summary.csv", put_summary, r, d);
+	return rc;
+}

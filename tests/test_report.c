@@ -1,3 +1,563 @@
-/* test_report.c - to be written in this change. */
-int main(void);
-int main(void) { return 77; }
+/*
+ * test_report.c - the run summary on a hand-made set of requests (values
+ * computed by hand, GSL quantiles: linear interpolation at (n-1)f), and the
+ * three sinks: the HDF5 report read back with the HDF5 C API (shape,
+ * values, attributes, config, no timestamps, byte-identical rewrites,
+ * atomic failure), the SQLite database (append, replace) and the CSV files.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <sqlite3.h>
+
+#include "report.h"
+
+#define EPS 1e-12
+
+static const char config_yaml[] = "seed: 7\nworkload:\n  rate: 2/s\n";
+
+/*
+ * Five completed requests and one each rejected, failed and unfinished.
+ * Completed: TTFT 0.5 0.2 1.0 0.6 0.3; TPOT 0.2 0.1 0.1 - 0.25 (request 4
+ * has one output token); E2E 2.5 2.2 4.0 0.6 1.3; queue wait 0.1 0 0.5
+ * 0.2 0.1; output tokens 11+21+31+1+5 = 69; first arrival 0, last finish
+ * of a completed request 6.0 (the failed one's 50 must not count).
+ */
+static const struct lsim_req_record reqs[] = {
+	{1, 0.0, 0.1, 0.5, 2.5, 100, 11, 0, 0, LSIM_REQ_FINISHED},
+	{2, 1.0, 1.0, 1.2, 3.2, 50, 21, 0, 1, LSIM_REQ_FINISHED},
+	{3, 2.0, 2.5, 3.0, 6.0, 10, 31, 1, 2, LSIM_REQ_FINISHED},
+	{4, 3.0, 3.2, 3.6, 3.6, 10, 1, 1, 0, LSIM_REQ_FINISHED},
+	{5, 4.0, 4.1, 4.3, 5.3, 10, 5, 0, 0, LSIM_REQ_FINISHED},
+	{6, 0.5, -1, -1, -1, 20, 7, -1, 0, LSIM_REQ_REJECTED},
+	{7, 1.5, 1.6, 2.0, 50.0, 10, 10, 1, 3, LSIM_REQ_FAILED},
+	{8, 5.0, 5.5, -1, -1, 10, 10, 0, 0, LSIM_REQ_UNFINISHED},
+};
+#define N_REQS (sizeof reqs / sizeof reqs[0])
+
+/* GPU-seconds busy 5*2 + 8*1 = 18 of (11-1)*2 + (12-2)*1 = 30 alive. */
+static const struct lsim_inst_record insts[] = {
+	{0, "H100-SXM", "llama-3.1-8b", 2, 0.0, 1.0, 11.0, 5.0, 100, 1000, 3,
+	 4096, 1000.0, 2.5},
+	{1, "A100-80G", "x\"y,z", 1, 0.0, 2.0, 12.0, 8.0, 200, 2000, 0, 2048,
+	 500.0, 1.25},
+};
+
+static const struct lsim_ts_sample ts[] = {
+	{0.5, 0, 0.25, 0.125, 3, 2, 350.0},
+	{0.5, 1, 0.0, 0.0, 0, 0, 60.0},
+	{1.0, 0, 1.0, 0.5, 1, 4, 700.0},
+};
+
+static struct lsim_results make_results(const char *run_id)
+{
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.info.run_id = run_id;
+	r.info.scenario = "examples/quickstart.yaml";
+	r.info.config_yaml = config_yaml;
+	r.info.version = LSIM_VERSION;
+	r.info.seed = 7;
+	r.info.hw_profile = "H100-SXM,A100-80G";
+	r.info.hw_source = "datasheet";
+	r.info.perf_model = "roofline";
+	r.reqs = reqs;
+	r.n_reqs = N_REQS;
+	r.insts = insts;
+	r.n_insts = sizeof insts / sizeof insts[0];
+	r.ts = ts;
+	r.n_ts = sizeof ts / sizeof ts[0];
+	r.summary.sim_events = 1234;
+	r.wall_s = 0.25;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	return r;
+}
+
+static void assert_near(double got, double want)
+{
+	if (fabs(got - want) > EPS)
+		fail_msg("got %.17g, want %.17g", got, want);
+}
+
+static void test_summary_values(void **state)
+{
+	(void)state;
+	struct lsim_results r = make_results("run-a");
+	const struct lsim_summary *s = &r.summary;
+	assert_true(s->requests == 8);
+	assert_true(s->completed == 5);
+	assert_true(s->rejected == 1);
+	assert_true(s->failed == 1);
+	assert_true(s->unfinished == 1);
+	assert_near(s->makespan_s, 6.0);
+	assert_near(s->throughput_rps, 5.0 / 6.0);
+	assert_near(s->output_tokens_per_s, 69.0 / 6.0);
+	/* TTFT sorted 0.2 0.3 0.5 0.6 1.0: p90 at 3.6 = 0.6 + 0.6*0.4. */
+	assert_near(s->ttft_mean_s, 0.52);
+	assert_near(s->ttft_p50_s, 0.5);
+	assert_near(s->ttft_p90_s, 0.84);
+	assert_near(s->ttft_p95_s, 0.92);
+	assert_near(s->ttft_p99_s, 0.984);
+	/* TPOT sorted 0.1 0.1 0.2 0.25: p50 at 1.5, p90 at 2.7. */
+	assert_near(s->tpot_mean_s, 0.1625);
+	assert_near(s->tpot_p50_s, 0.15);
+	assert_near(s->tpot_p90_s, 0.235);
+	assert_near(s->tpot_p95_s, 0.2425);
+	assert_near(s->tpot_p99_s, 0.2485);
+	/* E2E sorted 0.6 1.3 2.2 2.5 4.0. */
+	assert_near(s->e2e_mean_s, 2.12);
+	assert_near(s->e2e_p50_s, 2.2);
+	assert_near(s->e2e_p90_s, 3.4);
+	assert_near(s->e2e_p95_s, 3.7);
+	assert_near(s->e2e_p99_s, 3.94);
+	assert_near(s->queue_wait_mean_s, 0.18);
+	assert_true(s->preemptions == 6); /* all requests, failed included */
+	assert_near(s->gpu_util, 0.6);
+	assert_near(s->energy_j, 1500.0);
+	assert_near(s->cost_usd, 3.75);
+	assert_true(s->sim_events == 1234); /* the caller's, untouched */
+}
+
+static void test_summary_empty(void **state)
+{
+	(void)state;
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.summary.ttft_p99_s = 9; /* stale values are overwritten */
+	r.summary.sim_events = 3;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_true(r.summary.requests == 0);
+	assert_true(r.summary.makespan_s == 0);
+	assert_true(r.summary.throughput_rps == 0);
+	assert_true(r.summary.ttft_p99_s == 0);
+	assert_true(r.summary.gpu_util == 0);
+	assert_true(r.summary.sim_events == 3);
+	assert_int_equal(lsim_summary_compute(NULL), LSIM_EINVAL);
+}
+
+/* --- temporary folder ---------------------------------------------------- */
+
+static int make_tmpdir(void **state)
+{
+	char *dir = strdup("/tmp/lsim-report-XXXXXX");
+	if (!dir || !mkdtemp(dir)) {
+		free(dir);
+		return -1;
+	}
+	*state = dir;
+	return 0;
+}
+
+static int remove_tmpdir(void **state)
+{
+	char *dir = *state;
+	DIR *dp = opendir(dir);
+	if (dp) {
+		struct dirent *e;
+		char p[512];
+		while ((e = readdir(dp)) != NULL) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			if (remove(p) != 0)
+				rmdir(p);
+		}
+		closedir(dp);
+	}
+	rmdir(dir);
+	free(dir);
+	return 0;
+}
+
+static void join(char *out, size_t size, const char *dir, const char *name)
+{
+	snprintf(out, size, "%s/%s", dir, name);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* Fails if any file in dir ends in ".tmp". */
+static void assert_no_tmp(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	assert_non_null(dp);
+	struct dirent *e;
+	while ((e = readdir(dp)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (n >= 4 && !strcmp(e->d_name + n - 4, ".tmp")) {
+			closedir(dp);
+			fail_msg("temporary file left behind: %s", e->d_name);
+		}
+	}
+	closedir(dp);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+/* --- HDF5 ---------------------------------------------------------------- */
+
+static hsize_t rows_of(hid_t file, const char *name)
+{
+	hid_t ds = H5Dopen2(file, name, H5P_DEFAULT);
+	assert_true(ds >= 0);
+	hid_t sp = H5Dget_space(ds);
+	assert_int_equal(H5Sget_simple_extent_ndims(sp), 1);
+	hsize_t n = 0;
+	H5Sget_simple_extent_dims(sp, &n, NULL);
+	H5Sclose(sp);
+	H5Dclose(ds);
+	return n;
+}
+
+static void assert_untimed(hid_t file, const char *name)
+{
+	H5O_info_t oi;
+	assert_true(H5Oget_info_by_name2(file, name, &oi, H5O_INFO_TIME,
+					 H5P_DEFAULT) >= 0);
+	if (oi.mtime != 0 || oi.ctime != 0)
+		fail_msg("%s stores a modification time", name);
+}
+
+static void test_h5_readback(void **state)
+{
+	const char *dir = *state;
+	char path[512];
+	join(path, sizeof path, dir, "report.h5");
+	struct lsim_results r = make_results("run-a");
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_report_h5_write(path, &r, &d), 0);
+	assert_no_tmp(dir);
+
+	hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+	assert_true(f >= 0);
+	assert_int_equal(rows_of(f, "requests"), N_REQS);
+	assert_int_equal(rows_of(f, "instances"), 2);
+	assert_int_equal(rows_of(f, "timeseries"), 3);
+	assert_int_equal(rows_of(f, "summary"), 1);
+	assert_int_equal(rows_of(f, "summary_units"), 1);
+
+	/* A subset of /requests columns, selected by field name. */
+	struct qrow {
+		uint64_t id;
+		double finish;
+		int32_t status;
+	} q[N_REQS];
+	hid_t qt = H5Tcreate(H5T_COMPOUND, sizeof(struct qrow));
+	H5Tinsert(qt, "id", offsetof(struct qrow, id), H5T_NATIVE_UINT64);
+	H5Tinsert(qt, "finish", offsetof(struct qrow, finish), H5T_NATIVE_DOUBLE);
+	H5Tinsert(qt, "status", offsetof(struct qrow, status), H5T_NATIVE_INT32);
+	hid_t ds = H5Dopen2(f, "requests", H5P_DEFAULT);
+	assert_true(H5Dread(ds, qt, H5S_ALL, H5S_ALL, H5P_DEFAULT, q) >= 0);
+	hid_t dcpl = H5Dget_create_plist(ds);
+	assert_int_equal(H5Pget_layout(dcpl), H5D_CHUNKED);
+	H5Pclose(dcpl);
+	H5Dclose(ds);
+	H5Tclose(qt);
+	assert_int_equal(q[2].id, 3);
+	assert_true(q[2].finish == 6.0);
+	assert_int_equal(q[6].status, LSIM_REQ_FAILED);
+	assert_true(q[7].finish == -1.0);
+
+	/* A string column of /instances. */
+	struct irow {
+		char model[64];
+		int64_t kv_blocks;
+	} in[2];
+	hid_t s64 = H5Tcopy(H5T_C_S1);
+	H5Tset_size(s64, 64);
+	hid_t it = H5Tcreate(H5T_COMPOUND, sizeof(struct irow));
+	H5Tinsert(it, "model", offsetof(struct irow, model), s64);
+	H5Tinsert(it, "kv_blocks", offsetof(struct irow, kv_blocks),
+		  H5T_NATIVE_INT64);
+	ds = H5Dopen2(f, "instances", H5P_DEFAULT);
+	assert_true(H5Dread(ds, it, H5S_ALL, H5S_ALL, H5P_DEFAULT, in) >= 0);
+	H5Dclose(ds);
+	H5Tclose(it);
+	H5Tclose(s64);
+	assert_string_equal(in[0].model, "llama-3.1-8b");
+	assert_string_equal(in[1].model, "x\"y,z");
+	assert_int_equal(in[1].kv_blocks, 2048);
+
+	/* The summary row, an attribute of /summary and a unit. */
+	double completed = 0, p90 = 0;
+	hid_t st = H5Tcreate(H5T_COMPOUND, sizeof(double));
+	H5Tinsert(st, "completed", 0, H5T_NATIVE_DOUBLE);
+	ds = H5Dopen2(f, "summary", H5P_DEFAULT);
+	assert_true(H5Dread(ds, st, H5S_ALL, H5S_ALL, H5P_DEFAULT, &completed) >= 0);
+	H5Tclose(st);
+	hid_t a = H5Aopen(ds, "ttft_p90_s", H5P_DEFAULT);
+	assert_true(a >= 0);
+	assert_true(H5Aread(a, H5T_NATIVE_DOUBLE, &p90) >= 0);
+	H5Aclose(a);
+	H5Dclose(ds);
+	assert_true(completed == 5.0);
+	assert_true(p90 == r.summary.ttft_p90_s);
+	assert_near(p90, 0.84);
+	char unit[8] = "?";
+	hid_t s8 = H5Tcopy(H5T_C_S1);
+	H5Tset_size(s8, 8);
+	hid_t ut = H5Tcreate(H5T_COMPOUND, 8);
+	H5Tinsert(ut, "cost_usd", 0, s8);
+	ds = H5Dopen2(f, "summary_units", H5P_DEFAULT);
+	assert_true(H5Dread(ds, ut, H5S_ALL, H5S_ALL, H5P_DEFAULT, unit) >= 0);
+	H5Dclose(ds);
+	H5Tclose(ut);
+	H5Tclose(s8);
+	assert_string_equal(unit, "USD");
+
+	/* Config and provenance. */
+	char text[256] = "";
+	assert_true(H5LTread_dataset_string(f, "config", text) >= 0);
+	assert_string_equal(text, config_yaml);
+	assert_true(H5LTget_attribute_string(f, "provenance", "run_id", text) >= 0);
+	assert_string_equal(text, "run-a");
+	assert_true(H5LTget_attribute_string(f, "provenance", "perf_model", text) >= 0);
+	assert_string_equal(text, "roofline");
+	uint64_t seed = 0;
+	a = H5Aopen_by_name(f, "provenance", "seed", H5P_DEFAULT, H5P_DEFAULT);
+	assert_true(a >= 0);
+	assert_true(H5Aread(a, H5T_NATIVE_UINT64, &seed) >= 0);
+	H5Aclose(a);
+	assert_int_equal(seed, 7);
+
+	/* No object stores a time: that is what makes rewrites identical. */
+	static const char *const objs[] = {"/", "requests", "instances",
+					   "timeseries", "summary",
+					   "summary_units", "config",
+					   "provenance"};
+	for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+		assert_untimed(f, objs[i]);
+	H5Fclose(f);
+}
+
+static void test_h5_identical(void **state)
+{
+	const char *dir = *state;
+	char p1[512], p2[512];
+	join(p1, sizeof p1, dir, "a.h5");
+	join(p2, sizeof p2, dir, "b.h5");
+	struct lsim_results r = make_results("run-a");
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_report_h5_write(p1, &r, &d), 0);
+	assert_int_equal(lsim_report_h5_write(p2, &r, &d), 0);
+	size_t n1, n2;
+	char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
+	assert_true(n1 > 0);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	/* Overwriting an existing report replaces it with the same bytes. */
+	assert_int_equal(lsim_report_h5_write(p1, &r, &d), 0);
+	free(b1);
+	b1 = slurp(p1, &n1);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	free(b1);
+	free(b2);
+	assert_no_tmp(dir);
+}
+
+static void test_h5_failures(void **state)
+{
+	const char *dir = *state;
+	struct lsim_results r = make_results("run-a");
+	char path[512];
+	struct lsim_diag d = {0};
+
+	/* The folder does not exist: nothing can be created. */
+	join(path, sizeof path, dir, "missing/report.h5");
+	assert_int_equal(lsim_report_h5_write(path, &r, &d), LSIM_EIO);
+	assert_string_equal(d.file, path);
+	assert_true(strlen(d.msg) > 0);
+	assert_false(exists(path));
+
+	/* The target is a folder: the file is written, the rename fails and
+	 * the temporary file is removed. */
+	join(path, sizeof path, dir, "taken.h5");
+	assert_int_equal(mkdir(path, 0700), 0);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(lsim_report_h5_write(path, &r, &d), LSIM_EIO);
+	assert_string_equal(d.file, path);
+	assert_no_tmp(dir);
+	assert_int_equal(rmdir(path), 0);
+}
+
+/* --- SQLite -------------------------------------------------------------- */
+
+static long long count(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	long long n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static double scalar(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	double v = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static void test_sqlite(void **state)
+{
+	const char *dir = *state;
+	char path[512];
+	join(path, sizeof path, dir, "results.sqlite");
+	long long n_metrics = 0;
+#define LSIM_X_COUNT(name, unit, help) n_metrics++;
+	LSIM_SUMMARY_FIELDS(LSIM_X_COUNT)
+#undef LSIM_X_COUNT
+	assert_true(n_metrics == 29);
+
+	struct lsim_diag d = {0};
+	struct lsim_results a = make_results("run-a");
+	struct lsim_results b = make_results("run-b");
+	b.info.seed = 8;
+	assert_int_equal(lsim_report_sqlite_append(path, &a, &d), 0);
+	assert_int_equal(lsim_report_sqlite_append(path, &b, &d), 0);
+
+	sqlite3 *db = NULL;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM runs"), 2);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM metrics"), 2 * n_metrics);
+	assert_int_equal(count(db, "SELECT seed FROM runs WHERE run_id='run-b'"), 8);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM runs WHERE status='done'"
+				   " AND config_yaml LIKE 'seed: 7%'"), 2);
+	assert_near(scalar(db, "SELECT value FROM metrics WHERE run_id='run-a'"
+			       " AND name='ttft_p90_s' AND unit='s'"), 0.84);
+	assert_near(scalar(db, "SELECT wall_s FROM runs WHERE run_id='run-a'"), 0.25);
+	sqlite3_close(db);
+
+	/* The same run id again replaces its rows. */
+	a.summary.ttft_p90_s = 1.5;
+	assert_int_equal(lsim_report_sqlite_append(path, &a, &d), 0);
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+			 SQLITE_OK);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM runs"), 2);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM metrics"), 2 * n_metrics);
+	assert_near(scalar(db, "SELECT value FROM metrics WHERE run_id='run-a'"
+			       " AND name='ttft_p90_s'"), 1.5);
+	sqlite3_close(db);
+
+	/* A database that cannot be created. */
+	join(path, sizeof path, dir, "missing/results.sqlite");
+	assert_int_equal(lsim_report_sqlite_append(path, &a, &d), LSIM_EIO);
+	assert_string_equal(d.file, path);
+}
+
+/* --- CSV ----------------------------------------------------------------- */
+
+/* Returns line k (0-based) of text, without its newline, in buf. */
+static const char *line_of(const char *text, int k, char *buf, size_t size)
+{
+	for (int i = 0; i < k && text; i++) {
+		text = strchr(text, '\n');
+		if (text)
+			text++;
+	}
+	assert_non_null(text);
+	size_t n = strcspn(text, "\n");
+	assert_true(n < size);
+	memcpy(buf, text, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void check_csv(const char *dir, const char *name, int k,
+		      const char *want)
+{
+	char path[512], line[512];
+	join(path, sizeof path, dir, name);
+	size_t n;
+	char *text = slurp(path, &n);
+	assert_string_equal(line_of(text, k, line, sizeof line), want);
+	free(text);
+}
+
+static void test_csv(void **state)
+{
+	const char *dir = *state;
+	struct lsim_results r = make_results("run-a");
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_report_csv_write(dir, &r, &d), 0);
+	assert_no_tmp(dir);
+	check_csv(dir, "requests.csv", 0,
+		  "id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
+		  "output_tokens,instance,preemptions,status");
+	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0");
+	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1");
+	check_csv(dir, "instances.csv", 0,
+		  "id,gpu,model,tp,start,ready,stop,busy_s,iterations,tokens,"
+		  "preemptions,kv_blocks,energy_j,cost_usd");
+	check_csv(dir, "instances.csv", 2,
+		  "1,A100-80G,\"x\"\"y,z\",1,0,2,12,8,200,2000,0,2048,500,1.25");
+	check_csv(dir, "timeseries.csv", 0,
+		  "t,instance,gpu_util,kv_util,queue_len,running,power_w");
+	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350");
+	check_csv(dir, "summary.csv", 0, "name,value,unit");
+	check_csv(dir, "summary.csv", 1, "requests,8,");
+	check_csv(dir, "summary.csv", 10, "ttft_p50_s,0.5,s");
+	/* 5/6 needs 16 digits to read back exactly (15 are not enough). */
+	check_csv(dir, "summary.csv", 7, "throughput_rps,0.8333333333333334,1/s");
+
+	char path[512];
+	join(path, sizeof path, dir, "missing");
+	assert_int_equal(lsim_report_csv_write(path, &r, &d), LSIM_EIO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summary_values),
+		cmocka_unit_test(test_summary_empty),
+		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
+						remove_tmpdir),
+		cmocka_unit_test_setup_teardown(test_h5_identical, make_tmpdir,
+						remove_tmpdir),
+		cmocka_unit_test_setup_teardown(test_h5_failures, make_tmpdir,
+						remove_tmpdir),
+		cmocka_unit_test_setup_teardown(test_sqlite, make_tmpdir,
+						remove_tmpdir),
+		cmocka_unit_test_setup_teardown(test_csv, make_tmpdir,
+						remove_tmpdir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
