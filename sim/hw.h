@@ -1,6 +1,6 @@
 /*
  * hw.h - hardware profiles (one GPU kind and its node) and model
- * architectures, as loaded from calibrate/profiles/*.yaml and
+ * architectures, as loaded from calibrate/profiles/NAME.yaml and
  * calibrate/models.yaml. Plain data: everything in SI units (bytes,
  * bytes/s, FLOP/s, watts, seconds, USD).
  */
@@ -54,5 +54,24 @@ struct lsim_model_arch {
 double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m);
 /* Bytes of weights. */
 double lsim_model_weight_bytes(const struct lsim_model_arch *m);
+
+struct lsim_diag;
+
+/*
+ * Loads dir/NAME.yaml into *g. Unknown keys, missing keys and bad units are
+ * errors naming file, line and key.
+ */
+int lsim_gpu_profile_load(const char *dir, const char *name,
+			  struct lsim_gpu_profile *g, struct lsim_diag *d);
+
+/* Finds model NAME in the catalogue file; the error lists the known ones. */
+int lsim_model_load(const char *catalogue, const char *name,
+		    struct lsim_model_arch *m, struct lsim_diag *d);
+
+/*
+ * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if
+ * set, else the source tree's calibrate/ as configured at build time.
+ */
+const char *lsim_data_dir(void);
 
 #endif

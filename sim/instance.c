@@ -1,2 +1,548 @@
-/* sim/instance.c - to be written in this change. */
-typedef int lsim_unwritten_instance;
+/*
+ * instance.c - a serving instance (one model replica on a tensor-parallel
+ * group), modelled on vLLM's V1 scheduler: continuous batching under a
+ * token budget (max_num_batched_tokens) and a sequence cap (max_num_seqs),
+ * chunked prefill, a paged KV cache with prefix caching, and preemption by
+ * recompute when blocks run out (the newest running request is preempted
+ * and goes back to the front of the queue; no new request is admitted in a
+ * step that preempted). Also a plain multi-server mode with drawn service
+ * times, used to validate the engine against queueing theory.
+ */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return LSIM_ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* ---- queues ---- */
+
+static int wait_reserve(struct lsim_instance *in)
+{
+	if (in->wait_len < in->wait_cap)
+		return 0;
+	size_t c = in->wait_cap ? in->wait_cap * 2 : 64;
+	int32_t *q = malloc(c * sizeof *q);
+	if (!q)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < in->wait_len; i++)
+		q[i] = in->wait[(in->wait_head + i) % in->wait_cap];
+	free(in->wait);
+	in->wait = q;
+	in->wait_cap = c;
+	in->wait_head = 0;
+	return 0;
+}
+
+static int wait_push_back(struct lsim_instance *in, int32_t r)
+{
+	if (wait_reserve(in) != 0)
+		return LSIM_ENOMEM;
+	in->wait[(in->wait_head + in->wait_len) % in->wait_cap] = r;
+	in->wait_len++;
+	return 0;
+}
+
+static int wait_push_front(struct lsim_instance *in, int32_t r)
+{
+	if (wait_reserve(in) != 0)
+		return LSIM_ENOMEM;
+	in->wait_head = (in->wait_head + in->wait_cap - 1) % in->wait_cap;
+	in->wait[in->wait_head] = r;
+	in->wait_len++;
+	return 0;
+}
+
+static int32_t wait_front(const struct lsim_instance *in)
+{
+	return in->wait[in->wait_head];
+}
+
+static void wait_pop_front(struct lsim_instance *in)
+{
+	in->wait_head = (in->wait_head + 1) % in->wait_cap;
+	in->wait_len--;
+}
+
+/* ---- lifecycle ---- */
+
+static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
+			int32_t id, const struct lsim_gpu_profile *gpu)
+{
+	memset(in, 0, sizeof *in);
+	in->id = id;
+	in->sim = sim;
+	in->gpu = gpu;
+	in->tp = 1;
+	in->start = 0;
+	in->ready = 0;
+	in->stop = -1;
+}
+
+int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
+		       int32_t id, const struct lsim_engine_cfg *cfg,
+		       const struct lsim_gpu_profile *gpu,
+		       const struct lsim_model_arch *model, int32_t tp,
+		       struct lsim_perf *perf, struct lsim_diag *d)
+{
+	init_common(in, sim, id, gpu);
+	in->cfg = *cfg;
+	in->model = model;
+	in->tp = tp;
+	in->perf = perf;
+	in->max_model_len = cfg->max_model_len > 0 ? cfg->max_model_len
+						   : model->max_context;
+	int64_t blocks = cfg->num_gpu_blocks;
+	if (blocks <= 0) {
+		/* vLLM: memory * utilisation - weights - activations; we
+		 * reserve 5% of the device for activations and the runtime. */
+		double per_gpu = gpu->hbm_bytes * cfg->gpu_memory_utilization;
+		double avail = per_gpu * tp - lsim_model_weight_bytes(model) -
+			       0.05 * gpu->hbm_bytes * tp;
+		double per_block = lsim_model_kv_bytes_per_token(model) *
+				   (double)cfg->block_size;
+		blocks = avail > 0 ? (int64_t)floor(avail / per_block) : 0;
+		if (blocks < 1) {
+			lsim_perf_destroy(perf);
+			in->perf = NULL;
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances.tp",
+					     "model %s (%.1f GB of weights) does not fit on %d x %s "
+					     "with gpu_memory_utilization %.2f",
+					     model->name,
+					     lsim_model_weight_bytes(model) / 1e9,
+					     tp, gpu->name,
+					     cfg->gpu_memory_utilization);
+		}
+	}
+	if (blocks > INT32_MAX / 2)
+		blocks = INT32_MAX / 2;
+	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
+	size_t cap = (size_t)cfg->max_num_seqs + 1;
+	in->sched = malloc(cap * sizeof *in->sched);
+	in->pf_chunk = malloc(cap * sizeof *in->pf_chunk);
+	in->pf_ctx = malloc(cap * sizeof *in->pf_ctx);
+	in->dec_ctx = malloc(cap * sizeof *in->dec_ctx);
+	in->run = malloc(cap * sizeof *in->run);
+	in->run_cap = cap;
+	if (!in->kv || !in->sched || !in->pf_chunk || !in->pf_ctx ||
+	    !in->dec_ctx || !in->run) {
+		lsim_instance_release(in);
+		return LSIM_ENOMEM;
+	}
+	return 0;
+}
+
+int lsim_instance_init_service(struct lsim_instance *in, struct lsim_sim *sim,
+			       int32_t id, int64_t servers,
+			       const struct lsim_service_cfg *svc,
+			       const struct lsim_gpu_profile *gpu)
+{
+	init_common(in, sim, id, gpu);
+	in->service_mode = true;
+	in->service = *svc;
+	in->cfg.max_num_seqs = servers;
+	return 0;
+}
+
+void lsim_instance_release(struct lsim_instance *in)
+{
+	if (!in)
+		return;
+	lsim_perf_destroy(in->perf);
+	lsim_kv_destroy(in->kv);
+	free(in->wait);
+	free(in->run);
+	free(in->sched);
+	free(in->pf_chunk);
+	free(in->pf_ctx);
+	free(in->dec_ctx);
+	free(in->hash_buf);
+	memset(in, 0, sizeof *in);
+}
+
+int32_t lsim_instance_kv_blocks(const struct lsim_instance *in)
+{
+	return in->kv ? lsim_kv_total(in->kv) : 0;
+}
+
+/* ---- requests and blocks ---- */
+
+static uint64_t splitmix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Content hash of block i of a request. Requests share no content unless
+ * a trace says so, so hashes are unique per (request, block). */
+static uint64_t block_hash(const struct lsim_req *r, int32_t i)
+{
+	uint64_t h = splitmix((r->id + 1) * 0x100000001b3ULL + (uint64_t)i);
+	return h ? h : 1;
+}
+
+static int32_t ceil_div(int64_t a, int64_t b)
+{
+	return (int32_t)((a + b - 1) / b);
+}
+
+static int32_t req_tokens(const struct lsim_req *r)
+{
+	return r->prompt + r->generated;
+}
+
+static int append_block(struct lsim_req *r, int32_t b)
+{
+	if (r->nblocks == r->cap_blocks) {
+		int32_t c = r->cap_blocks ? r->cap_blocks * 2 : 8;
+		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		r->blocks = p;
+		r->cap_blocks = c;
+	}
+	r->blocks[r->nblocks++] = b;
+	return 0;
+}
+
+/* Gives r enough blocks for `tokens` tokens; false if not enough free. */
+static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
+			  int32_t tokens)
+{
+	int32_t need = ceil_div(tokens, in->cfg.block_size) - r->nblocks;
+	if (need <= 0)
+		return true;
+	if (need > lsim_kv_free(in->kv))
+		return false;
+	for (int32_t i = 0; i < need; i++) {
+		int32_t b = lsim_kv_alloc(in->kv);
+		if (b < 0 || append_block(r, b) != 0)
+			return false;
+	}
+	return true;
+}
+
+static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
+{
+	lsim_kv_release(in->kv, r->blocks, r->nblocks);
+	r->nblocks = 0;
+	r->hashed = 0;
+}
+
+static void preempt(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_req *r = &in->sim->reqs[ri];
+	free_blocks(in, r);
+	r->computed = 0;
+	r->preemptions++;
+	in->preemptions++;
+	if (wait_push_front(in, ri) != 0 && !in->sim->error)
+		in->sim->error = LSIM_ENOMEM;
+}
+
+/* Registers the hashes of blocks that became full. */
+static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
+{
+	int32_t full = r->computed / (int32_t)in->cfg.block_size;
+	if (full > r->nblocks)
+		full = r->nblocks;
+	for (; r->hashed < full; r->hashed++)
+		lsim_kv_set_hash(in->kv, r->blocks[r->hashed],
+				 block_hash(r, r->hashed));
+}
+
+/*
+ * Tries to admit the request at the front of the queue with up to budget
+ * new tokens. Returns tokens scheduled, or 0 if it does not fit.
+ */
+static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
+		     int32_t budget)
+{
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t total = req_tokens(r);
+	int32_t hit = 0, evictable = 0;
+	if (in->cfg.enable_prefix_caching) {
+		/* At least the last token is computed, as in vLLM. */
+		int32_t max_hit = (total - 1) / bs;
+		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
+			 sizeof *in->hash_buf) != 0)
+			return 0;
+		for (int32_t i = 0; i < max_hit; i++)
+			in->hash_buf[i] = block_hash(r, i);
+		hit = lsim_kv_match(in->kv, in->hash_buf, max_hit, &evictable);
+	}
+	int32_t computed = hit * bs;
+	int32_t n_new = total - computed;
+	if (n_new > budget) {
+		if (!in->cfg.enable_chunked_prefill)
+			return 0;
+		n_new = budget;
+	}
+	int32_t need = ceil_div(computed + n_new, bs) - hit;
+	if (need + evictable > lsim_kv_free(in->kv))
+		return 0;
+	if (hit > 0) {
+		for (int32_t i = 0; i < hit; i++)
+			if (append_block(r, -1) != 0)
+				return 0;
+		lsim_kv_acquire(in->kv, in->hash_buf, hit, r->blocks);
+		r->hashed = hit;
+	}
+	r->computed = computed;
+	if (!ensure_blocks(in, r, computed + n_new))
+		return 0;
+	return n_new;
+}
+
+/* ---- the engine step ---- */
+
+static void schedule_step(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
+	int32_t budget = (int32_t)in->cfg.max_num_batched_tokens;
+	bool preempted = false;
+	in->n_sched = 0;
+
+	/* Running requests first, in admission order. */
+	for (size_t i = 0; i < in->run_len && budget > 0; i++) {
+		int32_t ri = in->run[i];
+		struct lsim_req *r = &s->reqs[ri];
+		int32_t n_new = req_tokens(r) - r->computed;
+		if (n_new > budget)
+			n_new = budget;
+		bool self_preempted = false;
+		while (!ensure_blocks(in, r, r->computed + n_new)) {
+			int32_t victim = in->run[--in->run_len];
+			preempt(in, victim);
+			preempted = true;
+			if (victim == ri) {
+				self_preempted = true;
+				break;
+			}
+		}
+		if (self_preempted)
+			break;
+		r->sched_tokens = n_new;
+		in->sched[in->n_sched++] = ri;
+		budget -= n_new;
+	}
+
+	/* Then waiting requests, unless this step preempted. */
+	while (!preempted && budget > 0 && in->wait_len > 0 &&
+	       in->run_len < (size_t)in->cfg.max_num_seqs) {
+		int32_t ri = wait_front(in);
+		struct lsim_req *r = &s->reqs[ri];
+		int32_t n_new = admit(in, r, budget);
+		if (n_new == 0) {
+			free_blocks(in, r);
+			r->computed = 0;
+			break;
+		}
+		wait_pop_front(in);
+		if (r->first_sched < 0)
+			r->first_sched = now;
+		in->run[in->run_len++] = ri;
+		r->sched_tokens = n_new;
+		in->sched[in->n_sched++] = ri;
+		budget -= n_new;
+	}
+
+	if (in->n_sched == 0) {
+		in->busy = false;
+		return;
+	}
+
+	/* Describe the batch to the perf model. */
+	int np = 0, nd = 0;
+	int64_t tokens = 0;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &s->reqs[in->sched[i]];
+		tokens += r->sched_tokens;
+		bool decode = r->sched_tokens == 1 && r->generated > 0 &&
+			      r->computed == req_tokens(r) - 1;
+		if (decode) {
+			in->dec_ctx[nd++] = r->computed;
+		} else {
+			in->pf_chunk[np] = r->sched_tokens;
+			in->pf_ctx[np++] = r->computed;
+		}
+	}
+	struct lsim_batch b = {
+		.n_prefill = np, .prefill_chunk = in->pf_chunk,
+		.prefill_ctx = in->pf_ctx, .n_decode = nd,
+		.decode_ctx = in->dec_ctx,
+	};
+	lsim_time dt = lsim_perf_iter_time(in->perf, &b);
+	if (dt < 1)
+		dt = 1;
+	in->busy = true;
+	in->step_start = now;
+	in->iterations++;
+	in->tokens += tokens;
+	if (!lsim_schedule_in(s->eng, dt, step_end, in, 0) && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void finish_request(struct lsim_instance *in, int32_t ri,
+			   lsim_time now)
+{
+	struct lsim_req *r = &in->sim->reqs[ri];
+	r->finish = now;
+	r->status = LSIM_REQ_FINISHED;
+	free_blocks(in, r);
+	free(r->blocks);
+	r->blocks = NULL;
+	r->cap_blocks = 0;
+	in->outstanding--;
+	lsim_sim_request_done(in->sim, ri);
+}
+
+static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(eng);
+	in->busy_ns += now - in->step_start;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		struct lsim_req *r = &s->reqs[in->sched[i]];
+		r->computed += r->sched_tokens;
+		r->sched_tokens = 0;
+		if (in->cfg.enable_prefix_caching)
+			register_full_blocks(in, r);
+		if (r->computed < req_tokens(r))
+			continue; /* a prefill chunk that is not the last */
+		r->generated++;
+		if (r->first_token < 0)
+			r->first_token = now;
+		if (r->generated >= r->output)
+			r->status = -1; /* mark for removal below */
+	}
+	/* Drop finished requests from the running list, keeping order. */
+	size_t k = 0;
+	for (size_t i = 0; i < in->run_len; i++) {
+		int32_t ri = in->run[i];
+		if (s->reqs[ri].status == -1)
+			finish_request(in, ri, now);
+		else
+			in->run[k++] = ri;
+	}
+	in->run_len = k;
+	in->n_sched = 0;
+	schedule_step(in);
+}
+
+/* ---- service mode ---- */
+
+static void service_start(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	lsim_time now = lsim_now(s->eng);
+	r->first_sched = now;
+	double mean = (double)in->service.mean;
+	double t = in->service.dist == LSIM_SVC_EXPONENTIAL
+			   ? gsl_ran_exponential(s->service_rng, mean)
+			   : mean;
+	lsim_time dt = (lsim_time)llround(t);
+	if (dt < 1)
+		dt = 1;
+	in->busy_servers++;
+	in->busy_ns += dt; /* server-time; divided by servers in reports */
+	in->iterations++;
+	in->tokens += r->prompt + r->output;
+	if (!lsim_schedule_in(s->eng, dt, service_end, in, (uint64_t)ri) &&
+	    !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_instance *in = subject;
+	int32_t ri = (int32_t)arg;
+	struct lsim_req *r = &in->sim->reqs[ri];
+	lsim_time now = lsim_now(eng);
+	r->generated = r->output;
+	r->first_token = now;
+	r->finish = now;
+	r->status = LSIM_REQ_FINISHED;
+	in->busy_servers--;
+	in->outstanding--;
+	lsim_sim_request_done(in->sim, ri);
+	if (in->wait_len > 0) {
+		int32_t next = wait_front(in);
+		wait_pop_front(in);
+		service_start(in, next);
+	}
+}
+
+/* ---- submission ---- */
+
+void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	r->instance = in->id;
+	in->outstanding++;
+	if (in->service_mode) {
+		if (in->busy_servers < in->cfg.max_num_seqs)
+			service_start(in, ri);
+		else if (wait_push_back(in, ri) != 0 && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	/* A request that can never fit would be preempted forever. */
+	int64_t total = (int64_t)r->prompt + r->output;
+	if (total > in->max_model_len ||
+	    ceil_div(total, in->cfg.block_size) > lsim_kv_total(in->kv)) {
+		r->status = LSIM_REQ_REJECTED;
+		r->finish = lsim_now(s->eng);
+		in->outstanding--;
+		lsim_sim_request_done(s, ri);
+		return;
+	}
+	if (wait_push_back(in, ri) != 0) {
+		if (!s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	/* Start a step from an event at the same time, so that every request
+	 * arriving at this instant is in the queue when the batch forms. */
+	if (!in->busy && !in->kick_pending) {
+		in->kick_pending = true;
+		if (!lsim_schedule_in(s->eng, 0, kick, in, 0) && !s->error)
+			s->error = LSIM_ENOMEM;
+	}
+}
+
+static void kick(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_instance *in = subject;
+	in->kick_pending = false;
+	if (!in->busy)
+		schedule_step(in);
+}

@@ -1,3 +1,303 @@
-/* main.c - to be written. */
-int main(void);
-int main(void) { return 0; }
+/*
+ * main.c - the llmsim command line: run, check, validate, help and
+ * version. The only place that prints; exit 0 on success, 2 on bad input
+ * (with file:line:column: key: message), 1 on other failures.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "scenario.h"
+#include "validate.h"
+
+#define EXIT_BADINPUT 2
+
+static const char usage_main[] =
+	"usage: llmsim [--version] [--help] COMMAND [ARGS]\n"
+	"\n"
+	"Discrete-event simulator of LLM serving on GPU clusters.\n"
+	"\n"
+	"commands:\n"
+	"  run SCENARIO.yaml     simulate a scenario; write report.h5, results.sqlite\n"
+	"  check SCENARIO.yaml   validate a scenario and print its effective config\n"
+	"  validate RUN_DIR      replay a measured vLLM run and compare latencies\n"
+	"  keys                  print the reference of every scenario key (Markdown)\n"
+	"\n"
+	"`llmsim COMMAND --help` describes one command.\n";
+
+static const char usage_run[] =
+	"usage: llmsim run SCENARIO.yaml [-o OUTDIR] [--seed N] [--set key=value]... [--csv] [--quiet]\n"
+	"\n"
+	"Simulates the scenario and writes OUTDIR/report.h5 (the run's full report),\n"
+	"appends a row to OUTDIR/results.sqlite (tables runs and metrics), and prints a\n"
+	"summary. --csv also writes requests.csv, instances.csv, timeseries.csv and\n"
+	"summary.csv. OUTDIR defaults to llmsim-out. --set overrides any key by its\n"
+	"dotted path (list entries by index: instances.0.replicas=4).\n";
+
+static const char usage_check[] =
+	"usage: llmsim check SCENARIO.yaml [--seed N] [--set key=value]...\n"
+	"\n"
+	"Validates the scenario (keys, units, bounds, hardware profiles, models,\n"
+	"placement) and prints the effective configuration as YAML.\n";
+
+static const char usage_validate[] =
+	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--cpu-overhead SECONDS]\n"
+	"\n"
+	"RUN_DIR holds a measured vLLM run (requests.jsonl and meta.json); PERF_DIR the\n"
+	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders). The\n"
+	"requests are replayed, arriving at their queued_ts, through one instance with\n"
+	"the run's engine settings; TTFT, TPOT and end-to-end latency (mean, p50, p90,\n"
+	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n";
+
+static int bad_input(const struct lsim_diag *d, int rc)
+{
+	char buf[1400];
+	lsim_diag_format(d, buf, sizeof buf);
+	fprintf(stderr, "llmsim: %s\n", buf);
+	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
+			       rc == LSIM_ENOENT
+		       ? EXIT_BADINPUT
+		       : 1;
+}
+
+struct run_args {
+	const char *scenario;
+	const char *outdir;
+	const char **sets;
+	size_t n_sets;
+	char seed_set[64];
+	bool csv, quiet;
+};
+
+static int parse_scenario_args(int argc, char **argv, struct run_args *a,
+			       const char *usage, bool allow_out)
+{
+	a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+	if (!a->sets)
+		return 1;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			fputs(usage, stdout);
+			exit(0);
+		} else if (!strcmp(arg, "--set") && i + 1 < argc) {
+			a->sets[a->n_sets++] = argv[++i];
+		} else if (!strcmp(arg, "--seed") && i + 1 < argc) {
+			snprintf(a->seed_set, sizeof a->seed_set, "seed=%s", argv[++i]);
+		} else if (allow_out && !strcmp(arg, "-o") && i + 1 < argc) {
+			a->outdir = argv[++i];
+		} else if (allow_out && !strcmp(arg, "--csv")) {
+			a->csv = true;
+		} else if (allow_out && !strcmp(arg, "--quiet")) {
+			a->quiet = true;
+		} else if (arg[0] == '-' || a->scenario) {
+			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", arg, usage);
+			return EXIT_BADINPUT;
+		} else {
+			a->scenario = arg;
+		}
+	}
+	if (!a->scenario) {
+		fprintf(stderr, "llmsim: missing SCENARIO.yaml\n%s", usage);
+		return EXIT_BADINPUT;
+	}
+	if (a->seed_set[0])
+		a->sets[a->n_sets++] = a->seed_set;
+	return 0;
+}
+
+static int make_dir(const char *dir)
+{
+	char tmp[1024];
+	snprintf(tmp, sizeof tmp, "%s", dir);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void progress(void *ctx, double sim_s, size_t done, size_t arrived)
+{
+	(void)ctx;
+	fprintf(stderr, "\r  simulated %10.1f s  requests done %zu / arrived %zu   ",
+		sim_s, done, arrived);
+}
+
+static void print_summary(const struct lsim_results *r)
+{
+	const struct lsim_summary *s = &r->summary;
+	printf("run %s  seed %llu  %s\n", r->info.run_id,
+	       (unsigned long long)r->info.seed, r->info.scenario);
+	printf("  requests   %.0f arrived, %.0f completed, %.0f rejected, %.0f unfinished\n",
+	       s->requests, s->completed, s->rejected, s->unfinished);
+	printf("  makespan   %.3f s   throughput %.3f req/s, %.1f output tok/s\n",
+	       s->makespan_s, s->throughput_rps, s->output_tokens_per_s);
+	printf("  TTFT       mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
+	       s->ttft_mean_s, s->ttft_p50_s, s->ttft_p90_s, s->ttft_p99_s);
+	printf("  TPOT       mean %.5f s  p50 %.5f  p90 %.5f  p99 %.5f\n",
+	       s->tpot_mean_s, s->tpot_p50_s, s->tpot_p90_s, s->tpot_p99_s);
+	printf("  E2E        mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
+	       s->e2e_mean_s, s->e2e_p50_s, s->e2e_p90_s, s->e2e_p99_s);
+	printf("  GPU util   %.3f   preemptions %.0f\n", s->gpu_util, s->preemptions);
+	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_j / 3.6e6, s->cost_usd);
+	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,
+	       r->wall_s);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args a = {.outdir = "llmsim-out"};
+	int rc = parse_scenario_args(argc, argv, &a, usage_run, true);
+	if (rc != 0) {
+		free(a.sets);
+		return rc;
+	}
+	struct lsim_diag d = {0};
+	struct lsim_scenario *sc = NULL;
+	rc = lsim_scenario_load(a.scenario, a.sets, a.n_sets, &sc, &d);
+	free(a.sets);
+	if (rc != 0)
+		return bad_input(&d, rc);
+	const struct lsim_results *res = NULL;
+	bool tty = !a.quiet && isatty(2);
+	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
+	if (tty)
+		fprintf(stderr, "\r%78s\r", "");
+	if (rc == 0 && make_dir(a.outdir) != 0)
+		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
+				   "cannot create output folder: %s", strerror(errno));
+	char path[1200];
+	if (rc == 0) {
+		snprintf(path, sizeof path, "%s/report.h5", a.outdir);
+		rc = lsim_report_h5_write(path, res, &d);
+	}
+	if (rc == 0) {
+		snprintf(path, sizeof path, "%s/results.sqlite", a.outdir);
+		rc = lsim_report_sqlite_append(path, res, &d);
+	}
+	if (rc == 0 && a.csv)
+		rc = lsim_report_csv_write(a.outdir, res, &d);
+	if (rc == 0) {
+		print_summary(res);
+		printf("  report     %s/report.h5\n", a.outdir);
+	}
+	lsim_scenario_destroy(sc);
+	return rc == 0 ? 0 : bad_input(&d, rc);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct run_args a = {0};
+	int rc = parse_scenario_args(argc, argv, &a, usage_check, false);
+	if (rc != 0) {
+		free(a.sets);
+		return rc;
+	}
+	struct lsim_diag d = {0};
+	struct lsim_scenario *sc = NULL;
+	rc = lsim_scenario_load(a.scenario, a.sets, a.n_sets, &sc, &d);
+	free(a.sets);
+	if (rc != 0)
+		return bad_input(&d, rc);
+	printf("# effective configuration of %s (run id %s)\n%s", a.scenario,
+	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc));
+	lsim_scenario_destroy(sc);
+	return 0;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+	struct lsim_validate_opts o = {.model = ""};
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+			fputs(usage_validate, stdout);
+			return 0;
+		} else if (!strcmp(arg, "--profile") && i + 1 < argc) {
+			o.perf_dir = argv[++i];
+		} else if (!strcmp(arg, "--model") && i + 1 < argc) {
+			o.model = argv[++i];
+		} else if (!strcmp(arg, "--cpu-overhead") && i + 1 < argc) {
+			char *end;
+			o.cpu_overhead_s = strtod(argv[++i], &end);
+			if (*end || o.cpu_overhead_s < 0) {
+				fprintf(stderr, "llmsim: --cpu-overhead: '%s' is not a number of seconds\n",
+					argv[i]);
+				return EXIT_BADINPUT;
+			}
+		} else if (!strcmp(arg, "--json")) {
+			json = true;
+		} else if (arg[0] == '-' || o.run_dir) {
+			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", arg,
+				usage_validate);
+			return EXIT_BADINPUT;
+		} else {
+			o.run_dir = arg;
+		}
+	}
+	if (!o.run_dir || !o.perf_dir) {
+		fprintf(stderr, "llmsim: validate needs RUN_DIR and --profile PERF_DIR\n%s",
+			usage_validate);
+		return EXIT_BADINPUT;
+	}
+	struct lsim_diag d = {0};
+	struct lsim_validate_result r;
+	int rc = lsim_validate_run(&o, &r, &d);
+	if (rc != 0)
+		return bad_input(&d, rc);
+	struct lsim_buf b = {0};
+	lsim_validate_format(&r, json, &b);
+	if (b.data)
+		fputs(b.data, stdout);
+	lsim_buf_release(&b);
+	return 0;
+}
+
+static int cmd_keys(void)
+{
+	struct lsim_buf b = {0};
+	lsim_scenario_reference(&b);
+	if (b.data)
+		fputs(b.data, stdout);
+	lsim_buf_release(&b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_main, stderr);
+		return EXIT_BADINPUT;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+		printf("llmsim %s\n", LSIM_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		fputs(usage_main, stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "check"))
+		return cmd_check(argc - 1, argv + 1);
+	if (!strcmp(cmd, "validate"))
+		return cmd_validate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "keys"))
+		return cmd_keys();
+	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);
+	return EXIT_BADINPUT;
+}

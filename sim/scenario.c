@@ -1,2 +1,775 @@
-/* sim/scenario.c - to be written in this change. */
-typedef int lsim_unwritten_scenario;
+/*
+ * scenario.c - assembly of a run from a scenario file: the key tables of
+ * every section (the single declaration of each key), path resolution
+ * relative to the scenario, hardware profiles and models, placement of
+ * instances on the cluster's nodes (first fit), the workload, and the
+ * effective-config dump stored in every report.
+ */
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rng.h"
+#include "scenario.h"
+#include "sim.h"
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- sections ---- */
+
+struct top_cfg {
+	const char *name;
+	int64_t seed;
+	lsim_time duration;
+	const char *data_dir;
+};
+
+#define T(f) offsetof(struct top_cfg, f)
+static const struct lsim_keydef top_keys[] = {
+	{"name", LSIM_K_STRING, T(name), "scenario", LSIM_NOBOUNDS, NULL, "name of the scenario"},
+	{"seed", LSIM_K_INT, T(seed), "1", 0, 9.0e18, NULL, "seed of every random stream"},
+	{"duration", LSIM_K_TIME, T(duration), "0s", 0, 9.0e18, NULL, "stop simulated time here (0: run to completion)"},
+	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/ and models.yaml (empty: the shipped calibrate/)"},
+};
+#undef T
+static const char *const top_sections[] = {"cluster", "instances", "router",
+					   "workload", "power", "output", NULL};
+
+struct node_cfg {
+	const char *name;
+	const char *gpu;
+	int64_t count;
+	int64_t gpus_per_node;
+};
+
+#define N(f) offsetof(struct node_cfg, f)
+static const struct lsim_keydef node_keys[] = {
+	{"name", LSIM_K_STRING, N(name), "node", LSIM_NOBOUNDS, NULL, "name of this node group"},
+	{"gpu", LSIM_K_STRING, N(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile (calibrate/profiles/NAME.yaml)"},
+	{"count", LSIM_K_INT, N(count), "1", 1, 1e6, NULL, "nodes in the group"},
+	{"gpus_per_node", LSIM_K_INT, N(gpus_per_node), "8", 1, 64, NULL, "GPUs per node"},
+};
+#undef N
+
+struct inst_cfg {
+	const char *name;
+	const char *model;
+	const char *gpu;
+	int64_t tp;
+	int64_t replicas;
+	int perf;
+	const char *perf_table;
+	lsim_time cpu_overhead;
+	struct lsim_engine_cfg eng;
+	lsim_time service_time;
+	int service_dist;
+};
+
+enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
+
+#define I(f) offsetof(struct inst_cfg, f)
+static const struct lsim_keydef inst_keys[] = {
+	{"name", LSIM_K_STRING, I(name), "instance", LSIM_NOBOUNDS, NULL, "name of this instance group"},
+	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
+	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs"},
+	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per replica)"},
+	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
+	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
+	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
+	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
+	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
+	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
+	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
+	{"num_gpu_blocks", LSIM_K_INT, I(eng.num_gpu_blocks), "0", 0, 1e9, NULL, "KV blocks (0: from memory)"},
+	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of GPU memory for weights and KV"},
+	{"max_model_len", LSIM_K_INT, I(eng.max_model_len), "0", 0, 1e8, NULL, "longest prompt+output accepted (0: the model's)"},
+	{"enable_prefix_caching", LSIM_K_BOOL, I(eng.enable_prefix_caching), "true", LSIM_NOBOUNDS, NULL, "reuse KV blocks by content hash"},
+	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations"},
+	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
+	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
+};
+#undef I
+
+struct router_cfg {
+	int policy;
+};
+static const struct lsim_keydef router_keys[] = {
+	{"policy", LSIM_K_ENUM, offsetof(struct router_cfg, policy), "round_robin", LSIM_NOBOUNDS, "round_robin|least_outstanding|random", "how requests are spread over instances"},
+};
+
+struct wl_cfg {
+	int kind;
+	int arrival;
+	double rate, cv;
+	int64_t count;
+	lsim_time duration;
+	const char *path;
+	int time_format;
+	const char *arrival_column, *prompt_column, *output_column;
+};
+enum { WL_GENERATOR, WL_CSV, WL_JSONL };
+
+#define W(f) offsetof(struct wl_cfg, f)
+static const struct lsim_keydef wl_keys[] = {
+	{"kind", LSIM_K_ENUM, W(kind), "generator", LSIM_NOBOUNDS, "generator|csv|jsonl", "synthetic or a trace file"},
+	{"arrival", LSIM_K_ENUM, W(arrival), "poisson", LSIM_NOBOUNDS, "poisson|gamma", "generator: arrival process"},
+	{"rate", LSIM_K_DOUBLE, W(rate), "1", 1e-9, 1e9, NULL, "generator: mean requests per second"},
+	{"cv", LSIM_K_DOUBLE, W(cv), "1", 1e-3, 100, NULL, "generator (gamma): coefficient of variation of inter-arrivals"},
+	{"count", LSIM_K_INT, W(count), "1000", 0, 1e12, NULL, "generator: requests (0: until duration)"},
+	{"duration", LSIM_K_TIME, W(duration), "0s", 0, 9.0e18, NULL, "generator: stop arrivals here (0: use count)"},
+	{"path", LSIM_K_STRING, W(path), "", LSIM_NOBOUNDS, NULL, "csv/jsonl: trace file, relative to the scenario"},
+	{"time_format", LSIM_K_ENUM, W(time_format), "datetime", LSIM_NOBOUNDS, "seconds|milliseconds|datetime", "csv: arrival column format"},
+	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv: arrival time column"},
+	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
+	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
+};
+#undef W
+static const char *const wl_sections[] = {"prompt", "output", NULL};
+
+struct len_cfg {
+	int dist;
+	double value, low, high, mean, stddev;
+	int64_t min, max;
+};
+#define L(f) offsetof(struct len_cfg, f)
+static const struct lsim_keydef len_keys[] = {
+	{"dist", LSIM_K_ENUM, L(dist), "fixed", LSIM_NOBOUNDS, "fixed|uniform|lognormal|empirical", "length distribution"},
+	{"value", LSIM_K_DOUBLE, L(value), "128", 1, 1e8, NULL, "fixed: the length"},
+	{"low", LSIM_K_DOUBLE, L(low), "1", 1, 1e8, NULL, "uniform: smallest length"},
+	{"high", LSIM_K_DOUBLE, L(high), "1024", 1, 1e8, NULL, "uniform: largest length"},
+	{"mean", LSIM_K_DOUBLE, L(mean), "512", 1, 1e8, NULL, "lognormal: mean length"},
+	{"stddev", LSIM_K_DOUBLE, L(stddev), "256", 0, 1e8, NULL, "lognormal: standard deviation of the length"},
+	{"min", LSIM_K_INT, L(min), "1", 1, 1e8, NULL, "clamp: smallest length"},
+	{"max", LSIM_K_INT, L(max), "0", 0, 1e8, NULL, "clamp: largest length (0: none)"},
+};
+#undef L
+static const char *const len_sections[] = {"values", NULL};
+
+struct power_cfg {
+	double pue;
+};
+static const struct lsim_keydef power_keys[] = {
+	{"pue", LSIM_K_DOUBLE, offsetof(struct power_cfg, pue), "1.0", 1, 5, NULL, "power usage effectiveness of the facility"},
+};
+
+struct output_cfg {
+	lsim_time sample_period;
+};
+static const struct lsim_keydef output_keys[] = {
+	{"sample_period", LSIM_K_TIME, offsetof(struct output_cfg, sample_period), "1s", 0, 1e13, NULL, "time-series sampling period (0: off)"},
+};
+
+/* ---- the scenario ---- */
+
+struct lsim_scenario {
+	struct lsim_doc *doc;
+	char *dir; /* folder of the scenario file */
+	struct top_cfg top;
+	struct node_cfg *nodes;
+	size_t n_nodes;
+	struct inst_cfg *insts;
+	size_t n_insts;
+	struct router_cfg router;
+	struct wl_cfg wl;
+	struct len_cfg len[2];
+	int32_t *len_values[2];
+	size_t n_len_values[2];
+	struct power_cfg power;
+	struct output_cfg output;
+	/* loaded data, parallel to insts */
+	struct lsim_gpu_profile *gpus;
+	struct lsim_model_arch *models;
+	char **table_dirs;
+	struct lsim_buf effective;
+	char run_id[17];
+	char hw_names[256];
+	char hw_sources[1024];
+	char perf_desc[512];
+	/* results of the last run */
+	struct lsim_sim sim;
+	bool sim_live;
+	struct lsim_results res;
+	struct lsim_req_record *rec_reqs;
+	struct lsim_inst_record *rec_insts;
+};
+
+static char *resolve(const struct lsim_scenario *sc, const char *p)
+{
+	if (!p || !*p)
+		return strdup("");
+	if (p[0] == '/')
+		return strdup(p);
+	size_t n = strlen(sc->dir) + strlen(p) + 2;
+	char *out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", sc->dir, p);
+	return out;
+}
+
+static int bind_list(struct lsim_scenario *sc, const char *key,
+		     const struct lsim_keydef *keys, size_t nkeys,
+		     void **out, size_t *n_out, size_t elem, bool required,
+		     struct lsim_diag *d)
+{
+	struct lsim_node *list = lsim_node_get(sc->doc->root, key);
+	if (!list) {
+		if (required)
+			return lsim_cfg_error(d, sc->doc, sc->doc->root, key,
+					      LSIM_EINVAL, "missing required section");
+		return 0;
+	}
+	if (list->kind != LSIM_NODE_SEQ)
+		return lsim_cfg_error(d, sc->doc, list, key, LSIM_EINVAL,
+				      "expected a list (entries starting with '-')");
+	if (required && list->n == 0)
+		return lsim_cfg_error(d, sc->doc, list, key, LSIM_EINVAL,
+				      "the list is empty");
+	char *arr = calloc(list->n ? list->n : 1, elem);
+	if (!arr)
+		return LSIM_ENOMEM;
+	*out = arr;
+	*n_out = list->n;
+	for (size_t i = 0; i < list->n; i++) {
+		char path[64];
+		snprintf(path, sizeof path, "%s[%zu]", key, i);
+		int rc = lsim_cfg_bind(sc->doc, list->items[i], path, keys, nkeys,
+				       NULL, arr + i * elem, d);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int bind_section(struct lsim_scenario *sc, const struct lsim_node *parent,
+			const char *key, const char *path,
+			const struct lsim_keydef *keys, size_t nkeys,
+			const char *const *also, void *obj, struct lsim_diag *d)
+{
+	return lsim_cfg_bind(sc->doc, lsim_node_get(parent, key), path, keys,
+			     nkeys, also, obj, d);
+}
+
+static int bind_lengths(struct lsim_scenario *sc, int which,
+			struct lsim_diag *d)
+{
+	static const char *const names[2] = {"prompt", "output"};
+	static const char *const paths[2] = {"workload.prompt", "workload.output"};
+	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
+	struct lsim_node *sec = lsim_node_get(wl, names[which]);
+	int rc = lsim_cfg_bind(sc->doc, sec, paths[which], len_keys,
+			       N_OF(len_keys), len_sections, &sc->len[which], d);
+	if (rc != 0)
+		return rc;
+	struct len_cfg *l = &sc->len[which];
+	struct lsim_node *vals = lsim_node_get(sec, "values");
+	if (l->dist == LSIM_LEN_EMPIRICAL) {
+		if (!vals || vals->kind != LSIM_NODE_SEQ || vals->n == 0)
+			return lsim_cfg_error(d, sc->doc, vals ? vals : sec,
+					      paths[which], LSIM_EINVAL,
+					      "empirical needs a non-empty list 'values'");
+		sc->len_values[which] = calloc(vals->n, sizeof(int32_t));
+		if (!sc->len_values[which])
+			return LSIM_ENOMEM;
+		for (size_t i = 0; i < vals->n; i++) {
+			double v;
+			struct lsim_node *it = vals->items[i];
+			if (it->kind != LSIM_NODE_SCALAR ||
+			    lsim_units_parse(LSIM_K_INT, it->value, &v, NULL) != 0 ||
+			    v < 1 || v > 1e8)
+				return lsim_cfg_error(d, sc->doc, it, paths[which],
+						      LSIM_EINVAL,
+						      "values must be integers in [1, 1e8]");
+			sc->len_values[which][i] = (int32_t)v;
+		}
+		sc->n_len_values[which] = vals->n;
+	} else if (vals) {
+		return lsim_cfg_error(d, sc->doc, vals, paths[which], LSIM_EINVAL,
+				      "'values' is only used by dist: empirical");
+	}
+	if (l->dist == LSIM_LEN_UNIFORM && l->low > l->high)
+		return lsim_cfg_error(d, sc->doc, sec, paths[which], LSIM_EINVAL,
+				      "low must not exceed high");
+	return 0;
+}
+
+static uint64_t fnv1a(const char *s, uint64_t h)
+{
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static void dump_effective(struct lsim_scenario *sc)
+{
+	struct lsim_buf *b = &sc->effective;
+	lsim_cfg_dump(b, 0, top_keys, N_OF(top_keys), &sc->top);
+	lsim_buf_printf(b, "cluster:\n");
+	for (size_t i = 0; i < sc->n_nodes; i++) {
+		lsim_buf_printf(b, "  -\n");
+		lsim_cfg_dump(b, 4, node_keys, N_OF(node_keys), &sc->nodes[i]);
+	}
+	lsim_buf_printf(b, "instances:\n");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		lsim_buf_printf(b, "  -\n");
+		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &sc->insts[i]);
+	}
+	lsim_buf_printf(b, "router:\n");
+	lsim_cfg_dump(b, 2, router_keys, N_OF(router_keys), &sc->router);
+	lsim_buf_printf(b, "workload:\n");
+	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &sc->wl);
+	static const char *const names[2] = {"prompt", "output"};
+	for (int w = 0; w < 2; w++) {
+		lsim_buf_printf(b, "  %s:\n", names[w]);
+		lsim_cfg_dump(b, 4, len_keys, N_OF(len_keys), &sc->len[w]);
+		if (sc->n_len_values[w]) {
+			lsim_buf_printf(b, "    values: [");
+			for (size_t i = 0; i < sc->n_len_values[w]; i++)
+				lsim_buf_printf(b, "%s%d", i ? ", " : "",
+						sc->len_values[w][i]);
+			lsim_buf_printf(b, "]\n");
+		}
+	}
+	lsim_buf_printf(b, "power:\n");
+	lsim_cfg_dump(b, 2, power_keys, N_OF(power_keys), &sc->power);
+	lsim_buf_printf(b, "output:\n");
+	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
+	uint64_t h = fnv1a(b->data ? b->data : "", 0xcbf29ce484222325ULL);
+	snprintf(sc->run_id, sizeof sc->run_id, "%016llx", (unsigned long long)h);
+}
+
+/* Places every replica on nodes of its GPU kind, first fit. */
+static int place(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	size_t total_nodes = 0;
+	for (size_t i = 0; i < sc->n_nodes; i++)
+		total_nodes += (size_t)sc->nodes[i].count;
+	int64_t *free_gpus = calloc(total_nodes ? total_nodes : 1, sizeof *free_gpus);
+	const char **kind = calloc(total_nodes ? total_nodes : 1, sizeof *kind);
+	if (!free_gpus || !kind) {
+		free(free_gpus);
+		free(kind);
+		return LSIM_ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < sc->n_nodes; i++)
+		for (int64_t c = 0; c < sc->nodes[i].count; c++, k++) {
+			free_gpus[k] = sc->nodes[i].gpus_per_node;
+			kind[k] = sc->nodes[i].gpu;
+		}
+	int rc = 0;
+	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+	for (size_t i = 0; i < sc->n_insts && rc == 0; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		for (int64_t r = 0; r < ic->replicas && rc == 0; r++) {
+			size_t n = 0;
+			while (n < total_nodes && (strcmp(kind[n], ic->gpu) != 0 ||
+						   free_gpus[n] < ic->tp))
+				n++;
+			if (n == total_nodes) {
+				char key[64];
+				snprintf(key, sizeof key, "instances[%zu].replicas", i);
+				rc = lsim_cfg_error(d, sc->doc, list->items[i], key,
+						    LSIM_EINVAL,
+						    "not enough %s GPUs in the cluster for replica %lld "
+						    "(tp %lld; a replica must fit in one node)",
+						    ic->gpu, (long long)r + 1,
+						    (long long)ic->tp);
+			} else {
+				free_gpus[n] -= ic->tp;
+			}
+		}
+	}
+	free(free_gpus);
+	free(kind);
+	return rc;
+}
+
+static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	char *base = sc->top.data_dir[0] ? resolve(sc, sc->top.data_dir)
+					 : strdup(lsim_data_dir());
+	if (!base)
+		return LSIM_ENOMEM;
+	char profiles[1024], catalogue[1024];
+	snprintf(profiles, sizeof profiles, "%s/profiles", base);
+	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", base);
+	free(base);
+	sc->gpus = calloc(sc->n_insts, sizeof *sc->gpus);
+	sc->models = calloc(sc->n_insts, sizeof *sc->models);
+	sc->table_dirs = calloc(sc->n_insts, sizeof *sc->table_dirs);
+	if (!sc->gpus || !sc->models || !sc->table_dirs)
+		return LSIM_ENOMEM;
+	size_t hl = 0, sl = 0, pl = 0;
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		struct inst_cfg *ic = &sc->insts[i];
+		int rc = lsim_gpu_profile_load(profiles, ic->gpu, &sc->gpus[i], d);
+		if (rc == 0 && ic->perf != PERF_SERVICE)
+			rc = lsim_model_load(catalogue, ic->model, &sc->models[i], d);
+		if (rc != 0) {
+			/* Point at the scenario key that named it. */
+			char key[64];
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			struct lsim_diag inner = *d;
+			snprintf(key, sizeof key, "instances[%zu].%s", i,
+				 strcmp(inner.key, "model") == 0 ? "model" : "gpu");
+			struct lsim_node *at = lsim_node_get(list->items[i],
+							     strchr(key, '.') + 1);
+			lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, rc,
+				       "%s%s%s", inner.msg, inner.file[0] ? " in " : "",
+				       inner.file);
+			return rc;
+		}
+		sc->table_dirs[i] = resolve(sc, ic->perf_table);
+		if (!sc->table_dirs[i])
+			return LSIM_ENOMEM;
+		if (ic->perf == PERF_TABLE && !ic->perf_table[0]) {
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			return lsim_cfg_error(d, sc->doc, list->items[i],
+					      "perf_table", LSIM_EINVAL,
+					      "perf: table needs perf_table (a profile folder)");
+		}
+		if (hl < sizeof sc->hw_names)
+			hl += (size_t)snprintf(sc->hw_names + hl, sizeof sc->hw_names - hl,
+					       "%s%s", i ? "," : "", sc->gpus[i].name);
+		if (sl < sizeof sc->hw_sources)
+			sl += (size_t)snprintf(sc->hw_sources + sl,
+					       sizeof sc->hw_sources - sl, "%s%s: %s (%s)",
+					       i ? "; " : "", sc->gpus[i].name,
+					       sc->gpus[i].source, sc->gpus[i].provenance);
+		static const char *const perf_names[] = {"roofline", "table", "service"};
+		if (pl < sizeof sc->perf_desc)
+			pl += (size_t)snprintf(sc->perf_desc + pl,
+					       sizeof sc->perf_desc - pl, "%s%s%s%s",
+					       i ? "," : "", perf_names[ic->perf],
+					       ic->perf == PERF_TABLE ? ":" : "",
+					       ic->perf == PERF_TABLE ? ic->perf_table : "");
+	}
+	return 0;
+}
+
+int lsim_scenario_load(const char *path, const char *const *overrides,
+		       size_t n_overrides, struct lsim_scenario **out,
+		       struct lsim_diag *d)
+{
+	struct lsim_scenario *sc = calloc(1, sizeof *sc);
+	if (!sc)
+		return LSIM_ENOMEM;
+	int rc = lsim_doc_load_file(path, &sc->doc, d);
+	char *tmp = strdup(path);
+	if (rc == 0 && !tmp)
+		rc = LSIM_ENOMEM;
+	if (rc == 0) {
+		sc->dir = strdup(dirname(tmp));
+		if (!sc->dir)
+			rc = LSIM_ENOMEM;
+	}
+	free(tmp);
+	for (size_t i = 0; rc == 0 && i < n_overrides; i++)
+		rc = lsim_doc_set(sc->doc, overrides[i], d);
+	struct lsim_node *root = rc == 0 ? sc->doc->root : NULL;
+	if (rc == 0)
+		rc = lsim_cfg_bind(sc->doc, root, "", top_keys, N_OF(top_keys),
+				   top_sections, &sc->top, d);
+	if (rc == 0)
+		rc = bind_list(sc, "cluster", node_keys, N_OF(node_keys),
+			       (void **)&sc->nodes, &sc->n_nodes, sizeof *sc->nodes,
+			       false, d);
+	if (rc == 0)
+		rc = bind_list(sc, "instances", inst_keys, N_OF(inst_keys),
+			       (void **)&sc->insts, &sc->n_insts, sizeof *sc->insts,
+			       true, d);
+	if (rc == 0)
+		rc = bind_section(sc, root, "router", "router", router_keys,
+				  N_OF(router_keys), NULL, &sc->router, d);
+	if (rc == 0)
+		rc = bind_section(sc, root, "workload", "workload", wl_keys,
+				  N_OF(wl_keys), wl_sections, &sc->wl, d);
+	if (rc == 0)
+		rc = bind_lengths(sc, 0, d);
+	if (rc == 0)
+		rc = bind_lengths(sc, 1, d);
+	if (rc == 0)
+		rc = bind_section(sc, root, "power", "power", power_keys,
+				  N_OF(power_keys), NULL, &sc->power, d);
+	if (rc == 0)
+		rc = bind_section(sc, root, "output", "output", output_keys,
+				  N_OF(output_keys), NULL, &sc->output, d);
+	if (rc == 0 && sc->wl.kind != WL_GENERATOR && !sc->wl.path[0])
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
+				    "workload.path", LSIM_EINVAL,
+				    "a trace workload needs a path");
+	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count == 0 &&
+	    sc->wl.duration == 0)
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
+				    "workload.count", LSIM_EINVAL,
+				    "set count or duration, or the workload never ends");
+	if (rc == 0 && sc->n_nodes > 0)
+		rc = place(sc, d);
+	if (rc == 0)
+		rc = load_hw(sc, d);
+	if (rc == 0) {
+		dump_effective(sc);
+		if (sc->effective.failed)
+			rc = LSIM_ENOMEM;
+	}
+	if (rc != 0) {
+		lsim_scenario_destroy(sc);
+		return rc;
+	}
+	*out = sc;
+	return 0;
+}
+
+static void release_run(struct lsim_scenario *sc)
+{
+	if (sc->sim_live)
+		lsim_sim_release(&sc->sim);
+	sc->sim_live = false;
+	free(sc->rec_reqs);
+	free(sc->rec_insts);
+	sc->rec_reqs = NULL;
+	sc->rec_insts = NULL;
+}
+
+void lsim_scenario_destroy(struct lsim_scenario *sc)
+{
+	if (!sc)
+		return;
+	release_run(sc);
+	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
+		free(sc->table_dirs[i]);
+	free(sc->table_dirs);
+	free(sc->gpus);
+	free(sc->models);
+	free(sc->nodes);
+	free(sc->insts);
+	free(sc->len_values[0]);
+	free(sc->len_values[1]);
+	lsim_buf_release(&sc->effective);
+	free(sc->dir);
+	lsim_doc_destroy(sc->doc);
+	free(sc);
+}
+
+const char *lsim_scenario_effective(const struct lsim_scenario *sc)
+{
+	return sc->effective.data ? sc->effective.data : "";
+}
+
+uint64_t lsim_scenario_seed(const struct lsim_scenario *sc)
+{
+	return (uint64_t)sc->top.seed;
+}
+
+const char *lsim_scenario_run_id(const struct lsim_scenario *sc)
+{
+	return sc->run_id;
+}
+
+/* ---- running ---- */
+
+static void fill_len(struct lsim_len_dist *o, const struct len_cfg *l,
+		     const int32_t *values, size_t n_values)
+{
+	memset(o, 0, sizeof *o);
+	o->kind = (enum lsim_len_kind)l->dist;
+	switch (o->kind) {
+	case LSIM_LEN_FIXED: o->a = l->value; break;
+	case LSIM_LEN_UNIFORM: o->a = l->low; o->b = l->high; break;
+	case LSIM_LEN_LOGNORMAL: o->a = l->mean; o->b = l->stddev; break;
+	case LSIM_LEN_EMPIRICAL: break;
+	}
+	o->min = (int32_t)l->min;
+	o->max = (int32_t)l->max;
+	o->values = values;
+	o->n_values = n_values;
+}
+
+struct run_rngs {
+	gsl_rng *arrivals, *lengths;
+};
+
+static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
+			 struct lsim_workload **w, struct lsim_diag *d)
+{
+	const struct wl_cfg *c = &sc->wl;
+	if (c->kind == WL_GENERATOR) {
+		struct lsim_gen_params p;
+		memset(&p, 0, sizeof p);
+		p.arrival = c->arrival == 0 ? LSIM_ARRIVAL_POISSON : LSIM_ARRIVAL_GAMMA;
+		p.rate = c->rate;
+		p.cv = c->cv;
+		p.count = (uint64_t)c->count;
+		p.duration = c->duration;
+		fill_len(&p.prompt, &sc->len[0], sc->len_values[0], sc->n_len_values[0]);
+		fill_len(&p.output, &sc->len[1], sc->len_values[1], sc->n_len_values[1]);
+		uint64_t seed = (uint64_t)sc->top.seed;
+		rngs->arrivals = lsim_rng_create(seed, 0, LSIM_STREAM_ARRIVALS);
+		rngs->lengths = lsim_rng_create(seed, 0, LSIM_STREAM_LENGTHS);
+		if (!rngs->arrivals || !rngs->lengths)
+			return LSIM_ENOMEM;
+		return lsim_workload_generator_create(&p, rngs->arrivals,
+						      rngs->lengths, w, d);
+	}
+	char *path = resolve(sc, c->path);
+	if (!path)
+		return LSIM_ENOMEM;
+	int rc;
+	if (c->kind == WL_CSV) {
+		struct lsim_csv_map map = {
+			.arrival_col = c->arrival_column,
+			.arrival_format = (enum lsim_time_format)c->time_format,
+			.prompt_col = c->prompt_column,
+			.output_col = c->output_column,
+		};
+		rc = lsim_workload_csv_open(path, &map, w, d);
+	} else {
+		rc = lsim_workload_jsonl_open(path, w, d);
+	}
+	free(path);
+	return rc;
+}
+
+static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	int32_t next_id = 0;
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		for (int64_t r = 0; r < ic->replicas; r++) {
+			struct lsim_instance *in = lsim_sim_add_instance(&sc->sim);
+			if (!in)
+				return LSIM_ENOMEM;
+			int rc;
+			if (ic->perf == PERF_SERVICE) {
+				struct lsim_service_cfg svc = {
+					.dist = ic->service_dist,
+					.mean = ic->service_time,
+				};
+				rc = lsim_instance_init_service(in, &sc->sim, next_id,
+								ic->eng.max_num_seqs,
+								&svc, &sc->gpus[i]);
+			} else {
+				struct lsim_perf *perf = NULL;
+				double cpu = lsim_time_to_s(ic->cpu_overhead);
+				if (ic->perf == PERF_TABLE) {
+					struct lsim_table_params tp = {
+						.tp = (int)ic->tp,
+						.n_layers = sc->models[i].n_layers,
+						.cpu_overhead_s = cpu,
+					};
+					rc = lsim_perf_table_create(sc->table_dirs[i], &tp,
+								    &perf, d);
+				} else {
+					struct lsim_roofline_params rp = {
+						.tp = (int)ic->tp,
+						.cpu_overhead_s = cpu,
+					};
+					rc = lsim_perf_roofline_create(&sc->models[i],
+								       &sc->gpus[i],
+								       &rp, &perf, d);
+				}
+				if (rc == 0)
+					rc = lsim_instance_init(in, &sc->sim, next_id,
+								&ic->eng, &sc->gpus[i],
+								&sc->models[i],
+								(int32_t)ic->tp, perf, d);
+			}
+			if (rc != 0) {
+				sc->sim.n_inst--;
+				return rc;
+			}
+			next_id++;
+		}
+	}
+	return 0;
+}
+
+struct progress_bridge {
+	lsim_progress_fn fn;
+	void *ctx;
+};
+
+static void progress_hook(void *ctx, const struct lsim_sim *s, lsim_time now)
+{
+	struct progress_bridge *b = ctx;
+	b->fn(b->ctx, lsim_time_to_s(now), s->n_done, s->n_reqs);
+}
+
+int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
+		      void *progress_ctx, const struct lsim_results **res,
+		      struct lsim_diag *d)
+{
+	release_run(sc);
+	int rc = lsim_sim_init(&sc->sim, (uint64_t)sc->top.seed, d);
+	if (rc != 0)
+		return rc;
+	sc->sim_live = true;
+	sc->sim.router = sc->router.policy;
+	sc->sim.pue = sc->power.pue;
+	sc->sim.sample_period = sc->output.sample_period;
+	struct progress_bridge bridge = {progress, progress_ctx};
+	if (progress) {
+		sc->sim.progress = progress_hook;
+		sc->sim.progress_ctx = &bridge;
+	}
+	struct run_rngs rngs = {NULL, NULL};
+	struct lsim_workload *w = NULL;
+	rc = build_instances(sc, d);
+	if (rc == 0)
+		rc = open_workload(sc, &rngs, &w, d);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rc == 0)
+		rc = lsim_sim_run(&sc->sim, w, sc->top.duration, d);
+	else
+		lsim_workload_destroy(w);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	sc->sim.progress = NULL;
+	if (rc == 0)
+		rc = lsim_sim_results(&sc->sim, &sc->res, &sc->rec_reqs,
+				      &sc->rec_insts);
+	gsl_rng_free(rngs.arrivals);
+	gsl_rng_free(rngs.lengths);
+	if (rc != 0)
+		return rc;
+	sc->res.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
+				 (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	struct lsim_run_info *info = &sc->res.info;
+	info->run_id = sc->run_id;
+	info->scenario = sc->doc->file;
+	info->config_yaml = lsim_scenario_effective(sc);
+	info->version = LSIM_VERSION;
+	info->seed = (uint64_t)sc->top.seed;
+	info->hw_profile = sc->hw_names;
+	info->hw_source = sc->hw_sources;
+	info->perf_model = sc->perf_desc;
+	*res = &sc->res;
+	return 0;
+}
+
+void lsim_scenario_reference(struct lsim_buf *b)
+{
+	struct {
+		const char *title;
+		const struct lsim_keydef *keys;
+		size_t n;
+	} secs[] = {
+		{"top level", top_keys, N_OF(top_keys)},
+		{"cluster[] (node groups)", node_keys, N_OF(node_keys)},
+		{"instances[] (replica groups)", inst_keys, N_OF(inst_keys)},
+		{"router", router_keys, N_OF(router_keys)},
+		{"workload", wl_keys, N_OF(wl_keys)},
+		{"workload.prompt / workload.output", len_keys, N_OF(len_keys)},
+		{"power", power_keys, N_OF(power_keys)},
+		{"output", output_keys, N_OF(output_keys)},
+	};
+	for (size_t i = 0; i < N_OF(secs); i++) {
+		lsim_buf_printf(b, "\n### %s\n\n| key | type | default | bounds | meaning |\n|---|---|---|---|---|\n",
+				secs[i].title);
+		lsim_cfg_doc(b, secs[i].keys, secs[i].n);
+	}
+}

@@ -1,2 +1,177 @@
-/* sim/units.c - to be written in this change. */
-typedef int lsim_unwritten_units;
+/*
+ * units.c - values with units in configuration text: durations, bytes,
+ * bandwidths, power and prices, converted to SI (ns for durations).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+
+struct unit {
+	const char *name;
+	double factor;
+};
+
+static const struct unit time_units[] = {
+	{"ns", 1.0},	    {"us", 1e3},	 {"ms", 1e6},
+	{"s", 1e9},	    {"sec", 1e9},	 {"min", 60e9},
+	{"h", 3600e9},	    {"", 1e9},
+};
+
+static const struct unit byte_units[] = {
+	{"B", 1.0},	  {"KB", 1e3},		{"MB", 1e6},
+	{"GB", 1e9},	  {"TB", 1e12},		{"KiB", 1024.0},
+	{"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+	{"kB", 1e3},	  {"", 1.0},
+};
+
+static const struct unit bw_units[] = {
+	{"B/s", 1.0},	{"KB/s", 1e3},	 {"MB/s", 1e6},	  {"GB/s", 1e9},
+	{"TB/s", 1e12}, {"KiB/s", 1024.0}, {"MiB/s", 1048576.0},
+	{"GiB/s", 1073741824.0}, {"bps", 0.125}, {"Kbps", 125.0},
+	{"Mbps", 125e3}, {"Gbps", 125e6}, {"Tbps", 125e9},
+	{"Gb/s", 125e6}, {"Mb/s", 125e3}, {"Tb/s", 125e9}, {"", 1.0},
+};
+
+static const struct unit power_units[] = {
+	{"W", 1.0}, {"kW", 1e3}, {"MW", 1e6}, {"mW", 1e-3}, {"", 1.0},
+};
+
+static const struct unit price_units[] = {
+	{"/h", 1.0}, {"/hr", 1.0}, {"/hour", 1.0}, {"/min", 60.0},
+	{"/s", 3600.0}, {"", 1.0},
+};
+
+static int find_unit(const struct unit *u, size_t n, const char *suffix,
+		     double *factor)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(u[i].name, suffix) == 0) {
+			*factor = u[i].factor;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
+		     const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	if (!text) {
+		*why = "missing value";
+		return LSIM_EINVAL;
+	}
+	while (isspace((unsigned char)*text))
+		text++;
+	if (t == LSIM_K_PRICE && *text == '$')
+		text++;
+	if (!*text) {
+		*why = "empty value";
+		return LSIM_EINVAL;
+	}
+	errno = 0;
+	char *end;
+	double v = strtod(text, &end);
+	if (end == text || errno == ERANGE || !isfinite(v)) {
+		*why = "not a number";
+		return LSIM_EINVAL;
+	}
+	while (isspace((unsigned char)*end))
+		end++;
+	char suffix[32];
+	size_t len = strlen(end);
+	while (len > 0 && isspace((unsigned char)end[len - 1]))
+		len--;
+	if (len >= sizeof suffix) {
+		*why = "unknown unit";
+		return LSIM_EINVAL;
+	}
+	memcpy(suffix, end, len);
+	suffix[len] = '\0';
+
+	double f = 1.0;
+	int rc = 0;
+	switch (t) {
+	case LSIM_K_INT:
+		if (suffix[0] || v != floor(v) || fabs(v) > 9.0e18) {
+			*why = "not an integer";
+			return LSIM_EINVAL;
+		}
+		break;
+	case LSIM_K_DOUBLE:
+		if (suffix[0]) {
+			*why = "expected a plain number";
+			return LSIM_EINVAL;
+		}
+		break;
+	case LSIM_K_TIME:
+		rc = find_unit(time_units, N_OF(time_units), suffix, &f);
+		*why = "unknown time unit (use ns, us, ms, s, min, h)";
+		break;
+	case LSIM_K_BYTES:
+		rc = find_unit(byte_units, N_OF(byte_units), suffix, &f);
+		*why = "unknown size unit (use B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)";
+		break;
+	case LSIM_K_BW:
+		rc = find_unit(bw_units, N_OF(bw_units), suffix, &f);
+		*why = "unknown bandwidth unit (use B/s, MB/s, GB/s, GiB/s, Gb/s, Gbps)";
+		break;
+	case LSIM_K_POWER:
+		rc = find_unit(power_units, N_OF(power_units), suffix, &f);
+		*why = "unknown power unit (use W, kW)";
+		break;
+	case LSIM_K_PRICE:
+		rc = find_unit(price_units, N_OF(price_units), suffix, &f);
+		*why = "unknown price unit (use $N/h)";
+		break;
+	default:
+		*why = "not a numeric type";
+		return LSIM_EINVAL;
+	}
+	if (rc != 0)
+		return LSIM_EINVAL;
+	*why = "";
+	*out = v * f;
+	return 0;
+}
+
+void lsim_units_format(enum lsim_ktype t, double v, char *buf, size_t size)
+{
+	switch (t) {
+	case LSIM_K_TIME:
+		if (v != 0 && fmod(v, 1e9) == 0)
+			snprintf(buf, size, "%.17gs", v / 1e9);
+		else if (v != 0 && fmod(v, 1e6) == 0)
+			snprintf(buf, size, "%.17gms", v / 1e6);
+		else if (v != 0 && fmod(v, 1e3) == 0)
+			snprintf(buf, size, "%.17gus", v / 1e3);
+		else
+			snprintf(buf, size, "%.17gns", v);
+		break;
+	case LSIM_K_BYTES:
+		snprintf(buf, size, "%.17gB", v);
+		break;
+	case LSIM_K_BW:
+		snprintf(buf, size, "%.17gB/s", v);
+		break;
+	case LSIM_K_POWER:
+		snprintf(buf, size, "%.17gW", v);
+		break;
+	case LSIM_K_PRICE:
+		snprintf(buf, size, "$%.17g/h", v);
+		break;
+	default:
+		snprintf(buf, size, "%.17g", v);
+		break;
+	}
+}

@@ -1,0 +1,137 @@
+/*
+ * config.h - configuration: a YAML document kept as a tree whose nodes
+ * remember their file position, --set overrides on that tree, values with
+ * units, and key tables that declare every key once (name, type, default,
+ * bounds, unit, help). One table drives parsing, validation, the
+ * effective-config dump and the reference docs.
+ */
+#ifndef LLMSIM_CONFIG_H
+#define LLMSIM_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+enum lsim_node_kind { LSIM_NODE_SCALAR, LSIM_NODE_MAP, LSIM_NODE_SEQ };
+
+struct lsim_node {
+	enum lsim_node_kind kind;
+	int line, col;	  /* 1-based position in the file */
+	char *value;	  /* SCALAR: the text */
+	size_t n;	  /* MAP: entries, SEQ: items */
+	char **keys;	  /* MAP: entry keys */
+	int *key_lines;	  /* MAP: line of each key */
+	struct lsim_node **items;
+	bool used;	  /* set by lsim_cfg_bind: the key was consumed */
+};
+
+struct lsim_doc {
+	char *file; /* name used in diagnostics */
+	struct lsim_node *root;
+};
+
+int lsim_doc_load_file(const char *path, struct lsim_doc **out,
+		       struct lsim_diag *d);
+int lsim_doc_load_string(const char *text, const char *name,
+			 struct lsim_doc **out, struct lsim_diag *d);
+void lsim_doc_destroy(struct lsim_doc *doc);
+
+/* The value under key in a MAP node, or NULL. */
+struct lsim_node *lsim_node_get(const struct lsim_node *map, const char *key);
+
+/*
+ * Applies "a.b.c=value": sets (or creates) the scalar at the dotted path;
+ * numeric parts index sequences. Errors name the override text.
+ */
+int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
+		 struct lsim_diag *d);
+
+/* ---- values with units ---- */
+
+enum lsim_ktype {
+	LSIM_K_INT,    /* int64_t */
+	LSIM_K_DOUBLE, /* double */
+	LSIM_K_BOOL,   /* bool */
+	LSIM_K_STRING, /* const char * (points into the doc or a literal) */
+	LSIM_K_ENUM,   /* int: index into choices "a|b|c" */
+	LSIM_K_TIME,   /* lsim_time ns: "250ms", "2s"; plain number = seconds */
+	LSIM_K_BYTES,  /* double bytes: "80GB", "24GiB"; plain = bytes */
+	LSIM_K_BW,     /* double B/s: "64GB/s", "100Gb/s"; plain = B/s */
+	LSIM_K_POWER,  /* double W: "700W", "1.2kW"; plain = W */
+	LSIM_K_PRICE,  /* double USD/hour: "$2.5/h"; plain = USD/hour */
+};
+
+/*
+ * Parses text as a value of type t (INT, DOUBLE, TIME, BYTES, BW, POWER,
+ * PRICE) into *out (as double; TIME in ns). Returns 0, or LSIM_EINVAL with
+ * a short reason in *why.
+ */
+int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
+		     const char **why);
+
+/* Formats a value of type t with a readable unit, e.g. "3.35e+12B/s". */
+void lsim_units_format(enum lsim_ktype t, double v, char *buf, size_t size);
+
+/* ---- key tables ---- */
+
+struct lsim_keydef {
+	const char *name;
+	enum lsim_ktype type;
+	size_t offset;	     /* offsetof the field in the bound struct */
+	const char *def;     /* default as text; NULL = required */
+	double min, max;     /* bounds (after unit conversion); min > max = none */
+	const char *choices; /* ENUM: "a|b|c" */
+	const char *help;
+};
+
+#define LSIM_NOBOUNDS 1, 0
+
+/*
+ * Fills obj from the MAP node (NULL = all defaults) by keys[]: converts
+ * units, applies defaults, checks bounds and choices. Keys in the map that
+ * are not in keys[] and not in also_allowed (NULL-terminated list of
+ * sub-section names the caller handles) are errors with a did-you-mean.
+ * path is the dotted prefix used in messages ("cluster.nodes[0]").
+ */
+int lsim_cfg_bind(const struct lsim_doc *doc, const struct lsim_node *map,
+		  const char *path, const struct lsim_keydef *keys,
+		  size_t nkeys, const char *const *also_allowed, void *obj,
+		  struct lsim_diag *d);
+
+/* Error helper: names doc file and node position. */
+int lsim_cfg_error(struct lsim_diag *d, const struct lsim_doc *doc,
+		   const struct lsim_node *n, const char *key, int err,
+		   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* ---- growable text buffer (effective config, JSON) ---- */
+
+struct lsim_buf {
+	char *data;
+	size_t len, cap;
+	bool failed; /* an allocation failed; data holds what fit */
+};
+
+void lsim_buf_printf(struct lsim_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void lsim_buf_release(struct lsim_buf *b);
+
+/*
+ * Appends obj's values as YAML "key: value" lines at the given indent,
+ * in table order, with units. The effective-config dump.
+ */
+void lsim_cfg_dump(struct lsim_buf *b, int indent,
+		   const struct lsim_keydef *keys, size_t nkeys,
+		   const void *obj);
+
+/* Appends the keys' reference (name, type, default, bounds, help) as
+ * Markdown table rows. */
+void lsim_cfg_doc(struct lsim_buf *b, const struct lsim_keydef *keys,
+		  size_t nkeys);
+
+/* Closest name in list (edit distance <= 3), or NULL. */
+const char *lsim_did_you_mean(const char *word, const char *const *list,
+			      size_t n);
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * kvcache.h - a paged KV-cache block pool with optional prefix caching,
+ * after vLLM's block manager: blocks have a reference count; blocks with
+ * no reference sit in a free queue in LRU order and, if they carry a hash,
+ * can still be found by prefix lookup until they are reused (evicted).
+ */
+#ifndef LLMSIM_KVCACHE_H
+#define LLMSIM_KVCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lsim_kvcache;
+
+/* Returns NULL if out of memory. n_blocks >= 1. */
+struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching);
+void lsim_kv_destroy(struct lsim_kvcache *kv);
+
+int32_t lsim_kv_total(const struct lsim_kvcache *kv);
+/* Blocks with no reference (including cached, evictable ones). */
+int32_t lsim_kv_free(const struct lsim_kvcache *kv);
+
+/*
+ * Looks up the longest run of leading hashes present in the cache (at
+ * most n). *n_evictable receives how many of those blocks currently have
+ * no reference (taking them reduces the free count).
+ */
+int32_t lsim_kv_match(const struct lsim_kvcache *kv, const uint64_t *hashes,
+		      int32_t n, int32_t *n_evictable);
+
+/* Takes a reference on the cached blocks of the first n hashes (which
+ * lsim_kv_match found) and writes their ids to out. */
+void lsim_kv_acquire(struct lsim_kvcache *kv, const uint64_t *hashes,
+		     int32_t n, int32_t *out);
+
+/* A fresh block (evicting the least recently freed), or -1 if none. */
+int32_t lsim_kv_alloc(struct lsim_kvcache *kv);
+
+/* Records that block is full and holds content hash (0 = none). */
+void lsim_kv_set_hash(struct lsim_kvcache *kv, int32_t block, uint64_t hash);
+
+/* Drops one reference on each block; blocks reaching zero join the free
+ * queue, the last of the list first (so tails are evicted first). */
+void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
+		     int32_t n);
+
+/* Number of blocks cached (with a hash) - for tests. */
+int32_t lsim_kv_cached(const struct lsim_kvcache *kv);
+
+#endif

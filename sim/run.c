@@ -1,0 +1,300 @@
+/*
+ * run.c - the context of one run: request arrivals streamed from the
+ * workload (one pending arrival event at a time), routing to instances,
+ * periodic time-series samples, the end-of-run accounting and the records
+ * handed to the report sinks.
+ */
+#include <gsl/gsl_rng.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "sim.h"
+
+int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
+{
+	memset(s, 0, sizeof *s);
+	s->seed = seed;
+	s->pue = 1.0;
+	s->sample_period = LSIM_S;
+	s->eng = lsim_engine_create();
+	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
+	s->routing_rng = lsim_rng_create(seed, 0, LSIM_STREAM_ROUTING);
+	if (!s->eng || !s->service_rng || !s->routing_rng) {
+		lsim_sim_release(s);
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	}
+	return 0;
+}
+
+void lsim_sim_release(struct lsim_sim *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_inst; i++)
+		lsim_instance_release(&s->inst[i]);
+	free(s->inst);
+	for (size_t i = 0; i < s->n_reqs; i++)
+		free(s->reqs[i].blocks);
+	free(s->reqs);
+	free(s->ts);
+	lsim_workload_destroy(s->workload);
+	lsim_engine_destroy(s->eng);
+	gsl_rng_free(s->service_rng);
+	gsl_rng_free(s->routing_rng);
+	memset(s, 0, sizeof *s);
+}
+
+struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s)
+{
+	struct lsim_instance *p =
+		realloc(s->inst, (s->n_inst + 1) * sizeof *p);
+	if (!p)
+		return NULL;
+	s->inst = p;
+	/* Instances hold no pointers to themselves except through events,
+	 * which are only scheduled once the run starts. */
+	memset(&s->inst[s->n_inst], 0, sizeof *p);
+	return &s->inst[s->n_inst++];
+}
+
+void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
+{
+	(void)req;
+	s->n_done++;
+}
+
+/* ---- routing ---- */
+
+static struct lsim_instance *route(struct lsim_sim *s)
+{
+	switch (s->router) {
+	case LSIM_ROUTE_LEAST_OUTSTANDING: {
+		struct lsim_instance *best = &s->inst[0];
+		for (size_t i = 1; i < s->n_inst; i++)
+			if (s->inst[i].outstanding < best->outstanding)
+				best = &s->inst[i];
+		return best;
+	}
+	case LSIM_ROUTE_RANDOM:
+		return &s->inst[gsl_rng_uniform_int(s->routing_rng,
+						     (unsigned long)s->n_inst)];
+	default: {
+		struct lsim_instance *in = &s->inst[s->rr_next];
+		s->rr_next = (s->rr_next + 1) % s->n_inst;
+		return in;
+	}
+	}
+}
+
+/* ---- arrivals ---- */
+
+static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* Reads the next request and schedules its arrival. */
+static void pull_next(struct lsim_sim *s)
+{
+	struct lsim_req_spec spec;
+	int rc = lsim_workload_next(s->workload, &spec, &s->diag);
+	if (rc <= 0) {
+		if (rc < 0) {
+			s->error = rc;
+			lsim_stop(s->eng);
+		}
+		s->workload_done = true;
+		return;
+	}
+	if (s->n_reqs == s->cap_reqs) {
+		size_t c = s->cap_reqs ? s->cap_reqs * 2 : 1024;
+		struct lsim_req *p = realloc(s->reqs, c * sizeof *p);
+		if (!p) {
+			s->error = LSIM_ENOMEM;
+			lsim_stop(s->eng);
+			return;
+		}
+		s->reqs = p;
+		s->cap_reqs = c;
+	}
+	struct lsim_req *r = &s->reqs[s->n_reqs];
+	memset(r, 0, sizeof *r);
+	r->id = spec.id;
+	r->arrival = spec.arrival;
+	r->prompt = spec.prompt_tokens;
+	r->output = spec.output_tokens;
+	r->first_sched = r->first_token = r->finish = -1;
+	r->instance = -1;
+	r->status = LSIM_REQ_UNFINISHED;
+	if (!lsim_schedule(s->eng, spec.arrival, arrival, s, s->n_reqs)) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(s->eng);
+		return;
+	}
+	s->n_reqs++;
+}
+
+static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_sim *s = subject;
+	pull_next(s);
+	lsim_instance_submit(route(s), (int32_t)arg);
+	if (s->error)
+		lsim_stop(s->eng);
+}
+
+/* ---- time series ---- */
+
+static void sample(struct lsim_engine *eng, void *ctx)
+{
+	struct lsim_sim *s = ctx;
+	lsim_time now = lsim_now(eng);
+	if (s->progress)
+		s->progress(s->progress_ctx, s, now);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = &s->inst[i];
+		lsim_time busy = in->busy_ns;
+		if (!in->service_mode && in->busy)
+			busy += now - in->step_start;
+		lsim_time period = now - in->last_sample;
+		double util = period > 0 ? (double)(busy - in->busy_ns_sampled) /
+						   (double)period
+					 : 0.0;
+		if (in->service_mode)
+			util /= (double)in->cfg.max_num_seqs;
+		if (util > 1.0)
+			util = 1.0; /* service time credited at start */
+		in->busy_ns_sampled = busy;
+		in->last_sample = now;
+		if (s->n_ts == s->cap_ts) {
+			size_t c = s->cap_ts ? s->cap_ts * 2 : 256;
+			struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
+			if (!p) {
+				s->error = LSIM_ENOMEM;
+				lsim_stop(eng);
+				return;
+			}
+			s->ts = p;
+			s->cap_ts = c;
+		}
+		struct lsim_ts_sample *t = &s->ts[s->n_ts++];
+		t->t = lsim_time_to_s(now);
+		t->instance = in->id;
+		t->gpu_util = util;
+		int32_t total = lsim_instance_kv_blocks(in);
+		t->kv_util = total > 0 ? 1.0 - (double)lsim_kv_free(in->kv) /
+						       (double)total
+				       : 0.0;
+		t->queue_len = (int32_t)in->wait_len;
+		t->running = in->service_mode ? in->busy_servers
+					      : (int32_t)in->run_len;
+		t->power_w = in->gpu ? in->gpu->idle_w +
+					       (in->gpu->tdp_w - in->gpu->idle_w) * util
+				     : 0.0;
+	}
+}
+
+int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
+		 lsim_time limit, struct lsim_diag *d)
+{
+	if (s->n_inst == 0)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances",
+				     "no serving instance configured");
+	s->workload = w;
+	if (s->sample_period > 0)
+		lsim_set_periodic(s->eng, s->sample_period, sample, s);
+	pull_next(s);
+	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
+	/* Requests that never arrived within the limit are not counted. */
+	if (limit > 0)
+		while (s->n_reqs > 0 && s->reqs[s->n_reqs - 1].arrival > limit)
+			s->n_reqs--;
+	lsim_time end = lsim_now(s->eng);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = &s->inst[i];
+		if (in->busy && !in->service_mode)
+			in->busy_ns += end - in->step_start;
+		in->stop = end;
+	}
+	if (s->error) {
+		*d = s->diag;
+		if (!d->msg[0])
+			lsim_diag_set(d, s->error, "", 0, 0, "", "%s",
+				      lsim_strerror(s->error));
+		return s->error;
+	}
+	return 0;
+}
+
+/* ---- results ---- */
+
+static double ns_to_s_or_neg(lsim_time t)
+{
+	return t < 0 ? -1.0 : lsim_time_to_s(t);
+}
+
+int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
+		     struct lsim_req_record **reqs_out,
+		     struct lsim_inst_record **insts_out)
+{
+	struct lsim_req_record *rr = calloc(s->n_reqs ? s->n_reqs : 1, sizeof *rr);
+	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
+	if (!rr || !ir) {
+		free(rr);
+		free(ir);
+		return LSIM_ENOMEM;
+	}
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		const struct lsim_req *q = &s->reqs[i];
+		struct lsim_req_record *o = &rr[i];
+		o->id = q->id;
+		o->arrival = lsim_time_to_s(q->arrival);
+		o->first_scheduled = ns_to_s_or_neg(q->first_sched);
+		o->first_token = ns_to_s_or_neg(q->first_token);
+		o->finish = ns_to_s_or_neg(q->finish);
+		o->prompt_tokens = q->prompt;
+		o->output_tokens = q->output;
+		o->instance = q->instance;
+		o->preemptions = q->preemptions;
+		o->status = q->status;
+	}
+	for (size_t i = 0; i < s->n_inst; i++) {
+		const struct lsim_instance *in = &s->inst[i];
+		struct lsim_inst_record *o = &ir[i];
+		o->id = in->id;
+		snprintf(o->gpu, sizeof o->gpu, "%.31s", in->gpu ? in->gpu->name : "");
+		snprintf(o->model, sizeof o->model, "%.63s",
+			 in->model ? in->model->name : "service");
+		o->tp = in->tp;
+		o->start = lsim_time_to_s(in->start);
+		o->ready = lsim_time_to_s(in->ready);
+		o->stop = lsim_time_to_s(in->stop);
+		double busy = lsim_time_to_s(in->busy_ns);
+		if (in->service_mode)
+			busy /= (double)in->cfg.max_num_seqs;
+		o->busy_s = busy;
+		o->iterations = in->iterations;
+		o->tokens = in->tokens;
+		o->preemptions = in->preemptions;
+		o->kv_blocks = lsim_instance_kv_blocks(in);
+		double life = o->stop - o->start;
+		if (in->gpu) {
+			double gpu_j = in->gpu->idle_w * life +
+				       (in->gpu->tdp_w - in->gpu->idle_w) * busy;
+			o->energy_j = gpu_j * in->tp * s->pue;
+			o->cost_usd = in->gpu->price_per_hour * in->tp * life / 3600.0;
+		}
+	}
+	memset(r, 0, sizeof *r);
+	r->reqs = rr;
+	r->n_reqs = s->n_reqs;
+	r->insts = ir;
+	r->n_insts = s->n_inst;
+	r->ts = s->ts;
+	r->n_ts = s->n_ts;
+	*reqs_out = rr;
+	*insts_out = ir;
+	int rc = lsim_summary_compute(r);
+	r->summary.sim_events = (double)lsim_events_processed(s->eng);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/*
+ * scenario.h - a run assembled from a scenario YAML file: validated
+ * configuration (every key declared once in a table), hardware profiles
+ * and models loaded, instances placed on the cluster, the workload opened,
+ * and the results of running it.
+ */
+#ifndef LLMSIM_SCENARIO_H
+#define LLMSIM_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "report.h"
+
+struct lsim_scenario;
+
+/* Loads and validates path with "key.path=value" overrides applied. */
+int lsim_scenario_load(const char *path, const char *const *overrides,
+		       size_t n_overrides, struct lsim_scenario **out,
+		       struct lsim_diag *d);
+void lsim_scenario_destroy(struct lsim_scenario *sc);
+
+/* The effective configuration as YAML (all keys, defaults filled in). */
+const char *lsim_scenario_effective(const struct lsim_scenario *sc);
+uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
+/* Stable id of (effective config, seed): 16 hex digits. */
+const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
+
+typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
+				 size_t arrived);
+
+/*
+ * Runs the scenario once. *res points into memory owned by sc, valid until
+ * lsim_scenario_destroy. progress may be NULL.
+ */
+int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
+		      void *progress_ctx, const struct lsim_results **res,
+		      struct lsim_diag *d);
+
+/* Appends the Markdown reference of every scenario key to b. */
+void lsim_scenario_reference(struct lsim_buf *b);
+
+#endif

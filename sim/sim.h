@@ -1,0 +1,164 @@
+/*
+ * sim.h - the context of one run (struct lsim_sim) and the serving
+ * instance model that lives in it. Private to the core: policies and
+ * readers see only the public headers.
+ */
+#ifndef LLMSIM_SIM_H
+#define LLMSIM_SIM_H
+
+#include <gsl/gsl_rng.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw.h"
+#include "kvcache.h"
+#include "llmsim/engine.h"
+#include "perf.h"
+#include "report.h"
+#include "workload.h"
+
+/* Engine settings of one instance (vLLM names). */
+struct lsim_engine_cfg {
+	int64_t max_num_seqs;
+	int64_t max_num_batched_tokens;
+	int64_t block_size;
+	int64_t num_gpu_blocks; /* 0: derive from memory */
+	double gpu_memory_utilization;
+	int64_t max_model_len; /* 0: the model's max_context */
+	bool enable_prefix_caching;
+	bool enable_chunked_prefill;
+};
+
+/* Service-time mode (queueing validation): each request holds one of
+ * max_num_seqs servers for a drawn time; no batching, no KV. */
+enum lsim_service_dist { LSIM_SVC_EXPONENTIAL, LSIM_SVC_DETERMINISTIC };
+
+struct lsim_service_cfg {
+	int dist; /* enum lsim_service_dist */
+	lsim_time mean;
+};
+
+/* Internal state of one request. Indices, never pointers: the array grows. */
+struct lsim_req {
+	uint64_t id;
+	lsim_time arrival, first_sched, first_token, finish;
+	int32_t prompt, output;
+	int32_t generated; /* output tokens produced so far */
+	int32_t computed;  /* tokens whose KV is in the cache */
+	int32_t hashed;	   /* leading blocks registered in the prefix cache */
+	int32_t nblocks, cap_blocks;
+	int32_t *blocks;
+	int32_t instance;
+	int32_t preemptions;
+	int32_t status;
+	int32_t sched_tokens; /* tokens scheduled in the current step */
+};
+
+struct lsim_sim;
+
+struct lsim_instance {
+	int32_t id;
+	struct lsim_sim *sim;
+	struct lsim_engine_cfg cfg;
+	bool service_mode;
+	struct lsim_service_cfg service;
+	const struct lsim_gpu_profile *gpu;
+	const struct lsim_model_arch *model;
+	int32_t tp;
+	struct lsim_perf *perf; /* owned */
+	struct lsim_kvcache *kv;
+	int64_t max_model_len;
+
+	/* waiting: ring buffer of request indices (front = next) */
+	int32_t *wait;
+	size_t wait_cap, wait_head, wait_len;
+	/* running: request indices in admission order */
+	int32_t *run;
+	size_t run_len, run_cap;
+	/* the batch of the step in flight */
+	int32_t *sched;
+	size_t n_sched;
+	int32_t *pf_chunk, *pf_ctx, *dec_ctx;
+	uint64_t *hash_buf;
+	size_t hash_cap;
+
+	bool busy;
+	bool kick_pending; /* a step start is scheduled at the current time */
+	lsim_time step_start;
+	int32_t busy_servers; /* service mode */
+
+	/* lifecycle and statistics */
+	lsim_time start, ready, stop;
+	lsim_time busy_ns;	   /* accumulated step time (service: server-time / servers) */
+	lsim_time busy_ns_sampled; /* busy_ns at the last time-series sample */
+	lsim_time last_sample;
+	int64_t iterations, tokens, preemptions;
+	int64_t outstanding; /* routed and not finished */
+};
+
+struct lsim_sim {
+	struct lsim_engine *eng;
+	uint64_t seed;
+	gsl_rng *service_rng;
+	gsl_rng *routing_rng;
+	struct lsim_req *reqs;
+	size_t n_reqs, cap_reqs;
+	size_t n_done; /* finished, rejected or failed */
+	struct lsim_instance *inst;
+	size_t n_inst;
+	int router; /* enum lsim_router */
+	size_t rr_next;
+	struct lsim_workload *workload;
+	bool workload_done;
+	int error; /* first error from a handler (e.g. bad trace line) */
+	struct lsim_diag diag;
+	/* time series */
+	lsim_time sample_period;
+	struct lsim_ts_sample *ts;
+	size_t n_ts, cap_ts;
+	double pue;
+	/* Called at every sample (the CLI draws a progress bar). */
+	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
+	void *progress_ctx;
+};
+
+enum lsim_router { LSIM_ROUTE_ROUND_ROBIN, LSIM_ROUTE_LEAST_OUTSTANDING,
+		   LSIM_ROUTE_RANDOM };
+
+/* Instance lifecycle. perf ownership passes to the instance. */
+int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
+		       int32_t id, const struct lsim_engine_cfg *cfg,
+		       const struct lsim_gpu_profile *gpu,
+		       const struct lsim_model_arch *model, int32_t tp,
+		       struct lsim_perf *perf, struct lsim_diag *d);
+int lsim_instance_init_service(struct lsim_instance *in, struct lsim_sim *sim,
+			       int32_t id, int64_t servers,
+			       const struct lsim_service_cfg *svc,
+			       const struct lsim_gpu_profile *gpu);
+void lsim_instance_release(struct lsim_instance *in);
+
+/* Hands a request to the instance (queued; a step starts if idle). */
+void lsim_instance_submit(struct lsim_instance *in, int32_t req);
+/* Blocks the KV cache has (0 in service mode). */
+int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
+
+/* ---- the run ---- */
+
+int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d);
+void lsim_sim_release(struct lsim_sim *s);
+/* Adds an instance slot; returns its pointer (valid until the next add). */
+struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s);
+/* Runs the workload (ownership passes) to completion or until limit. */
+int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
+		 lsim_time limit, struct lsim_diag *d);
+/* Called by instances when a request ends. */
+void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
+/*
+ * Fills r with arrays owned by s (reqs, insts, ts) and computes the
+ * summary. Records are freed by lsim_sim_release.
+ */
+int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
+		     struct lsim_req_record **reqs_out,
+		     struct lsim_inst_record **insts_out);
+
+#endif

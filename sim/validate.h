@@ -1,0 +1,40 @@
+/*
+ * validate.h - replay of a measured vLLM run through one simulated
+ * instance, and the comparison of TTFT, TPOT and end-to-end latency
+ * (mean and percentiles) between measurement and simulation.
+ */
+#ifndef LLMSIM_VALIDATE_H
+#define LLMSIM_VALIDATE_H
+
+#include "config.h"
+#include "llmsim/llmsim.h"
+
+struct lsim_validate_opts {
+	const char *run_dir;	/* holds requests.jsonl and meta.json */
+	const char *perf_dir;	/* per-layer profile: .../<GPU>/<model>/bf16 */
+	const char *model;	/* catalogue name; "" = from meta.json */
+	double cpu_overhead_s;	/* per-iteration CPU time added to the table */
+};
+
+#define LSIM_VALIDATE_METRICS(X) X(ttft) X(tpot) X(e2e)
+#define LSIM_VALIDATE_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
+
+struct lsim_validate_row {
+	double real_ms, sim_ms, err_pct;
+};
+
+struct lsim_validate_result {
+	struct lsim_validate_row rows[3][5]; /* metric x stat */
+	size_t n_requests;
+	size_t n_preempted; /* simulated requests preempted at least once */
+	double wall_s;
+};
+
+int lsim_validate_run(const struct lsim_validate_opts *o,
+		      struct lsim_validate_result *out, struct lsim_diag *d);
+
+/* Human table or the JSON object {"metrics": {...}} into b. */
+void lsim_validate_format(const struct lsim_validate_result *r, bool json,
+			  struct lsim_buf *b);
+
+#endif

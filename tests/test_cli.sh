@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# test_cli.sh - the command line end to end: help and version, `check`,
+# bad input (exit 2, message naming file, line and key, no report left
+# behind), `run` outputs, --set and --seed, determinism (byte-identical
+# CSV and HDF5 for the same seed), and the golden summary of small.yaml.
+set -u
+exe=${LSIM_EXE:?}
+src=${LSIM_SOURCE_ROOT:?}
+scen=$src/tests/data/scenarios
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
+
+# expect_fail NAME FILE FRAGMENT...: exit code 2 and every fragment in stderr
+expect_fail() {
+	local name=$1 file=$2; shift 2
+	local out rc
+	out=$("$exe" run "$file" -o "$tmp/fail_$name" 2>&1 >/dev/null); rc=$?
+	[ "$rc" -eq 2 ] || { bad "$name: exit $rc, want 2 ($out)"; return; }
+	for frag in "$@"; do
+		case "$out" in *"$frag"*) ;; *) bad "$name: '$frag' not in: $out"; return;; esac
+	done
+	[ ! -e "$tmp/fail_$name/report.h5" ] || { bad "$name: report.h5 written"; return; }
+	ok "$name"
+}
+
+"$exe" --version | grep -q '^llmsim [0-9]' && ok version || bad version
+"$exe" --help | grep -q 'validate RUN_DIR' && ok help || bad help
+"$exe" run --help | grep -q -- '--set key=value' && ok "run --help" || bad "run --help"
+"$exe" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok "unknown command" || bad "unknown command"
+
+out=$("$exe" check "$src/examples/quickstart.yaml") && echo "$out" | grep -q '    replicas: 4' \
+	&& ok "check quickstart" || bad "check quickstart: $out"
+out=$("$exe" check "$scen/small.yaml" --set instances.0.replicas=1 2>&1)
+echo "$out" | grep -q '    replicas: 1' && ok "check --set" || bad "check --set: $out"
+
+expect_fail unknown-key "$scen/bad_key.yaml" "bad_key.yaml:4:" "instances[0].replicsa" "did you mean 'replicas'"
+expect_fail bad-unit "$scen/bad_unit.yaml" "bad_unit.yaml:4:" "instances[0].cpu_overhead" "time unit"
+expect_fail bad-gpu "$scen/bad_gpu.yaml" "bad_gpu.yaml:3:" "instances[0].gpu" "H100-SXMX"
+expect_fail bad-model "$scen/bad_model.yaml" "bad_model.yaml:4:" "instances[0].model" "Llama-3.1-8B"
+expect_fail bad-placement "$scen/bad_placement.yaml" "bad_placement.yaml:" "instances[0].replicas" "replica 3"
+expect_fail bad-syntax "$scen/bad_syntax.yaml" "bad_syntax.yaml:"
+expect_fail bad-range "$scen/bad_range.yaml" "bad_range.yaml:4:" "gpu_memory_utilization"
+expect_fail bad-trace "$scen/bad_trace.yaml" "bad_tokens.csv:4" "prompt"
+"$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.rate=fast >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'workload.rate' "$tmp/err" && ok "bad --set value" || bad "bad --set value: $(cat "$tmp/err")"
+
+# run: outputs exist, are complete, and are deterministic
+"$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
+"$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
+for f in report.h5 results.sqlite requests.csv instances.csv timeseries.csv summary.csv; do
+	[ -s "$tmp/a/$f" ] || bad "missing $f"
+done
+ls "$tmp/a" | grep -q '\.tmp$' && bad "temporary file left"
+same=1
+for f in report.h5 requests.csv instances.csv timeseries.csv summary.csv; do
+	cmp -s "$tmp/a/$f" "$tmp/b/$f" || { same=0; bad "determinism: $f differs"; }
+done
+[ $same -eq 1 ] && ok "byte-identical outputs for the same seed"
+"$exe" run "$scen/small.yaml" -o "$tmp/c" --csv --quiet --seed 12 >/dev/null 2>&1
+cmp -s "$tmp/a/requests.csv" "$tmp/c/requests.csv" && bad "--seed does not change the workload" || ok "--seed varies the workload"
+
+# conservation: every arrived request ends exactly once
+n=$(($(wc -l < "$tmp/a/requests.csv") - 1))
+[ "$n" -eq 300 ] && ok "300 requests recorded" || bad "requests.csv has $n rows"
+
+# golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
+if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then
+	ok "golden summary"
+else
+	bad "golden summary differs:"; diff "$src/tests/golden/small_summary.csv" "$tmp/a/summary.csv" | head -20
+fi
+
+echo "cli: $fails failure(s)"
+[ "$fails" -eq 0 ]
