@@ -47,6 +47,21 @@ expect_fail bad-trace "$scen/bad_trace.yaml" "bad_tokens.csv:4" "prompt"
 "$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.rate=fast >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'workload.rate' "$tmp/err" && ok "bad --set value" || bad "bad --set value: $(cat "$tmp/err")"
 
+# docs/config.md is the output of `llmsim keys` below its "## Keys" heading
+if diff <("$exe" keys) <(sed -n '/^## Keys$/,$p' "$src/docs/config.md" | tail -n +2) >/dev/null; then
+	ok "docs/config.md matches llmsim keys"
+else
+	bad "docs/config.md is stale: regenerate its key tables with llmsim keys"
+fi
+
+# validate --json: one object with every metric
+out=$("$exe" validate "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B" \
+	--profile "$src/calibrate/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16" --json 2>&1)
+n=$(echo "$out" | grep -o '"\(ttft\|tpot\|e2e\)_\(mean\|p50\|p90\|p95\|p99\)": {"real"' | wc -l)
+[ "$n" -eq 15 ] && ok "validate --json" || bad "validate --json: $out"
+"$exe" validate /nonexistent --profile /nonexistent >/dev/null 2>&1; rc=$?
+[ $rc -ne 0 ] && ok "validate on a missing run fails" || bad "validate on a missing run succeeded"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
