@@ -30,206 +30,58 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
+#include "config.h"
+#include "csv.h"
 #include "perf.h"
 
 #define PATH_LEN 1024
 
 /* ------------------------------------------------------------------ */
-/* A small CSV reader: one header row, comma separated, no embedded    */
-/* commas or newlines inside fields (the profiler never writes them).  */
+/* CSV rows (read with the shared reader of csv.c)                     */
 /* ------------------------------------------------------------------ */
 
-#define CSV_MAX_FIELDS 32
-
-struct csv {
-	char path[PATH_LEN];
-	char *buf;  /* whole file, split in place */
-	char *pos;  /* start of the next unread line */
-	char *end;
-	int line;   /* 1-based number of the line last returned */
-	int n_head;
-	char *head[CSV_MAX_FIELDS];
-	int nf;
-	char *field[CSV_MAX_FIELDS];
-};
-
-static void csv_close(struct csv *c)
-{
-	free(c->buf);
-	c->buf = NULL;
-}
-
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	if (n >= 2 && s[0] == '"' && s[n - 1] == '"') {
-		s[n - 1] = '\0';
-		s++;
-	}
-	return s;
-}
-
 /*
- * Splits the next non-blank line into c->field. Returns 1 for a line, 0 at
- * the end of the file, or a negative code.
+ * Next data row, with spaces around every field removed: 1, 0 at the end
+ * of the file, or negative on a malformed row (the row must have as many
+ * fields as the header).
  */
-static int csv_line(struct csv *c, struct lsim_diag *d)
+static int csv_row(struct lsim_csv *c, struct lsim_diag *d)
 {
-	while (c->pos < c->end) {
-		char *s = c->pos;
-		char *nl = memchr(s, '\n', (size_t)(c->end - s));
-		if (nl) {
-			*nl = '\0';
-			c->pos = nl + 1;
-		} else {
-			c->pos = c->end;
-		}
-		c->line++;
-		char *t = s;
-		while (*t == ' ' || *t == '\t' || *t == '\r')
-			t++;
-		if (*t == '\0')
-			continue; /* blank line */
-		c->nf = 0;
-		for (char *f = s;;) {
-			char *comma = strchr(f, ',');
-			if (comma)
-				*comma = '\0';
-			if (c->nf == CSV_MAX_FIELDS)
-				return lsim_diag_set(d, LSIM_EFORMAT, c->path, c->line, 0, "",
-						     "more than %d fields", CSV_MAX_FIELDS);
-			c->field[c->nf++] = trim(f);
-			if (!comma)
-				break;
-			f = comma + 1;
-		}
-		return 1;
-	}
-	return 0;
-}
-
-/* Opens path and reads its header. Missing file: LSIM_ENOENT. */
-static int csv_open(struct csv *c, const char *path, struct lsim_diag *d)
-{
-	memset(c, 0, sizeof *c);
-	snprintf(c->path, sizeof c->path, "%s", path);
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		int e = errno;
-		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0, "",
-				     "cannot open: %s", strerror(e));
-	}
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		fclose(f);
-		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	bool bad = ferror(f) != 0;
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return lsim_diag_set(d, LSIM_EIO, path, 0, 0, "", "read error");
-	}
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		free(buf);
-		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "", "binary data (NUL byte)");
-	}
-	c->buf = buf;
-	c->pos = buf;
-	c->end = buf + len;
-	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
-		c->pos += 3; /* UTF-8 byte-order mark */
-	int rc = csv_line(c, d);
-	if (rc <= 0) {
-		csv_close(c);
-		return rc < 0 ? rc
-			      : lsim_diag_set(d, LSIM_EFORMAT, path, 1, 0, "",
-					      "empty file (no header row)");
-	}
-	c->n_head = c->nf;
-	memcpy(c->head, c->field, sizeof c->head);
-	return 0;
-}
-
-static int csv_col(const struct csv *c, const char *name)
-{
-	for (int i = 0; i < c->n_head; i++)
-		if (strcmp(c->head[i], name) == 0)
-			return i;
-	return -1;
-}
-
-/* Finds each of the n named columns; a missing one is an error naming it. */
-static int csv_require(const struct csv *c, const char *const *names, int n,
-		       int *idx, struct lsim_diag *d)
-{
-	for (int i = 0; i < n; i++) {
-		idx[i] = csv_col(c, names[i]);
-		if (idx[i] < 0)
-			return lsim_diag_set(d, LSIM_EFORMAT, c->path, 1, 0, names[i],
-					     "missing column '%s' in the header row",
-					     names[i]);
-	}
-	return 0;
-}
-
-/* Next data row: 1, 0 at end of file, or negative on a malformed row. */
-static int csv_row(struct csv *c, struct lsim_diag *d)
-{
-	int rc = csv_line(c, d);
+	int rc = lsim_csv_next(c, d);
 	if (rc <= 0)
 		return rc;
-	if (c->nf != c->n_head)
-		return lsim_diag_set(d, LSIM_EFORMAT, c->path, c->line, 0, "",
-				     "%d fields where the header has %d", c->nf,
-				     c->n_head);
+	int nf = lsim_csv_fields(c), nh = lsim_csv_columns(c);
+	if (nf != nh)
+		return lsim_diag_set(d, LSIM_EFORMAT, lsim_csv_path(c), lsim_csv_line(c), 0, "",
+				     "%d fields where the header has %d", nf, nh);
+	for (int i = 0; i < nf; i++)
+		lsim_csv_field_trim(c, i);
 	return 1;
 }
 
-/* Parses field col of the current row as a finite number >= lo. */
-static int csv_num(const struct csv *c, int col, double lo, bool integer,
+/*
+ * Parses field col of the current row as a finite number >= lo. Errors name
+ * the row's line, the 1-based field number and the column.
+ */
+static int csv_num(const struct lsim_csv *c, int col, double lo, bool integer,
 		   double *out, struct lsim_diag *d)
 {
-	const char *s = c->field[col];
+	const char *s = lsim_csv_field(c, col), *name = lsim_csv_name(c, col);
+	const char *path = lsim_csv_path(c);
+	int line = lsim_csv_line(c);
 	char *endp = NULL;
 	errno = 0;
 	double v = strtod(s, &endp);
 	if (s[0] == '\0' || endp == s || *endp != '\0' || errno == ERANGE || !isfinite(v))
-		return lsim_diag_set(d, LSIM_EFORMAT, c->path, c->line, col + 1,
-				     c->head[col], "column '%s': '%s' is not a number",
-				     c->head[col], s);
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col + 1, name,
+				     "column '%s': '%s' is not a number", name, s);
 	if (integer && (v != floor(v) || fabs(v) > 2147483647.0))
-		return lsim_diag_set(d, LSIM_EFORMAT, c->path, c->line, col + 1,
-				     c->head[col], "column '%s': '%s' is not an integer",
-				     c->head[col], s);
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col + 1, name,
+				     "column '%s': '%s' is not an integer", name, s);
 	if (v < lo)
-		return lsim_diag_set(d, LSIM_EFORMAT, c->path, c->line, col + 1,
-				     c->head[col], "column '%s': %s is below %g",
-				     c->head[col], s, lo);
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col + 1, name,
+				     "column '%s': %s is below %g", name, s, lo);
 	*out = v;
 	return 0;
 }
@@ -435,8 +287,8 @@ static int krow_cmp(const void *pa, const void *pb)
 static int read_layer_csv(const char *path, const char *key_col, struct op **out,
 			  int *n_out, struct lsim_diag *d)
 {
-	struct csv c;
-	int rc = csv_open(&c, path, d);
+	struct lsim_csv *c = NULL;
+	int rc = lsim_csv_open(path, &c, d);
 	if (rc)
 		return rc;
 	const char *names[3] = {"layer", key_col, "time_us"};
@@ -445,9 +297,9 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 	size_t n = 0, cap = 0;
 	struct op *ops = NULL;
 	int n_ops = 0;
-	rc = csv_require(&c, names, 3, col, d);
+	rc = lsim_csv_require(c, names, 3, col, d);
 	while (rc == 0) {
-		int r = csv_row(&c, d);
+		int r = csv_row(c, d);
 		if (r <= 0) {
 			rc = r;
 			break;
@@ -462,24 +314,24 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 			rows = nr;
 		}
 		struct krow *k = &rows[n];
-		const char *lname = c.field[col[0]];
+		const char *lname = lsim_csv_field(c, col[0]);
 		if (lname[0] == '\0' || strlen(lname) >= sizeof k->name) {
-			rc = lsim_diag_set(d, LSIM_EFORMAT, path, c.line, col[0] + 1, "layer",
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), col[0] + 1, "layer",
 					   "column 'layer': empty or longer than %zu characters",
 					   sizeof k->name - 1);
 			break;
 		}
 		snprintf(k->name, sizeof k->name, "%s", lname);
 		double us;
-		if ((rc = csv_num(&c, col[1], 1.0, true, &k->key, d)) != 0 ||
-		    (rc = csv_num(&c, col[2], 0.0, false, &us, d)) != 0)
+		if ((rc = csv_num(c, col[1], 1.0, true, &k->key, d)) != 0 ||
+		    (rc = csv_num(c, col[2], 0.0, false, &us, d)) != 0)
 			break;
 		k->ns = us_to_ns(us);
 		k->idx = (int)n;
 		n++;
 	}
 	if (rc == 0 && n == 0)
-		rc = lsim_diag_set(d, LSIM_EFORMAT, path, c.line, 0, "", "no data rows");
+		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, krow_cmp);
 		for (size_t i = 0; i < n; i++)
@@ -513,7 +365,7 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 		i = j;
 	}
 	free(rows);
-	csv_close(&c);
+	lsim_csv_close(c);
 	if (rc) {
 		ops_free(ops, n_ops);
 		return rc;
@@ -691,17 +543,17 @@ static int build_attn(struct attn *a, struct arow *rows, size_t n, const char *p
 
 static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 {
-	struct csv c;
-	int rc = csv_open(&c, path, d);
+	struct lsim_csv *c = NULL;
+	int rc = lsim_csv_open(path, &c, d);
 	if (rc)
 		return rc;
 	const char *names[5] = {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"};
 	int col[5];
 	struct arow *rows = NULL;
 	size_t n = 0, cap = 0;
-	rc = csv_require(&c, names, 5, col, d);
+	rc = lsim_csv_require(c, names, 5, col, d);
 	while (rc == 0) {
-		int r = csv_row(&c, d);
+		int r = csv_row(c, d);
 		if (r <= 0) {
 			rc = r;
 			break;
@@ -717,22 +569,22 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 		}
 		struct arow *w = &rows[n];
 		double us;
-		if ((rc = csv_num(&c, col[0], 0.0, true, &w->pc, d)) != 0 ||
-		    (rc = csv_num(&c, col[1], 0.0, true, &w->kp, d)) != 0 ||
-		    (rc = csv_num(&c, col[2], 0.0, true, &w->nd, d)) != 0 ||
-		    (rc = csv_num(&c, col[3], 0.0, true, &w->kd, d)) != 0 ||
-		    (rc = csv_num(&c, col[4], 0.0, false, &us, d)) != 0)
+		if ((rc = csv_num(c, col[0], 0.0, true, &w->pc, d)) != 0 ||
+		    (rc = csv_num(c, col[1], 0.0, true, &w->kp, d)) != 0 ||
+		    (rc = csv_num(c, col[2], 0.0, true, &w->nd, d)) != 0 ||
+		    (rc = csv_num(c, col[3], 0.0, true, &w->kd, d)) != 0 ||
+		    (rc = csv_num(c, col[4], 0.0, false, &us, d)) != 0)
 			break;
 		w->ns = us_to_ns(us);
 		w->idx = (int)n;
 		n++;
 	}
 	if (rc == 0 && n == 0)
-		rc = lsim_diag_set(d, LSIM_EFORMAT, path, c.line, 0, "", "no data rows");
+		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
 	if (rc == 0)
 		rc = build_attn(a, rows, n, path, d);
 	free(rows);
-	csv_close(&c);
+	lsim_csv_close(c);
 	return rc;
 }
 
@@ -781,8 +633,8 @@ static int64_t attn_lookup(const struct attn *a, double pc, double kp, double nd
 
 static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 {
-	struct csv c;
-	int rc = csv_open(&c, path, d);
+	struct lsim_csv *c = NULL;
+	int rc = lsim_csv_open(path, &c, d);
 	if (rc)
 		return rc;
 	const char *names[3] = {"tokens", "activated_experts", "time_us"};
@@ -790,9 +642,9 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 	/* reuse struct arow: pc = activated experts, kd = tokens */
 	struct arow *rows = NULL;
 	size_t n = 0, cap = 0;
-	rc = csv_require(&c, names, 3, col, d);
+	rc = lsim_csv_require(c, names, 3, col, d);
 	while (rc == 0) {
-		int r = csv_row(&c, d);
+		int r = csv_row(c, d);
 		if (r <= 0) {
 			rc = r;
 			break;
@@ -809,16 +661,16 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 		struct arow *w = &rows[n];
 		memset(w, 0, sizeof *w);
 		double us;
-		if ((rc = csv_num(&c, col[0], 1.0, true, &w->kd, d)) != 0 ||
-		    (rc = csv_num(&c, col[1], 1.0, true, &w->pc, d)) != 0 ||
-		    (rc = csv_num(&c, col[2], 0.0, false, &us, d)) != 0)
+		if ((rc = csv_num(c, col[0], 1.0, true, &w->kd, d)) != 0 ||
+		    (rc = csv_num(c, col[1], 1.0, true, &w->pc, d)) != 0 ||
+		    (rc = csv_num(c, col[2], 0.0, false, &us, d)) != 0)
 			break;
 		w->ns = us_to_ns(us);
 		w->idx = (int)n;
 		n++;
 	}
 	if (rc == 0 && n == 0)
-		rc = lsim_diag_set(d, LSIM_EFORMAT, path, c.line, 0, "", "no data rows");
+		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		m->ae = distinct(rows, n, offsetof(struct arow, pc), &m->n_ae);
@@ -855,7 +707,7 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 		m->n_experts = (int)m->ae[m->n_ae - 1];
 	}
 	free(rows);
-	csv_close(&c);
+	lsim_csv_close(c);
 	return rc;
 }
 
@@ -925,68 +777,52 @@ static void default_axes(struct axis_def ax[N_AX])
 	}
 }
 
-static yaml_node_t *ymap(yaml_document_t *doc, yaml_node_t *m, const char *key)
+static const char *yscalar(const struct lsim_node *n)
 {
-	if (!m || m->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
-			return yaml_document_get_node(doc, p->value);
-	}
-	return NULL;
+	return n && n->kind == LSIM_NODE_SCALAR ? n->value : NULL;
 }
 
-static const char *yscalar(yaml_node_t *n)
-{
-	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
-}
-
-static int ynum(const char *path, yaml_node_t *n, const char *key, double *out,
-		struct lsim_diag *d)
+/* A plain number from a YAML scalar; errors name file, position and key. */
+static int ynum(const struct lsim_doc *doc, const struct lsim_node *n, const char *key,
+		double *out, struct lsim_diag *d)
 {
 	const char *s = yscalar(n);
-	char *end = NULL;
-	double v = s ? strtod(s, &end) : 0.0;
-	if (!s || end == s || *end != '\0' || !isfinite(v))
-		return lsim_diag_set(d, LSIM_EFORMAT, path, n ? (int)n->start_mark.line + 1 : 0,
-				     n ? (int)n->start_mark.column + 1 : 0, key,
-				     "'%s' is not a number", s ? s : "(not a scalar)");
-	*out = v;
+	if (lsim_units_parse(LSIM_K_DOUBLE, s, out, NULL) != 0)
+		return lsim_cfg_error(d, doc, n, key, LSIM_EFORMAT, "'%s' is not a number",
+				      s ? s : "(not a scalar)");
 	return 0;
 }
 
 /* Reads one axis (bins and labels) from a bucket_axes mapping. */
-static int read_axis(const char *path, yaml_document_t *doc, yaml_node_t *axes,
+static int read_axis(const struct lsim_doc *doc, const struct lsim_node *axes,
 		     struct axis_def *ax, struct lsim_diag *d)
 {
-	yaml_node_t *b = ymap(doc, axes, ax->bins_key), *l = ymap(doc, axes, ax->labels_key);
+	const struct lsim_node *b = lsim_node_get(axes, ax->bins_key);
+	const struct lsim_node *l = lsim_node_get(axes, ax->labels_key);
 	if (!b || !l)
 		return 0; /* keep the default for an axis the file does not list */
-	if (b->type != YAML_SEQUENCE_NODE || l->type != YAML_SEQUENCE_NODE)
-		return lsim_diag_set(d, LSIM_EFORMAT, path, (int)b->start_mark.line + 1,
-				     (int)b->start_mark.column + 1, ax->bins_key,
-				     "'%s' and '%s' must be lists", ax->bins_key, ax->labels_key);
-	long nb = b->data.sequence.items.top - b->data.sequence.items.start;
-	long nl = l->data.sequence.items.top - l->data.sequence.items.start;
+	if (b->kind != LSIM_NODE_SEQ || l->kind != LSIM_NODE_SEQ) {
+		bool bad_b = b->kind != LSIM_NODE_SEQ;
+		return lsim_cfg_error(d, doc, bad_b ? b : l,
+				      bad_b ? ax->bins_key : ax->labels_key, LSIM_EFORMAT,
+				      "'%s' and '%s' must be lists", ax->bins_key, ax->labels_key);
+	}
+	size_t nb = b->n, nl = l->n;
 	if (nl < 1 || nl > AX_MAX || nb != nl + 1)
-		return lsim_diag_set(d, LSIM_EFORMAT, path, (int)l->start_mark.line + 1,
-				     (int)l->start_mark.column + 1, ax->labels_key,
-				     "%ld labels need %ld bin edges, found %ld (at most %d labels)",
-				     nl, nl + 1, nb, AX_MAX);
-	for (long i = 0; i < nb; i++) {
-		yaml_node_t *it = yaml_document_get_node(doc, b->data.sequence.items.start[i]);
-		int rc = ynum(path, it, ax->bins_key, &ax->bins[i], d);
+		return lsim_cfg_error(d, doc, l, ax->labels_key, LSIM_EFORMAT,
+				      "%zu labels need %zu bin edges, found %zu (at most %d labels)",
+				      nl, nl + 1, nb, AX_MAX);
+	for (size_t i = 0; i < nb; i++) {
+		int rc = ynum(doc, b->items[i], ax->bins_key, &ax->bins[i], d);
 		if (rc)
 			return rc;
 	}
-	for (long i = 0; i < nl; i++) {
-		yaml_node_t *it = yaml_document_get_node(doc, l->data.sequence.items.start[i]);
-		const char *s = yscalar(it);
+	for (size_t i = 0; i < nl; i++) {
+		const char *s = yscalar(l->items[i]);
 		if (!s || strlen(s) >= sizeof ax->labels[i])
-			return lsim_diag_set(d, LSIM_EFORMAT, path,
-					     it ? (int)it->start_mark.line + 1 : 0, 0,
-					     ax->labels_key, "bad label");
+			return lsim_cfg_error(d, doc, l->items[i], ax->labels_key, LSIM_EFORMAT,
+					      "a label must be a text of at most %zu characters",
+					      sizeof ax->labels[i] - 1);
 		snprintf(ax->labels[i], sizeof ax->labels[i], "%s", s);
 	}
 	ax->nl = (int)nl;
@@ -1010,25 +846,25 @@ struct srow {
 static int read_skew_csv(struct skew *sk, const struct axis_def ax[N_AX], const char *path,
 			 struct lsim_diag *d)
 {
-	struct csv c;
-	int rc = csv_open(&c, path, d);
+	struct lsim_csv *c = NULL;
+	int rc = lsim_csv_open(path, &c, d);
 	if (rc == LSIM_ENOENT)
 		return 0; /* as LLMServingSim: fall back to alpha_default */
 	if (rc)
 		return rc;
 	const char *names[6] = {"pc", "n_label", "skew_rate_label", "kv_big_label", "kp_label", "alpha"};
 	int col[6];
-	rc = csv_require(&c, names, 6, col, d);
-	int layer_col = csv_col(&c, "layer");
+	rc = lsim_csv_require(c, names, 6, col, d);
+	int layer_col = lsim_csv_column(c, "layer");
 	struct srow *rows = NULL;
 	size_t n = 0, cap = 0;
 	while (rc == 0) {
-		int r = csv_row(&c, d);
+		int r = csv_row(c, d);
 		if (r <= 0) {
 			rc = r;
 			break;
 		}
-		if (layer_col >= 0 && strcmp(c.field[layer_col], "attention") != 0)
+		if (layer_col >= 0 && strcmp(lsim_csv_field(c, layer_col), "attention") != 0)
 			continue; /* another kernel's fit */
 		if (n == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -1040,14 +876,14 @@ static int read_skew_csv(struct skew *sk, const struct axis_def ax[N_AX], const 
 			rows = nr;
 		}
 		struct srow *w = &rows[n];
-		if ((rc = csv_num(&c, col[0], 0.0, true, &w->pc, d)) != 0 ||
-		    (rc = csv_num(&c, col[5], -1e9, false, &w->alpha, d)) != 0)
+		if ((rc = csv_num(c, col[0], 0.0, true, &w->pc, d)) != 0 ||
+		    (rc = csv_num(c, col[5], -1e9, false, &w->alpha, d)) != 0)
 			break;
 		for (int a = 0; a < N_AX; a++)
-			w->li[a] = label_index(&ax[a], c.field[col[1 + a]]);
+			w->li[a] = label_index(&ax[a], lsim_csv_field(c, col[1 + a]));
 		n++;
 	}
-	csv_close(&c);
+	lsim_csv_close(c);
 	double *pcs = NULL;
 	int n_pc = 0;
 	if (rc == 0) {
@@ -1100,30 +936,19 @@ static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag 
 	char path[PATH_LEN];
 	if (snprintf(path, sizeof path, "%s/meta.yaml", dir) >= (int)sizeof path)
 		return lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "", "path too long");
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return errno == ENOENT ? 0
-				       : lsim_diag_set(d, LSIM_EIO, path, 0, 0, "", "cannot open: %s",
-						       strerror(errno));
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	if (!yaml_parser_initialize(&parser)) {
-		fclose(f);
-		return nomem(d, path);
+	FILE *f = fopen(path, "rb"); /* only to tell a missing file from a bad one */
+	if (!f) {
+		int e = errno;
+		return e == ENOENT ? 0
+				   : lsim_diag_set(d, LSIM_EIO, path, 0, 0, "", "cannot open: %s",
+						   strerror(e));
 	}
-	yaml_parser_set_input_file(&parser, f);
-	if (!yaml_parser_load(&parser, &doc)) {
-		int rc = lsim_diag_set(d, LSIM_EFORMAT, path, (int)parser.problem_mark.line + 1,
-				       (int)parser.problem_mark.column + 1, "", "YAML: %s",
-				       parser.problem ? parser.problem : "parse error");
-		yaml_parser_delete(&parser);
-		fclose(f);
-		return rc;
-	}
-	yaml_parser_delete(&parser);
 	fclose(f);
+	struct lsim_doc *doc = NULL;
+	int rc = lsim_doc_load_file(path, &doc, d);
+	if (rc)
+		return rc;
 
-	int rc = 0;
 	struct axis_def ax[N_AX] = {
 		{.bins_key = "n_bins", .labels_key = "n_labels"},
 		{.bins_key = "skew_rate_bins", .labels_key = "skew_rate_labels"},
@@ -1131,23 +956,22 @@ static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag 
 		{.bins_key = "kp_bins", .labels_key = "kp_labels"},
 	};
 	default_axes(ax);
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	yaml_node_t *sf = ymap(&doc, root, "skew_fit");
-	const char *en = yscalar(ymap(&doc, sf, "enabled"));
+	const struct lsim_node *sf = lsim_node_get(doc->root, "skew_fit");
+	const char *en = yscalar(lsim_node_get(sf, "enabled"));
 	if (!en || (strcmp(en, "true") && strcmp(en, "True") && strcmp(en, "TRUE")))
 		goto out; /* no skew profile: no correction */
 	sk->on = true;
-	yaml_node_t *n = ymap(&doc, sf, "alpha_default");
-	if (n && (rc = ynum(path, n, "skew_fit.alpha_default", &sk->alpha_default, d)) != 0)
+	const struct lsim_node *n = lsim_node_get(sf, "alpha_default");
+	if (n && (rc = ynum(doc, n, "skew_fit.alpha_default", &sk->alpha_default, d)) != 0)
 		goto out;
 	char tpkey[16];
 	snprintf(tpkey, sizeof tpkey, "%d", tp);
-	yaml_node_t *entry = ymap(&doc, ymap(&doc, sf, "per_tp"), tpkey);
-	yaml_node_t *axes = ymap(&doc, entry, "bucket_axes");
+	const struct lsim_node *entry = lsim_node_get(lsim_node_get(sf, "per_tp"), tpkey);
+	const struct lsim_node *axes = lsim_node_get(entry, "bucket_axes");
 	if (!axes)
-		axes = ymap(&doc, sf, "bucket_axes");
+		axes = lsim_node_get(sf, "bucket_axes");
 	for (int a = 0; a < N_AX && rc == 0; a++)
-		rc = read_axis(path, &doc, axes, &ax[a], d);
+		rc = read_axis(doc, axes, &ax[a], d);
 	if (rc)
 		goto out;
 	for (int a = 0; a < N_AX; a++) {
@@ -1157,19 +981,20 @@ static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag 
 	if (!entry)
 		goto out; /* only the block-wide default */
 	sk->alpha_default = 0.0;
-	n = ymap(&doc, entry, "alpha_default");
-	if (n && (rc = ynum(path, n, "alpha_default", &sk->alpha_default, d)) != 0)
+	n = lsim_node_get(entry, "alpha_default");
+	if (n && (rc = ynum(doc, n, "alpha_default", &sk->alpha_default, d)) != 0)
 		goto out;
-	const char *rel = yscalar(ymap(&doc, entry, "bucket_table"));
+	n = lsim_node_get(entry, "bucket_table");
+	const char *rel = yscalar(n);
 	if (rel && rel[0]) {
 		char tpath[PATH_LEN];
 		if (snprintf(tpath, sizeof tpath, "%s/%s", dir, rel) >= (int)sizeof tpath)
-			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "bucket_table", "path too long");
+			rc = lsim_cfg_error(d, doc, n, "bucket_table", LSIM_EINVAL, "path too long");
 		else
 			rc = read_skew_csv(sk, ax, tpath, d);
 	}
 out:
-	yaml_document_delete(&doc);
+	lsim_doc_destroy(doc);
 	return rc;
 }
 

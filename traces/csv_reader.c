@@ -1,16 +1,16 @@
 /*
- * csv_reader.c - the streaming CSV trace reader (RFC 4180: header row,
- * quoted fields with "" escapes and embedded line breaks, CRLF or LF),
- * and the exact decimal and datetime parsers that turn trace timestamps
- * into integer nanoseconds (shared with the JSONL reader).
+ * csv_reader.c - the CSV trace source (a header row naming the arrival,
+ * prompt and output columns; records read through the shared RFC 4180
+ * reader of sim/csv.c), and the exact decimal and datetime parsers that
+ * turn trace timestamps into integer nanoseconds (shared with the JSONL
+ * reader).
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
+#include "csv.h"
 #include "workload_internal.h"
 
 /* ---- exact number and time parsing ---- */
@@ -196,196 +196,21 @@ int lsim_wl_parse_datetime(const char *s, int64_t *out)
 	return 0;
 }
 
-/* ---- the CSV reader ---- */
+/* ---- the CSV trace source ---- */
 
 enum { COL_ARRIVAL, COL_PROMPT, COL_OUTPUT, N_COLS };
 
 struct csv_reader {
 	struct lsim_workload base;
-	FILE *f;
-	char *path;
-	char *line; /* getline buffer */
-	size_t line_cap;
-	int lineno;    /* physical lines read */
-	int rec_line;  /* first physical line of the current record */
-	/* the current record: NUL-terminated fields back to back in buf */
-	char *buf;
-	size_t buf_len, buf_cap;
-	size_t *starts;
-	int *cols; /* 1-based column of each field on its physical line */
-	size_t n_fields, fields_cap;
+	struct lsim_csv *csv;
 	/* mapping */
 	char *names[N_COLS];
-	size_t idx[N_COLS];
-	size_t need; /* fields a row must have */
+	int idx[N_COLS];
+	int need; /* fields a row must have */
 	enum lsim_time_format fmt;
 	bool have_first;
 	lsim_time t0, prev;
 };
-
-static int put_char(struct csv_reader *r, char c)
-{
-	if (r->buf_len == r->buf_cap) {
-		size_t n = r->buf_cap ? 2 * r->buf_cap : 256;
-		char *q = realloc(r->buf, n);
-		if (!q)
-			return LSIM_ENOMEM;
-		r->buf = q;
-		r->buf_cap = n;
-	}
-	r->buf[r->buf_len++] = c;
-	return 0;
-}
-
-static int begin_field(struct csv_reader *r, int col)
-{
-	if (r->n_fields == r->fields_cap) {
-		size_t n = r->fields_cap ? 2 * r->fields_cap : 16;
-		size_t *st = realloc(r->starts, n * sizeof *st);
-		if (!st)
-			return LSIM_ENOMEM;
-		r->starts = st;
-		int *co = realloc(r->cols, n * sizeof *co);
-		if (!co)
-			return LSIM_ENOMEM;
-		r->cols = co;
-		r->fields_cap = n;
-	}
-	r->starts[r->n_fields] = r->buf_len;
-	r->cols[r->n_fields] = col;
-	r->n_fields++;
-	return 0;
-}
-
-static const char *field(const struct csv_reader *r, size_t i)
-{
-	return r->buf + r->starts[i];
-}
-
-static bool blank(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!is_space(s[i]) && s[i] != '\r')
-			return false;
-	return true;
-}
-
-enum { ST_START, ST_PLAIN, ST_QUOTED, ST_AFTER_QUOTE };
-
-/* Reads the next non-blank record: 1, 0 at the end of file, or an error. */
-static int read_record(struct csv_reader *r, struct lsim_diag *d)
-{
-	int st = ST_START;
-	bool started = false;
-	r->n_fields = 0;
-	r->buf_len = 0;
-	for (;;) {
-		errno = 0;
-		ssize_t n = getline(&r->line, &r->line_cap, r->f);
-		if (n < 0) {
-			if (ferror(r->f))
-				return lsim_diag_set(d, LSIM_EIO, r->path, r->lineno + 1,
-						     0, "", "read error: %s",
-						     errno ? strerror(errno) : "unknown");
-			if (started)
-				return lsim_diag_set(d, LSIM_EFORMAT, r->path,
-						     r->rec_line, 0, "",
-						     "quoted field not closed before the end of the file");
-			return 0;
-		}
-		r->lineno++;
-		char *s = r->line;
-		size_t len = (size_t)n;
-		if (r->lineno == 1 && len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
-			s += 3; /* UTF-8 byte order mark */
-			len -= 3;
-		}
-		if (len > 0 && s[len - 1] == '\n')
-			len--;
-		if (len > 0 && s[len - 1] == '\r')
-			len--;
-		if (!started) {
-			if (blank(s, len))
-				continue;
-			started = true;
-			r->rec_line = r->lineno;
-			if (begin_field(r, 1) != 0)
-				return LSIM_ENOMEM;
-		}
-		for (size_t i = 0; i < len; i++) {
-			char c = s[i];
-			int rc = 0;
-			if (c == '\0')
-				return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno,
-						     (int)i + 1, "", "NUL byte in the file");
-			switch (st) {
-			case ST_START:
-				if (c == '"') {
-					st = ST_QUOTED;
-					break;
-				}
-				st = ST_PLAIN;
-				/* fall through */
-			case ST_PLAIN:
-				if (c == ',') {
-					rc = put_char(r, '\0');
-					if (rc == 0)
-						rc = begin_field(r, (int)i + 2);
-					st = ST_START;
-				} else {
-					rc = put_char(r, c);
-				}
-				break;
-			case ST_QUOTED:
-				if (c == '"')
-					st = ST_AFTER_QUOTE;
-				else
-					rc = put_char(r, c);
-				break;
-			case ST_AFTER_QUOTE:
-				if (c == '"') {
-					rc = put_char(r, '"');
-					st = ST_QUOTED;
-				} else if (c == ',') {
-					rc = put_char(r, '\0');
-					if (rc == 0)
-						rc = begin_field(r, (int)i + 2);
-					st = ST_START;
-				} else {
-					return lsim_diag_set(d, LSIM_EFORMAT, r->path,
-							     r->lineno, (int)i + 1, "",
-							     "unexpected '%c' after a closing quote",
-							     c);
-				}
-				break;
-			}
-			if (rc != 0)
-				return rc;
-		}
-		if (st == ST_QUOTED) { /* the field goes on on the next line */
-			if (put_char(r, '\n') != 0)
-				return LSIM_ENOMEM;
-			continue;
-		}
-		return put_char(r, '\0') != 0 ? LSIM_ENOMEM : 1;
-	}
-}
-
-/* Copies s without surrounding spaces into a new string. */
-static char *trimmed(const char *s)
-{
-	while (is_space(*s))
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && is_space(s[n - 1]))
-		n--;
-	char *t = malloc(n + 1);
-	if (t) {
-		memcpy(t, s, n);
-		t[n] = '\0';
-	}
-	return t;
-}
 
 /*
  * Parses a token count: 0 on success, 1 not an integer, 2 negative,
@@ -426,13 +251,14 @@ static int row_count(struct csv_reader *r, int which, const char *what,
 {
 	static const char *const why[4] = {"", "is not a non-negative integer",
 					   "is negative", "is too large"};
-	size_t i = r->idx[which];
+	int i = r->idx[which];
+	const char *s = lsim_csv_field(r->csv, i);
 	int64_t v = 0;
-	int bad = parse_count(field(r, i), &v);
+	int bad = parse_count(s, &v);
 	if (bad)
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line,
-				     r->cols[i], r->names[which],
-				     "%s token count '%s' %s", what, field(r, i),
+		return lsim_diag_set(d, LSIM_EFORMAT, lsim_csv_path(r->csv),
+				     lsim_csv_line(r->csv), lsim_csv_field_col(r->csv, i),
+				     r->names[which], "%s token count '%s' %s", what, s,
 				     why[bad]);
 	*out = (int32_t)v;
 	return 0;
@@ -442,22 +268,23 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		    struct lsim_diag *d)
 {
 	struct csv_reader *r = (struct csv_reader *)w;
-	int rc = read_record(r, d);
+	int rc = lsim_csv_next(r->csv, d);
 	if (rc <= 0)
 		return rc;
-	if (r->n_fields < r->need) {
+	const char *path = lsim_csv_path(r->csv);
+	int line = lsim_csv_line(r->csv), nf = lsim_csv_fields(r->csv);
+	if (nf < r->need) {
 		int missing = 0;
 		for (int c = 0; c < N_COLS; c++)
-			if (r->idx[c] >= r->n_fields)
+			if (r->idx[c] >= nf)
 				missing = c;
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line, 0,
-				     r->names[missing],
-				     "row has %zu fields; column '%s' is field %zu",
-				     r->n_fields, r->names[missing],
-				     r->idx[missing] + 1);
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, 0, r->names[missing],
+				     "row has %d fields; column '%s' is field %d", nf,
+				     r->names[missing], r->idx[missing] + 1);
 	}
-	size_t ia = r->idx[COL_ARRIVAL];
-	const char *ts = field(r, ia);
+	int ia = r->idx[COL_ARRIVAL];
+	int col = lsim_csv_field_col(r->csv, ia);
+	const char *ts = lsim_csv_field(r->csv, ia);
 	int64_t t = 0;
 	switch (r->fmt) {
 	case LSIM_TF_SECONDS: rc = lsim_wl_parse_decimal(ts, 9, &t); break;
@@ -468,10 +295,9 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		static const char *const expect[3] = {
 			"a number of seconds", "a number of milliseconds",
 			"YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM]"};
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line,
-				     r->cols[ia], r->names[COL_ARRIVAL],
-				     "time '%s' %s (expected %s)", ts,
-				     rc == LSIM_ERANGE ? "is out of range" : "is malformed",
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
+				     r->names[COL_ARRIVAL], "time '%s' %s (expected %s)",
+				     ts, rc == LSIM_ERANGE ? "is out of range" : "is malformed",
 				     expect[r->fmt]);
 	}
 	if (!r->have_first) {
@@ -479,13 +305,13 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		r->t0 = r->prev = t;
 	}
 	if (t < r->prev)
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line,
-				     r->cols[ia], r->names[COL_ARRIVAL],
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
+				     r->names[COL_ARRIVAL],
 				     "time '%s' is earlier than the previous row's; rows must be in time order",
 				     ts);
 	if (r->t0 < 0 && t > INT64_MAX + r->t0)
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line,
-				     r->cols[ia], r->names[COL_ARRIVAL],
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
+				     r->names[COL_ARRIVAL],
 				     "time '%s' is too far from the first row's", ts);
 	r->prev = t;
 	rc = row_count(r, COL_PROMPT, "prompt", &out->prompt_tokens, d);
@@ -494,8 +320,9 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 	if (rc != 0)
 		return rc;
 	if (out->prompt_tokens == 0)
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line,
-				     r->cols[r->idx[COL_PROMPT]], r->names[COL_PROMPT],
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line,
+				     lsim_csv_field_col(r->csv, r->idx[COL_PROMPT]),
+				     r->names[COL_PROMPT],
 				     "prompt token count is 0; a request needs at least one prompt token");
 	if (out->output_tokens == 0)
 		out->output_tokens = 1; /* the engine always emits one token */
@@ -506,15 +333,9 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 static void csv_destroy(struct lsim_workload *w)
 {
 	struct csv_reader *r = (struct csv_reader *)w;
-	if (r->f)
-		fclose(r->f);
+	lsim_csv_close(r->csv);
 	for (int c = 0; c < N_COLS; c++)
 		free(r->names[c]);
-	free(r->path);
-	free(r->line);
-	free(r->buf);
-	free(r->starts);
-	free(r->cols);
 	free(r);
 }
 
@@ -522,42 +343,6 @@ static const struct lsim_workload_ops csv_ops = {
 	.next = csv_next,
 	.destroy = csv_destroy,
 };
-
-/* Finds the columns of the map in the header record just read. */
-static int map_header(struct csv_reader *r, struct lsim_diag *d)
-{
-	char **hdr = calloc(r->n_fields, sizeof *hdr);
-	if (!hdr)
-		return LSIM_ENOMEM;
-	int rc = 0;
-	for (size_t i = 0; i < r->n_fields && rc == 0; i++)
-		if (!(hdr[i] = trimmed(field(r, i))))
-			rc = LSIM_ENOMEM;
-	for (int c = 0; c < N_COLS && rc == 0; c++) {
-		size_t i = 0;
-		while (i < r->n_fields && strcmp(hdr[i], r->names[c]) != 0)
-			i++;
-		if (i == r->n_fields) {
-			char list[400] = "";
-			size_t len = 0;
-			for (size_t j = 0; j < r->n_fields && len < sizeof list; j++)
-				len += (size_t)snprintf(list + len, sizeof list - len,
-							"%s%s", j ? ", " : "", hdr[j]);
-			rc = lsim_diag_set(d, LSIM_EFORMAT, r->path, r->rec_line, 0,
-					   r->names[c],
-					   "no column '%s' in the header (columns: %s)",
-					   r->names[c], list);
-			break;
-		}
-		r->idx[c] = i;
-		if (i + 1 > r->need)
-			r->need = i + 1;
-	}
-	for (size_t i = 0; i < r->n_fields; i++)
-		free(hdr[i]);
-	free(hdr);
-	return rc;
-}
 
 int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 			   struct lsim_workload **out, struct lsim_diag *d)
@@ -586,36 +371,25 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 				     "unknown time format %d", (int)map->arrival_format);
 	struct csv_reader *r = calloc(1, sizeof *r);
 	if (!r)
-		return LSIM_ENOMEM;
+		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	lsim_workload_init_base(&r->base, &csv_ops);
 	r->fmt = map->arrival_format;
 	int rc = 0;
-	if (!(r->path = strdup(path)))
-		rc = LSIM_ENOMEM;
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (!(r->names[c] = strdup(cols[c])))
-			rc = LSIM_ENOMEM;
+			rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	if (rc == 0) {
-		errno = 0;
-		r->f = fopen(path, "rb");
-		if (!r->f) {
-			int e = errno;
-			rc = lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO,
-					   path, 0, 0, "workload.path",
-					   "cannot open trace: %s",
-					   e ? strerror(e) : "unknown error");
-		}
+		rc = lsim_csv_open(path, &r->csv, d);
+		/* the file itself cannot be read: name the setting that gave it */
+		if ((rc == LSIM_ENOENT || rc == LSIM_EIO) && d && d->line == 0)
+			snprintf(d->key, sizeof d->key, "workload.path");
 	}
-	if (rc == 0) {
-		rc = read_record(r, d);
-		if (rc == 0)
-			rc = lsim_diag_set(d, LSIM_EFORMAT, path, 1, 0, "",
-					   "empty file: a header row is required");
-		else if (rc == 1)
-			rc = map_header(r, d);
-	}
-	if (rc == LSIM_ENOMEM)
-		lsim_diag_set(d, rc, path, 0, 0, "", "out of memory");
+	if (rc == 0)
+		rc = lsim_csv_require(r->csv, (const char *const *)r->names, N_COLS,
+				      r->idx, d);
+	for (int c = 0; c < N_COLS && rc == 0; c++)
+		if (r->idx[c] + 1 > r->need)
+			r->need = r->idx[c] + 1;
 	if (rc != 0) {
 		csv_destroy(&r->base);
 		return rc;
