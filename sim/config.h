@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "llmsim/llmsim.h"
+#include "llmsim/params.h"
 
 enum lsim_node_kind { LSIM_NODE_SCALAR, LSIM_NODE_MAP, LSIM_NODE_SEQ };
 
@@ -50,18 +51,6 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 
 /* ---- values with units ---- */
 
-enum lsim_ktype {
-	LSIM_K_INT,    /* int64_t */
-	LSIM_K_DOUBLE, /* double */
-	LSIM_K_BOOL,   /* bool */
-	LSIM_K_STRING, /* const char * (points into the doc or a literal) */
-	LSIM_K_ENUM,   /* int: index into choices "a|b|c" */
-	LSIM_K_TIME,   /* lsim_time ns: "250ms", "2s"; plain number = seconds */
-	LSIM_K_BYTES,  /* double bytes: "80GB", "24GiB"; plain = bytes */
-	LSIM_K_BW,     /* double B/s: "64GB/s", "100Gb/s"; plain = B/s */
-	LSIM_K_POWER,  /* double W: "700W", "1.2kW"; plain = W */
-	LSIM_K_PRICE,  /* double USD/hour: "$2.5/h"; plain = USD/hour */
-};
 
 /*
  * Parses text as a value of type t (INT, DOUBLE, TIME, BYTES, BW, POWER,
@@ -74,19 +63,7 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 /* Formats a value of type t with a readable unit, e.g. "3.35e+12B/s". */
 void lsim_units_format(enum lsim_ktype t, double v, char *buf, size_t size);
 
-/* ---- key tables ---- */
-
-struct lsim_keydef {
-	const char *name;
-	enum lsim_ktype type;
-	size_t offset;	     /* offsetof the field in the bound struct */
-	const char *def;     /* default as text; NULL = required */
-	double min, max;     /* bounds (after unit conversion); min > max = none */
-	const char *choices; /* ENUM: "a|b|c" */
-	const char *help;
-};
-
-#define LSIM_NOBOUNDS 1, 0
+/* ---- key tables (struct lsim_keydef: include/llmsim/params.h) ---- */
 
 /*
  * Fills obj from the MAP node (NULL = all defaults) by keys[]: converts

@@ -34,53 +34,89 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* ---- queues ---- */
+/* ---- the waiting queue ----
+ * A binary heap ordered by (preempted first, key, insertion sequence).
+ * Normal requests take their key from the queue policy; preempted ones go
+ * before all of them, the most recently preempted first, which for fcfs is
+ * exactly vLLM's "prepend to the waiting deque". O(log n) per operation. */
 
-static int wait_reserve(struct lsim_instance *in)
+struct lsim_wait_entry {
+	double key;
+	uint64_t seq;
+	int32_t req;
+	int32_t normal; /* 0 = preempted, 1 = normal */
+};
+
+static bool wait_less(const struct lsim_wait_entry *a,
+		      const struct lsim_wait_entry *b)
 {
-	if (in->wait_len < in->wait_cap)
-		return 0;
-	size_t c = in->wait_cap ? in->wait_cap * 2 : 64;
-	int32_t *q = malloc(c * sizeof *q);
-	if (!q)
+	if (a->normal != b->normal)
+		return a->normal < b->normal;
+	if (a->key != b->key)
+		return a->key < b->key;
+	return a->seq < b->seq;
+}
+
+static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
+		       double key)
+{
+	if (grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
+		 sizeof *in->wait) != 0)
 		return LSIM_ENOMEM;
-	for (size_t i = 0; i < in->wait_len; i++)
-		q[i] = in->wait[(in->wait_head + i) % in->wait_cap];
-	free(in->wait);
-	in->wait = q;
-	in->wait_cap = c;
-	in->wait_head = 0;
+	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
+	size_t i = in->wait_len++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!wait_less(&e, &in->wait[parent]))
+			break;
+		in->wait[i] = in->wait[parent];
+		i = parent;
+	}
+	in->wait[i] = e;
 	return 0;
 }
 
-static int wait_push_back(struct lsim_instance *in, int32_t r)
+static int wait_push_back(struct lsim_instance *in, int32_t ri)
 {
-	if (wait_reserve(in) != 0)
-		return LSIM_ENOMEM;
-	in->wait[(in->wait_head + in->wait_len) % in->wait_cap] = r;
-	in->wait_len++;
-	return 0;
+	struct lsim_sim *s = in->sim;
+	double key = (double)s->reqs[ri].arrival;
+	if (s->queue) {
+		struct lsim_request_info info;
+		lsim_sim_request_info(s, ri, &info);
+		const struct lsim_scheduler_ops *ops = s->queue->type->ops;
+		key = ops->queue_key(s->queue->state, &info);
+	}
+	return wait_insert(in, ri, 1, key);
 }
 
-static int wait_push_front(struct lsim_instance *in, int32_t r)
+static int wait_push_front(struct lsim_instance *in, int32_t ri)
 {
-	if (wait_reserve(in) != 0)
-		return LSIM_ENOMEM;
-	in->wait_head = (in->wait_head + in->wait_cap - 1) % in->wait_cap;
-	in->wait[in->wait_head] = r;
-	in->wait_len++;
-	return 0;
+	return wait_insert(in, ri, 0, -(double)in->wait_seq);
 }
 
 static int32_t wait_front(const struct lsim_instance *in)
 {
-	return in->wait[in->wait_head];
+	return in->wait[0].req;
 }
 
 static void wait_pop_front(struct lsim_instance *in)
 {
-	in->wait_head = (in->wait_head + 1) % in->wait_cap;
-	in->wait_len--;
+	struct lsim_wait_entry last = in->wait[--in->wait_len];
+	size_t n = in->wait_len, i = 0;
+	if (n == 0)
+		return;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && wait_less(&in->wait[c + 1], &in->wait[c]))
+			c++;
+		if (!wait_less(&in->wait[c], &last))
+			break;
+		in->wait[i] = in->wait[c];
+		i = c;
+	}
+	in->wait[i] = last;
 }
 
 /* ---- lifecycle ---- */
@@ -212,6 +248,16 @@ static int32_t req_tokens(const struct lsim_req *r)
 	return r->prompt + r->generated;
 }
 
+/* Tokens of work left: KV still to compute plus predicted output still to
+ * generate. Instances keep the sum (queued_tokens) for routers. */
+static int64_t work_of(const struct lsim_req *r)
+{
+	int64_t w = req_tokens(r) - r->computed;
+	if (r->predicted > r->generated)
+		w += r->predicted - r->generated;
+	return w;
+}
+
 static int append_block(struct lsim_req *r, int32_t b)
 {
 	if (r->nblocks == r->cap_blocks) {
@@ -253,8 +299,10 @@ static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 static void preempt(struct lsim_instance *in, int32_t ri)
 {
 	struct lsim_req *r = &in->sim->reqs[ri];
+	int64_t before = work_of(r);
 	free_blocks(in, r);
 	r->computed = 0;
+	in->queued_tokens += work_of(r) - before;
 	r->preemptions++;
 	in->preemptions++;
 	if (wait_push_front(in, ri) != 0 && !in->sim->error)
@@ -411,6 +459,7 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	struct lsim_req *r = &in->sim->reqs[ri];
 	r->finish = now;
 	r->status = LSIM_REQ_FINISHED;
+	in->queued_tokens -= work_of(r);
 	free_blocks(in, r);
 	free(r->blocks);
 	r->blocks = NULL;
@@ -428,13 +477,18 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	in->busy_ns += now - in->step_start;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
+		int64_t before = work_of(r);
 		r->computed += r->sched_tokens;
 		r->sched_tokens = 0;
 		if (in->cfg.enable_prefix_caching)
 			register_full_blocks(in, r);
-		if (r->computed < req_tokens(r))
-			continue; /* a prefill chunk that is not the last */
+		if (r->computed < req_tokens(r)) {
+			/* a prefill chunk that is not the last */
+			in->queued_tokens += work_of(r) - before;
+			continue;
+		}
 		r->generated++;
+		in->queued_tokens += work_of(r) - before;
 		if (r->first_token < 0)
 			r->first_token = now;
 		if (r->generated >= r->output)
@@ -484,6 +538,7 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	int32_t ri = (int32_t)arg;
 	struct lsim_req *r = &in->sim->reqs[ri];
 	lsim_time now = lsim_now(eng);
+	in->queued_tokens -= work_of(r);
 	r->generated = r->output;
 	r->first_token = now;
 	r->finish = now;
@@ -506,6 +561,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 	struct lsim_req *r = &s->reqs[ri];
 	r->instance = in->id;
 	in->outstanding++;
+	in->queued_tokens += work_of(r);
 	if (in->service_mode) {
 		if (in->busy_servers < in->cfg.max_num_seqs)
 			service_start(in, ri);
@@ -520,6 +576,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 		r->status = LSIM_REQ_REJECTED;
 		r->finish = lsim_now(s->eng);
 		in->outstanding--;
+		in->queued_tokens -= work_of(r);
 		lsim_sim_request_done(s, ri);
 		return;
 	}

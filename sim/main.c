@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "policy_core.h"
 #include "report.h"
 #include "scenario.h"
 #include "validate.h"
@@ -25,6 +26,7 @@ static const char usage_main[] =
 	"  run SCENARIO.yaml     simulate a scenario; write report.h5, results.sqlite\n"
 	"  check SCENARIO.yaml   validate a scenario and print its effective config\n"
 	"  validate RUN_DIR      replay a measured vLLM run and compare latencies\n"
+	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
 	"`llmsim COMMAND --help` describes one command.\n";
@@ -265,6 +267,23 @@ static int cmd_validate(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_policies(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs("usage: llmsim policies [KIND]\n\nLists the built-in policies of every kind "
+		      "(monitor, scheduler, allocator, profiler,\nsynchronizer, qos, adaptor), or "
+		      "of one, with their parameters, defaults and units.\n", stdout);
+		return 0;
+	}
+	struct lsim_buf b = {0};
+	struct lsim_diag d = {0};
+	int rc = lsim_policy_list(&b, argc > 1 ? argv[1] : NULL, &d);
+	if (rc == 0 && b.data)
+		fputs(b.data, stdout);
+	lsim_buf_release(&b);
+	return rc == 0 ? 0 : bad_input(&d, rc);
+}
+
 static int cmd_keys(void)
 {
 	struct lsim_buf b = {0};
@@ -296,6 +315,8 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "validate"))
 		return cmd_validate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "policies"))
+		return cmd_policies(argc - 1, argv + 1);
 	if (!strcmp(cmd, "keys"))
 		return cmd_keys();
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);

@@ -32,6 +32,8 @@ struct lsim_req_record {
 	int32_t instance; /* -1 if never routed */
 	int32_t preemptions;
 	int32_t status; /* enum lsim_req_status */
+	int32_t qos_class; /* index into the scenario's classes (0 if none) */
+	int32_t predicted_output; /* profiler's prediction at arrival (-1: none) */
 };
 
 /* One row of /instances. */

@@ -51,7 +51,8 @@ static void put_str(FILE *f, const char *s, size_t max)
 static void put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
-	      "output_tokens,instance,preemptions,status\n",
+	      "output_tokens,instance,preemptions,status,qos_class,"
+	      "predicted_output\n",
 	      f);
 	for (size_t i = 0; i < r->n_reqs; i++) {
 		const struct lsim_req_record *q = &r->reqs[i];
@@ -64,9 +65,10 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 		fputc(',', f);
 		put_real(f, q->finish);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-			   ",%" PRId32 "\n",
+			   ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
 			q->prompt_tokens, q->output_tokens, q->instance,
-			q->preemptions, q->status);
+			q->preemptions, q->status, q->qos_class,
+			q->predicted_output);
 	}
 }
 

@@ -221,7 +221,7 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 	hid_t types[] = {H5T_NATIVE_UINT64, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE,
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32,
 			 H5T_NATIVE_INT32, H5T_NATIVE_INT32, H5T_NATIVE_INT32,
-			 H5T_NATIVE_INT32};
+			 H5T_NATIVE_INT32, H5T_NATIVE_INT32, H5T_NATIVE_INT32};
 	struct member m[] = {
 		M(lsim_req_record, id, types[0]),
 		M(lsim_req_record, arrival, types[1]),
@@ -233,6 +233,8 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, instance, types[7]),
 		M(lsim_req_record, preemptions, types[8]),
 		M(lsim_req_record, status, types[9]),
+		M(lsim_req_record, qos_class, types[10]),
+		M(lsim_req_record, predicted_output, types[11]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));

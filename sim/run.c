@@ -20,8 +20,8 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->sample_period = LSIM_S;
 	s->eng = lsim_engine_create();
 	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
-	s->routing_rng = lsim_rng_create(seed, 0, LSIM_STREAM_ROUTING);
-	if (!s->eng || !s->service_rng || !s->routing_rng) {
+	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
+	if (!s->eng || !s->service_rng || !s->class_rng) {
 		lsim_sim_release(s);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
@@ -42,7 +42,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	lsim_workload_destroy(s->workload);
 	lsim_engine_destroy(s->eng);
 	gsl_rng_free(s->service_rng);
-	gsl_rng_free(s->routing_rng);
+	gsl_rng_free(s->class_rng);
+	free(s->inst_info);
 	memset(s, 0, sizeof *s);
 }
 
@@ -59,32 +60,113 @@ struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s)
 	return &s->inst[s->n_inst++];
 }
 
+static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
+			int32_t req, struct lsim_request_info *info);
+
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 {
-	(void)req;
 	s->n_done++;
+	const struct lsim_req *r = &s->reqs[req];
+	if (s->profiler && r->status == LSIM_REQ_FINISHED) {
+		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
+		if (ops->observe) {
+			struct lsim_request_info info;
+			oracle_info(s, s->profiler, req, &info);
+			ops->observe(s->profiler->state, &info, r->output,
+				     r->finish - r->first_sched);
+		}
+	}
+}
+
+/* ---- policies' view ---- */
+
+void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,
+			   struct lsim_request_info *out)
+{
+	const struct lsim_req *r = &s->reqs[req];
+	out->id = r->id;
+	out->arrival = r->arrival;
+	out->prompt_tokens = r->prompt;
+	out->predicted_output = r->predicted;
+	out->true_output = -1;
+	out->qos_class = r->qos_class;
+	out->priority = r->priority;
+	out->deadline = r->deadline;
+}
+
+static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
+			int32_t req, struct lsim_request_info *info)
+{
+	lsim_sim_request_info(s, req, info);
+	if (p->type->flags & LSIM_POLICY_ORACLE)
+		info->true_output = s->reqs[req].output;
 }
 
 /* ---- routing ---- */
 
-static struct lsim_instance *route(struct lsim_sim *s)
+static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 {
-	switch (s->router) {
-	case LSIM_ROUTE_LEAST_OUTSTANDING: {
-		struct lsim_instance *best = &s->inst[0];
-		for (size_t i = 1; i < s->n_inst; i++)
-			if (s->inst[i].outstanding < best->outstanding)
-				best = &s->inst[i];
-		return best;
-	}
-	case LSIM_ROUTE_RANDOM:
-		return &s->inst[gsl_rng_uniform_int(s->routing_rng,
-						     (unsigned long)s->n_inst)];
-	default: {
+	if (!s->router) {
 		struct lsim_instance *in = &s->inst[s->rr_next];
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
 		return in;
 	}
+	for (size_t i = 0; i < s->n_inst; i++) {
+		const struct lsim_instance *in = &s->inst[i];
+		struct lsim_instance_info *o = &s->inst_info[i];
+		o->id = in->id;
+		o->outstanding = in->outstanding;
+		o->waiting = (int64_t)in->wait_len;
+		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
+		o->queued_tokens = in->queued_tokens;
+		o->kv_free_blocks = in->kv ? lsim_kv_free(in->kv) : 0;
+		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
+	}
+	struct lsim_request_info info;
+	oracle_info(s, s->router, req, &info);
+	const struct lsim_scheduler_ops *ops = s->router->type->ops;
+	int32_t k = ops->route(s->router->state, &info, s->inst_info,
+			       (int32_t)s->n_inst);
+	if (k < 0 || (size_t)k >= s->n_inst) {
+		/* A plugin bug must not crash the run: stop with a message. */
+		s->error = LSIM_EPLUGIN;
+		lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, "scheduler.router",
+			      "policy %s returned instance %d of %zu",
+			      s->router->type->name, (int)k, s->n_inst);
+		return NULL;
+	}
+	return &s->inst[k];
+}
+
+/* Class by share (its own RNG stream), then the profiler's prediction. */
+static void classify(struct lsim_sim *s, int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	r->qos_class = 0;
+	r->priority = 0;
+	r->deadline = INT64_MAX;
+	r->predicted = -1;
+	if (s->n_classes > 0) {
+		double u = gsl_rng_uniform(s->class_rng), acc = 0;
+		size_t c = s->n_classes - 1;
+		for (size_t i = 0; i < s->n_classes; i++) {
+			acc += s->classes[i].share;
+			if (u < acc) {
+				c = i;
+				break;
+			}
+		}
+		r->qos_class = (int32_t)c;
+		r->priority = (int32_t)s->classes[c].priority;
+		if (s->classes[c].ttft > 0)
+			r->deadline = r->arrival + s->classes[c].ttft;
+	}
+	if (s->profiler) {
+		struct lsim_request_info info;
+		oracle_info(s, s->profiler, req, &info);
+		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
+		int32_t p = ops->predict(s->profiler->state, &info);
+		r->predicted = p < 0 ? -1 : p;
 	}
 }
 
@@ -138,7 +220,10 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)eng;
 	struct lsim_sim *s = subject;
 	pull_next(s);
-	lsim_instance_submit(route(s), (int32_t)arg);
+	classify(s, (int32_t)arg);
+	struct lsim_instance *in = route(s, (int32_t)arg);
+	if (in)
+		lsim_instance_submit(in, (int32_t)arg);
 	if (s->error)
 		lsim_stop(s->eng);
 }
@@ -201,6 +286,9 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances",
 				     "no serving instance configured");
 	s->workload = w;
+	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
+	if (!s->inst_info)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
 	pull_next(s);
@@ -257,6 +345,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->instance = q->instance;
 		o->preemptions = q->preemptions;
 		o->status = q->status;
+		o->qos_class = q->qos_class;
+		o->predicted_output = q->predicted;
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {
 		const struct lsim_instance *in = &s->inst[i];

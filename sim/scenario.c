@@ -34,8 +34,9 @@ static const struct lsim_keydef top_keys[] = {
 	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/ and models.yaml (empty: the shipped calibrate/)"},
 };
 #undef T
-static const char *const top_sections[] = {"cluster", "instances", "router",
-					   "workload", "power", "output", NULL};
+static const char *const top_sections[] = {"cluster", "instances", "scheduler",
+					   "profiler", "classes", "workload",
+					   "power", "output", NULL};
 
 struct node_cfg {
 	const char *name;
@@ -92,12 +93,18 @@ static const struct lsim_keydef inst_keys[] = {
 };
 #undef I
 
-struct router_cfg {
-	int policy;
+static const char *const scheduler_sections[] = {"router", "queue", NULL};
+
+#define C(f) offsetof(struct lsim_qos_class, f)
+static const struct lsim_keydef class_keys[] = {
+	{"name", LSIM_K_STRING, C(name), NULL, LSIM_NOBOUNDS, NULL, "name of the class"},
+	{"share", LSIM_K_DOUBLE, C(share), NULL, 0, 1, NULL, "fraction of requests in the class"},
+	{"priority", LSIM_K_INT, C(priority), "0", 0, 999, NULL, "smaller is more urgent (scheduler.queue: priority)"},
+	{"ttft", LSIM_K_TIME, C(ttft), "0s", 0, 1e13, NULL, "time-to-first-token target (0: none); edf deadline"},
+	{"tpot", LSIM_K_TIME, C(tpot), "0s", 0, 1e13, NULL, "time-per-output-token target (0: none)"},
+	{"e2e", LSIM_K_TIME, C(e2e), "0s", 0, 1e13, NULL, "end-to-end target (0: none)"},
 };
-static const struct lsim_keydef router_keys[] = {
-	{"policy", LSIM_K_ENUM, offsetof(struct router_cfg, policy), "round_robin", LSIM_NOBOUNDS, "round_robin|least_outstanding|random", "how requests are spread over instances"},
-};
+#undef C
 
 struct wl_cfg {
 	int kind;
@@ -171,7 +178,9 @@ struct lsim_scenario {
 	size_t n_nodes;
 	struct inst_cfg *insts;
 	size_t n_insts;
-	struct router_cfg router;
+	struct lsim_qos_class *classes;
+	size_t n_classes;
+	struct lsim_policy *policies[LSIM_ROLE_COUNT];
 	struct wl_cfg wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
@@ -190,6 +199,7 @@ struct lsim_scenario {
 	/* results of the last run */
 	struct lsim_sim sim;
 	bool sim_live;
+	int runs;
 	struct lsim_results res;
 	struct lsim_req_record *rec_reqs;
 	struct lsim_inst_record *rec_insts;
@@ -317,8 +327,17 @@ static void dump_effective(struct lsim_scenario *sc)
 		lsim_buf_printf(b, "  -\n");
 		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &sc->insts[i]);
 	}
-	lsim_buf_printf(b, "router:\n");
-	lsim_cfg_dump(b, 2, router_keys, N_OF(router_keys), &sc->router);
+	lsim_buf_printf(b, "scheduler:\n  router:\n");
+	lsim_policy_dump(b, 4, sc->policies[LSIM_ROLE_ROUTER]);
+	lsim_buf_printf(b, "  queue:\n");
+	lsim_policy_dump(b, 4, sc->policies[LSIM_ROLE_QUEUE]);
+	lsim_buf_printf(b, "profiler:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_PROFILER]);
+	lsim_buf_printf(b, "classes:\n");
+	for (size_t i = 0; i < sc->n_classes; i++) {
+		lsim_buf_printf(b, "  -\n");
+		lsim_cfg_dump(b, 4, class_keys, N_OF(class_keys), &sc->classes[i]);
+	}
 	lsim_buf_printf(b, "workload:\n");
 	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &sc->wl);
 	static const char *const names[2] = {"prompt", "output"};
@@ -451,6 +470,53 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+static int check_classes(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	double sum = 0;
+	for (size_t i = 0; i < sc->n_classes; i++)
+		sum += sc->classes[i].share;
+	if (sc->n_classes > 0 && (sum < 0.999999 || sum > 1.000001))
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(sc->doc->root, "classes"),
+				      "classes", LSIM_EINVAL,
+				      "the shares add up to %g, not 1", sum);
+	return 0;
+}
+
+static void destroy_policies(struct lsim_scenario *sc)
+{
+	for (int i = 0; i < LSIM_ROLE_COUNT; i++) {
+		lsim_policy_destroy(sc->policies[i]);
+		sc->policies[i] = NULL;
+	}
+}
+
+/* Creates fresh policy instances (each run starts from a clean state). */
+static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	destroy_policies(sc);
+	struct lsim_node *sched = lsim_node_get(sc->doc->root, "scheduler");
+	const struct lsim_node *nodes[LSIM_ROLE_COUNT] = {
+		lsim_node_get(sched, "router"), lsim_node_get(sched, "queue"),
+		lsim_node_get(sc->doc->root, "profiler"),
+	};
+	static const char *const defaults[LSIM_ROLE_COUNT] = {
+		"round_robin", "fcfs", "mean",
+	};
+	int32_t n = 0;
+	for (size_t i = 0; i < sc->n_insts; i++)
+		n += (int32_t)sc->insts[i].replicas;
+	for (int i = 0; i < LSIM_ROLE_COUNT; i++) {
+		int rc = lsim_policy_create(sc->doc, nodes[i],
+					    lsim_policy_role_key((enum lsim_policy_role)i),
+					    (enum lsim_policy_role)i, defaults[i],
+					    sc->dir, (uint64_t)sc->top.seed, n,
+					    &sc->policies[i], d);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int lsim_scenario_load(const char *path, const char *const *overrides,
 		       size_t n_overrides, struct lsim_scenario **out,
 		       struct lsim_diag *d)
@@ -483,8 +549,16 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 			       (void **)&sc->insts, &sc->n_insts, sizeof *sc->insts,
 			       true, d);
 	if (rc == 0)
-		rc = bind_section(sc, root, "router", "router", router_keys,
-				  N_OF(router_keys), NULL, &sc->router, d);
+		rc = bind_list(sc, "classes", class_keys, N_OF(class_keys),
+			       (void **)&sc->classes, &sc->n_classes,
+			       sizeof *sc->classes, false, d);
+	if (rc == 0)
+		rc = check_classes(sc, d);
+	if (rc == 0)
+		rc = lsim_cfg_bind(sc->doc, lsim_node_get(root, "scheduler"),
+				   "scheduler", NULL, 0, scheduler_sections, NULL, d);
+	if (rc == 0)
+		rc = make_policies(sc, d);
 	if (rc == 0)
 		rc = bind_section(sc, root, "workload", "workload", wl_keys,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
@@ -540,6 +614,8 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	if (!sc)
 		return;
 	release_run(sc);
+	destroy_policies(sc);
+	free(sc->classes);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
 	free(sc->table_dirs);
@@ -708,7 +784,13 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (rc != 0)
 		return rc;
 	sc->sim_live = true;
-	sc->sim.router = sc->router.policy;
+	if (sc->runs++ > 0 && (rc = make_policies(sc, d)) != 0)
+		return rc;
+	sc->sim.router = sc->policies[LSIM_ROLE_ROUTER];
+	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
+	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
+	sc->sim.classes = sc->classes;
+	sc->sim.n_classes = sc->n_classes;
 	sc->sim.pue = sc->power.pue;
 	sc->sim.sample_period = sc->output.sample_period;
 	struct progress_bridge bridge = {progress, progress_ctx};
@@ -761,7 +843,7 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"top level", top_keys, N_OF(top_keys)},
 		{"cluster[] (node groups)", node_keys, N_OF(node_keys)},
 		{"instances[] (replica groups)", inst_keys, N_OF(inst_keys)},
-		{"router", router_keys, N_OF(router_keys)},
+		{"classes[] (QoS classes)", class_keys, N_OF(class_keys)},
 		{"workload", wl_keys, N_OF(wl_keys)},
 		{"workload.prompt / workload.output", len_keys, N_OF(len_keys)},
 		{"power", power_keys, N_OF(power_keys)},

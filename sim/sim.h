@@ -13,7 +13,9 @@
 #include "hw.h"
 #include "kvcache.h"
 #include "llmsim/engine.h"
+#include "llmsim/policy.h"
 #include "perf.h"
+#include "policy_core.h"
 #include "report.h"
 #include "workload.h"
 
@@ -52,9 +54,23 @@ struct lsim_req {
 	int32_t preemptions;
 	int32_t status;
 	int32_t sched_tokens; /* tokens scheduled in the current step */
+	int32_t predicted;    /* profiler's output prediction (-1: none) */
+	int32_t qos_class;
+	int32_t priority;
+	lsim_time deadline;
+};
+
+/* A QoS class: requests are assigned to classes by share. */
+struct lsim_qos_class {
+	const char *name;
+	double share;
+	int64_t priority;
+	lsim_time ttft, tpot, e2e; /* targets; 0 = none */
 };
 
 struct lsim_sim;
+struct lsim_wait_entry;
+struct lsim_policy;
 
 struct lsim_instance {
 	int32_t id;
@@ -69,9 +85,11 @@ struct lsim_instance {
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;
 
-	/* waiting: ring buffer of request indices (front = next) */
-	int32_t *wait;
-	size_t wait_cap, wait_head, wait_len;
+	/* waiting: a heap in the queue policy's order (instance.c) */
+	struct lsim_wait_entry *wait;
+	size_t wait_cap, wait_len;
+	uint64_t wait_seq;
+	int64_t queued_tokens; /* prompt tokens of waiting requests */
 	/* running: request indices in admission order */
 	int32_t *run;
 	size_t run_len, run_cap;
@@ -100,14 +118,19 @@ struct lsim_sim {
 	struct lsim_engine *eng;
 	uint64_t seed;
 	gsl_rng *service_rng;
-	gsl_rng *routing_rng;
 	struct lsim_req *reqs;
 	size_t n_reqs, cap_reqs;
 	size_t n_done; /* finished, rejected or failed */
 	struct lsim_instance *inst;
 	size_t n_inst;
-	int router; /* enum lsim_router */
+	struct lsim_policy *router;   /* borrowed; NULL = round robin */
+	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
+	struct lsim_policy *profiler; /* borrowed; NULL = none */
 	size_t rr_next;
+	struct lsim_instance_info *inst_info; /* scratch for routers */
+	const struct lsim_qos_class *classes; /* borrowed */
+	size_t n_classes;
+	gsl_rng *class_rng;
 	struct lsim_workload *workload;
 	bool workload_done;
 	int error; /* first error from a handler (e.g. bad trace line) */
@@ -122,8 +145,9 @@ struct lsim_sim {
 	void *progress_ctx;
 };
 
-enum lsim_router { LSIM_ROUTE_ROUND_ROBIN, LSIM_ROUTE_LEAST_OUTSTANDING,
-		   LSIM_ROUTE_RANDOM };
+/* What policies may see of request req. */
+void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,
+			   struct lsim_request_info *out);
 
 /* Instance lifecycle. perf ownership passes to the instance. */
 int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,

@@ -1,0 +1,39 @@
+/*
+ * params.h - declared parameters: the one table format used for every
+ * configurable key, by the core's scenario sections and by policies
+ * (built-in or plugin). Each key is declared once with its type, default,
+ * bounds, unit and help; the table drives parsing, validation, the
+ * effective-config dump, `llmsim policies` and the docs.
+ */
+#ifndef LLMSIM_PARAMS_H
+#define LLMSIM_PARAMS_H
+
+#include <stddef.h>
+
+enum lsim_ktype {
+	LSIM_K_INT,    /* int64_t */
+	LSIM_K_DOUBLE, /* double */
+	LSIM_K_BOOL,   /* bool */
+	LSIM_K_STRING, /* const char * (points into the doc or a literal) */
+	LSIM_K_ENUM,   /* int: index into choices "a|b|c" */
+	LSIM_K_TIME,   /* lsim_time ns: "250ms", "2s"; plain number = seconds */
+	LSIM_K_BYTES,  /* double bytes: "80GB", "24GiB"; plain = bytes */
+	LSIM_K_BW,     /* double B/s: "64GB/s", "100Gb/s"; plain = B/s */
+	LSIM_K_POWER,  /* double W: "700W", "1.2kW"; plain = W */
+	LSIM_K_PRICE,  /* double USD/hour: "$2.5/h"; plain = USD/hour */
+};
+
+struct lsim_keydef {
+	const char *name;
+	enum lsim_ktype type;
+	size_t offset;	     /* offsetof the field in the bound struct */
+	const char *def;     /* default as text; NULL = required */
+	double min, max;     /* bounds (after unit conversion); min > max = none */
+	const char *choices; /* ENUM: "a|b|c" */
+	const char *help;
+	const char *unit;    /* shown in listings; NULL = implied by the type */
+};
+
+#define LSIM_NOBOUNDS 1, 0
+
+#endif

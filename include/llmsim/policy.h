@@ -1,0 +1,126 @@
+/*
+ * policy.h - the policy ABI: how the seven components of the framework
+ * (monitor, scheduler, allocator, profiler, synchronizer, QoS manager,
+ * adaptor; Dang et al., section 3) plug into the simulator.
+ *
+ * A policy is one constant type object (struct lsim_policy_type): ABI
+ * version, kind, name, summary, the size of its state, its parameter table,
+ * init/fini and a table of kind-specific operations. The core allocates
+ * state_size zeroed bytes, binds the parameters from the scenario into it
+ * (each parameter's offset is into the state), calls init, then the ops,
+ * then fini. Policies see the simulation only through the arguments of
+ * their ops; they never open files and never print.
+ *
+ * Built-ins are listed in policies/registry.c. A plugin is a shared object
+ * exporting
+ *     const struct lsim_policy_type *const *lsim_plugin_policies(size_t *n);
+ * returning its types (borrowed for the life of the process); the scenario
+ * names it with `plugin: ./my.so` and, when it holds several, `name:`.
+ *
+ * Ownership: every pointer passed to an op is borrowed for the duration of
+ * the call. Fields are only ever appended to these structs; a plugin built
+ * against an older LSIM_POLICY_ABI is rejected.
+ */
+#ifndef LLMSIM_POLICY_H
+#define LLMSIM_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+#include "llmsim/params.h"
+
+#define LSIM_POLICY_ABI 1u
+
+enum lsim_policy_kind {
+	LSIM_KIND_MONITOR,
+	LSIM_KIND_SCHEDULER,
+	LSIM_KIND_ALLOCATOR,
+	LSIM_KIND_PROFILER,
+	LSIM_KIND_SYNCHRONIZER,
+	LSIM_KIND_QOS,
+	LSIM_KIND_ADAPTOR,
+	LSIM_KIND_COUNT
+};
+
+const char *lsim_policy_kind_name(enum lsim_policy_kind k);
+
+/* What a policy may know about a request. */
+struct lsim_request_info {
+	uint64_t id;
+	lsim_time arrival;
+	int32_t prompt_tokens;
+	int32_t predicted_output; /* from the profiler; -1 before prediction */
+	int32_t true_output;	  /* the real output length, only for policies
+				   * whose type sets LSIM_POLICY_ORACLE; else -1 */
+	int32_t qos_class;	  /* index into the scenario's QoS classes */
+	int32_t priority;	  /* smaller = more urgent (from the class) */
+	lsim_time deadline;	  /* arrival + the class's TTFT target; INT64_MAX if none */
+};
+
+/* What a router may know about one instance, at the time of the call. */
+struct lsim_instance_info {
+	int32_t id;
+	int64_t outstanding;	/* routed, not finished */
+	int64_t waiting;	/* queued, not admitted */
+	int64_t running;	/* admitted sequences */
+	int64_t queued_tokens;	/* prompt tokens of waiting requests + remaining
+				 * predicted work of running ones */
+	int32_t kv_free_blocks;
+	int32_t kv_total_blocks;
+};
+
+/* Handed to init. */
+struct lsim_policy_ctx {
+	uint64_t seed;	     /* the stream seed of this policy */
+	void *rng;	     /* a gsl_rng * of its own stream */
+	int32_t n_instances; /* instances at start */
+};
+
+/* ---- kind-specific operations ---- */
+
+/*
+ * Scheduler. A router fills route(); a queue order fills queue_key() (the
+ * other is NULL). Routers return an index into inst[0..n-1]. Queues serve
+ * the smallest key first, ties in arrival order; preempted requests always
+ * go back to the front, most recently preempted first (as vLLM does).
+ */
+struct lsim_scheduler_ops {
+	int32_t (*route)(void *state, const struct lsim_request_info *r,
+			 const struct lsim_instance_info *inst, int32_t n);
+	double (*queue_key)(void *state, const struct lsim_request_info *r);
+};
+
+/* Profiler: predicts output length at arrival; learns at finish. */
+struct lsim_profiler_ops {
+	int32_t (*predict)(void *state, const struct lsim_request_info *r);
+	void (*observe)(void *state, const struct lsim_request_info *r,
+			int32_t output_tokens, lsim_time service);
+};
+
+/* ---- the type object ---- */
+
+enum lsim_policy_flags {
+	LSIM_POLICY_ORACLE = 1u << 0, /* sees true_output */
+};
+
+struct lsim_policy_type {
+	uint32_t abi; /* LSIM_POLICY_ABI */
+	enum lsim_policy_kind kind;
+	const char *name;
+	const char *summary; /* one line */
+	uint32_t flags;
+	size_t state_size;
+	const struct lsim_keydef *params; /* offsets into the state */
+	size_t n_params;
+	int (*init)(void *state, const struct lsim_policy_ctx *ctx); /* may be NULL */
+	void (*fini)(void *state);				      /* may be NULL */
+	const void *ops; /* struct lsim_<kind>_ops */
+};
+
+/* The entry point a plugin exports. */
+typedef const struct lsim_policy_type *const *(*lsim_plugin_entry_fn)(size_t *n);
+#define LSIM_PLUGIN_ENTRY "lsim_plugin_policies"
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * registry.h - the list of built-in policies and lookup by kind and name.
+ */
+#ifndef LLMSIM_REGISTRY_H
+#define LLMSIM_REGISTRY_H
+
+#include <stddef.h>
+
+#include "llmsim/policy.h"
+
+/* Every built-in policy, in listing order. */
+const struct lsim_policy_type *const *lsim_registry_all(size_t *n);
+
+/* The built-in of this kind and name, or NULL. */
+const struct lsim_policy_type *lsim_registry_find(enum lsim_policy_kind kind,
+						   const char *name);
+
+/* The built-in types, defined in policies/<kind>/. */
+extern const struct lsim_policy_type lsim_sched_round_robin, lsim_sched_random,
+	lsim_sched_least_outstanding, lsim_sched_least_tokens,
+	lsim_sched_kv_aware, lsim_sched_power_of_two;
+extern const struct lsim_policy_type lsim_queue_fcfs, lsim_queue_sjf,
+	lsim_queue_priority, lsim_queue_edf;
+extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,
+	lsim_prof_bucket;
+
+#endif
