@@ -19,6 +19,10 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_queue_sjf,
 	&lsim_queue_priority,
 	&lsim_queue_edf,
+	/* allocator */
+	&lsim_alloc_first_fit,
+	&lsim_alloc_best_fit,
+	&lsim_alloc_spread,
 	/* profiler */
 	&lsim_prof_oracle,
 	&lsim_prof_mean,

@@ -21,6 +21,8 @@ extern const struct lsim_policy_type lsim_sched_round_robin, lsim_sched_random,
 	lsim_sched_kv_aware, lsim_sched_power_of_two;
 extern const struct lsim_policy_type lsim_queue_fcfs, lsim_queue_sjf,
 	lsim_queue_priority, lsim_queue_edf;
+extern const struct lsim_policy_type lsim_alloc_first_fit,
+	lsim_alloc_best_fit, lsim_alloc_spread;
 extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,
 	lsim_prof_bucket;
 

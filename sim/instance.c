@@ -129,6 +129,7 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->sim = sim;
 	in->gpu = gpu;
 	in->tp = 1;
+	in->node = -1;
 	in->start = 0;
 	in->ready = 0;
 	in->stop = -1;

@@ -14,7 +14,7 @@
 #include "rng.h"
 
 static const char *const role_keys[LSIM_ROLE_COUNT] = {
-	"scheduler.router", "scheduler.queue", "profiler",
+	"scheduler.router", "scheduler.queue", "profiler", "allocator",
 };
 
 const char *lsim_policy_role_key(enum lsim_policy_role r)
@@ -36,6 +36,9 @@ bool lsim_policy_fits(const struct lsim_policy_type *t, enum lsim_policy_role r)
 	case LSIM_ROLE_PROFILER:
 		return t->kind == LSIM_KIND_PROFILER &&
 		       ((const struct lsim_profiler_ops *)t->ops)->predict;
+	case LSIM_ROLE_ALLOCATOR:
+		return t->kind == LSIM_KIND_ALLOCATOR &&
+		       ((const struct lsim_allocator_ops *)t->ops)->place;
 	default:
 		return false;
 	}
@@ -168,10 +171,11 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 			free(file);
 		}
 	} else if (rc == 0) {
-		p->type = lsim_registry_find(role == LSIM_ROLE_PROFILER
-						     ? LSIM_KIND_PROFILER
-						     : LSIM_KIND_SCHEDULER,
-					     name);
+		static const enum lsim_policy_kind kinds[LSIM_ROLE_COUNT] = {
+			LSIM_KIND_SCHEDULER, LSIM_KIND_SCHEDULER,
+			LSIM_KIND_PROFILER, LSIM_KIND_ALLOCATOR,
+		};
+		p->type = lsim_registry_find(kinds[role], name);
 		if (!lsim_policy_fits(p->type, role)) {
 			size_t n;
 			const struct lsim_policy_type *const *all = lsim_registry_all(&n);

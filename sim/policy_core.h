@@ -16,6 +16,7 @@ enum lsim_policy_role {
 	LSIM_ROLE_ROUTER,   /* scheduler with route() */
 	LSIM_ROLE_QUEUE,    /* scheduler with queue_key() */
 	LSIM_ROLE_PROFILER, /* profiler with predict() */
+	LSIM_ROLE_ALLOCATOR, /* allocator with place() */
 	LSIM_ROLE_COUNT
 };
 

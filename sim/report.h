@@ -52,6 +52,7 @@ struct lsim_inst_record {
 	int64_t kv_blocks; /* KV-cache block capacity */
 	double energy_j;
 	double cost_usd;
+	int32_t node;	  /* cluster node it was placed on (-1: no cluster given) */
 };
 
 /* One row of /timeseries: one sample of one instance. */

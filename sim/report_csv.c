@@ -74,7 +74,7 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 
 static void put_instances(FILE *f, const struct lsim_results *r)
 {
-	fputs("id,gpu,model,tp,start,ready,stop,busy_s,iterations,tokens,"
+	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
@@ -83,7 +83,7 @@ static void put_instances(FILE *f, const struct lsim_results *r)
 		put_str(f, in->gpu, sizeof in->gpu);
 		fputc(',', f);
 		put_str(f, in->model, sizeof in->model);
-		fprintf(f, ",%" PRId32 ",", in->tp);
+		fprintf(f, ",%" PRId32 ",%" PRId32 ",", in->tp, in->node);
 		put_real(f, in->start);
 		fputc(',', f);
 		put_real(f, in->ready);

@@ -259,12 +259,13 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE,
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64, H5T_NATIVE_INT64,
 			 H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE,
-			 H5T_NATIVE_DOUBLE};
+			 H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32};
 	struct member m[] = {
 		M(lsim_inst_record, id, types[0]),
 		MS(lsim_inst_record, gpu),
 		MS(lsim_inst_record, model),
 		M(lsim_inst_record, tp, types[3]),
+		M(lsim_inst_record, node, types[14]),
 		M(lsim_inst_record, start, types[4]),
 		M(lsim_inst_record, ready, types[5]),
 		M(lsim_inst_record, stop, types[6]),

@@ -356,6 +356,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		snprintf(o->model, sizeof o->model, "%.63s",
 			 in->model ? in->model->name : "service");
 		o->tp = in->tp;
+		o->node = in->node;
 		o->start = lsim_time_to_s(in->start);
 		o->ready = lsim_time_to_s(in->ready);
 		o->stop = lsim_time_to_s(in->stop);

@@ -35,7 +35,7 @@ static const struct lsim_keydef top_keys[] = {
 };
 #undef T
 static const char *const top_sections[] = {"cluster", "instances", "scheduler",
-					   "profiler", "classes", "workload",
+					   "profiler", "allocator", "classes", "workload",
 					   "power", "output", NULL};
 
 struct node_cfg {
@@ -66,6 +66,7 @@ struct inst_cfg {
 	struct lsim_engine_cfg eng;
 	lsim_time service_time;
 	int service_dist;
+	int64_t min_kv_tokens;
 };
 
 enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
@@ -90,6 +91,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations"},
 	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
+	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 };
 #undef I
 
@@ -181,6 +183,7 @@ struct lsim_scenario {
 	struct lsim_qos_class *classes;
 	size_t n_classes;
 	struct lsim_policy *policies[LSIM_ROLE_COUNT];
+	int32_t *placement; /* node of each replica, in instance order (with a cluster) */
 	struct wl_cfg wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
@@ -333,6 +336,8 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_policy_dump(b, 4, sc->policies[LSIM_ROLE_QUEUE]);
 	lsim_buf_printf(b, "profiler:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_PROFILER]);
+	lsim_buf_printf(b, "allocator:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ALLOCATOR]);
 	lsim_buf_printf(b, "classes:\n");
 	for (size_t i = 0; i < sc->n_classes; i++) {
 		lsim_buf_printf(b, "  -\n");
@@ -360,50 +365,101 @@ static void dump_effective(struct lsim_scenario *sc)
 	snprintf(sc->run_id, sizeof sc->run_id, "%016llx", (unsigned long long)h);
 }
 
-/* Places every replica on nodes of its GPU kind, first fit. */
+/* Bytes one GPU of a replica of instance group i needs: its share of the
+ * weights and of the minimum KV reserve. */
+static double bytes_per_gpu(const struct lsim_scenario *sc, size_t i)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	if (ic->perf == PERF_SERVICE)
+		return 0;
+	const struct lsim_model_arch *m = &sc->models[i];
+	return (lsim_model_weight_bytes(m) +
+		lsim_model_kv_bytes_per_token(m) * (double)ic->min_kv_tokens) /
+	       (double)ic->tp;
+}
+
+/*
+ * Places every replica with the allocator policy: the core marks the
+ * nodes that fit (GPU kind, free GPUs for the whole TP group, memory for
+ * weights plus the KV reserve, with 5% of the device kept for
+ * activations), the policy picks one.
+ */
 static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 {
-	size_t total_nodes = 0;
+	size_t total = 0;
 	for (size_t i = 0; i < sc->n_nodes; i++)
-		total_nodes += (size_t)sc->nodes[i].count;
-	int64_t *free_gpus = calloc(total_nodes ? total_nodes : 1, sizeof *free_gpus);
-	const char **kind = calloc(total_nodes ? total_nodes : 1, sizeof *kind);
-	if (!free_gpus || !kind) {
-		free(free_gpus);
-		free(kind);
+		total += (size_t)sc->nodes[i].count;
+	struct lsim_node_info *nodes = calloc(total ? total : 1, sizeof *nodes);
+	size_t n_replicas = 0;
+	for (size_t i = 0; i < sc->n_insts; i++)
+		n_replicas += (size_t)sc->insts[i].replicas;
+	sc->placement = calloc(n_replicas ? n_replicas : 1, sizeof *sc->placement);
+	if (!nodes || !sc->placement) {
+		free(nodes);
 		return LSIM_ENOMEM;
 	}
 	size_t k = 0;
-	for (size_t i = 0; i < sc->n_nodes; i++)
-		for (int64_t c = 0; c < sc->nodes[i].count; c++, k++) {
-			free_gpus[k] = sc->nodes[i].gpus_per_node;
-			kind[k] = sc->nodes[i].gpu;
+	for (size_t g = 0; g < sc->n_nodes; g++)
+		for (int64_t c = 0; c < sc->nodes[g].count; c++, k++) {
+			nodes[k].id = (int32_t)k;
+			nodes[k].group = (int32_t)g;
+			nodes[k].gpus_total = (int32_t)sc->nodes[g].gpus_per_node;
+			nodes[k].gpus_free = nodes[k].gpus_total;
 		}
-	int rc = 0;
+	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
+	const struct lsim_allocator_ops *ops = alloc->type->ops;
 	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+	int rc = 0;
+	size_t next = 0;
 	for (size_t i = 0; i < sc->n_insts && rc == 0; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
+		double need = bytes_per_gpu(sc, i);
+		double have = sc->gpus[i].hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05);
+		char key[64];
+		snprintf(key, sizeof key, "instances[%zu].replicas", i);
+		if (need > have) {
+			rc = lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
+					    "a replica needs %.1f GB per GPU (weights + %lld KV tokens, tp %lld) "
+					    "but a %s offers %.1f GB at gpu_memory_utilization %.2f",
+					    need / 1e9, (long long)ic->min_kv_tokens,
+					    (long long)ic->tp, ic->gpu, have / 1e9,
+					    ic->eng.gpu_memory_utilization);
+			break;
+		}
 		for (int64_t r = 0; r < ic->replicas && rc == 0; r++) {
-			size_t n = 0;
-			while (n < total_nodes && (strcmp(kind[n], ic->gpu) != 0 ||
-						   free_gpus[n] < ic->tp))
-				n++;
-			if (n == total_nodes) {
-				char key[64];
-				snprintf(key, sizeof key, "instances[%zu].replicas", i);
+			bool any = false;
+			for (size_t j = 0; j < total; j++) {
+				const char *kind = sc->nodes[nodes[j].group].gpu;
+				nodes[j].fits = strcmp(kind, ic->gpu) == 0 &&
+						nodes[j].gpus_free >= ic->tp;
+				any |= nodes[j].fits;
+			}
+			struct lsim_alloc_request req = {
+				.tp = (int32_t)ic->tp, .replica = (int32_t)r,
+				.bytes_per_gpu = need,
+			};
+			int32_t at = any ? ops->place(alloc->state, &req, nodes,
+						      (int32_t)total)
+					 : -1;
+			if (!any) {
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], key,
 						    LSIM_EINVAL,
 						    "not enough %s GPUs in the cluster for replica %lld "
 						    "(tp %lld; a replica must fit in one node)",
-						    ic->gpu, (long long)r + 1,
-						    (long long)ic->tp);
+						    ic->gpu, (long long)r + 1, (long long)ic->tp);
+			} else if (at < 0 || (size_t)at >= total || !nodes[at].fits) {
+				rc = lsim_cfg_error(d, sc->doc, list->items[i], "allocator",
+						    LSIM_EPLUGIN,
+						    "allocator %s chose node %d, which does not fit",
+						    alloc->type->name, (int)at);
 			} else {
-				free_gpus[n] -= ic->tp;
+				nodes[at].gpus_free -= (int32_t)ic->tp;
+				nodes[at].instances++;
+				sc->placement[next++] = at;
 			}
 		}
 	}
-	free(free_gpus);
-	free(kind);
+	free(nodes);
 	return rc;
 }
 
@@ -498,9 +554,10 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 	const struct lsim_node *nodes[LSIM_ROLE_COUNT] = {
 		lsim_node_get(sched, "router"), lsim_node_get(sched, "queue"),
 		lsim_node_get(sc->doc->root, "profiler"),
+		lsim_node_get(sc->doc->root, "allocator"),
 	};
 	static const char *const defaults[LSIM_ROLE_COUNT] = {
-		"round_robin", "fcfs", "mean",
+		"round_robin", "fcfs", "mean", "first_fit",
 	};
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
@@ -581,10 +638,10 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
 				    "workload.count", LSIM_EINVAL,
 				    "set count or duration, or the workload never ends");
-	if (rc == 0 && sc->n_nodes > 0)
-		rc = place(sc, d);
 	if (rc == 0)
 		rc = load_hw(sc, d);
+	if (rc == 0 && sc->n_nodes > 0)
+		rc = place(sc, d);
 	if (rc == 0) {
 		dump_effective(sc);
 		if (sc->effective.failed)
@@ -616,6 +673,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	release_run(sc);
 	destroy_policies(sc);
 	free(sc->classes);
+	free(sc->placement);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
 	free(sc->table_dirs);
@@ -758,6 +816,7 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 				sc->sim.n_inst--;
 				return rc;
 			}
+			in->node = sc->placement ? sc->placement[next_id] : -1;
 			next_id++;
 		}
 	}

@@ -81,6 +81,7 @@ struct lsim_instance {
 	const struct lsim_gpu_profile *gpu;
 	const struct lsim_model_arch *model;
 	int32_t tp;
+	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;

@@ -26,6 +26,8 @@
 static const char base_yaml[] =
 	"name: conformance\n"
 	"seed: 3\n"
+	"cluster:\n"
+	"  - {gpu: H100-SXM, count: 3, gpus_per_node: 2}\n"
 	"instances:\n"
 	"  - gpu: H100-SXM\n"
 	"    model: Llama-3.1-8B\n"
@@ -115,7 +117,7 @@ static void test_conformance_all_builtins(void **state)
 	(void)state;
 	size_t n;
 	const struct lsim_policy_type *const *all = lsim_registry_all(&n);
-	size_t routers = 0, queues = 0, profilers = 0;
+	size_t routers = 0, queues = 0, profilers = 0, allocators = 0;
 	for (size_t i = 0; i < n; i++) {
 		char set[128];
 		if (lsim_policy_fits(all[i], LSIM_ROLE_ROUTER)) {
@@ -127,6 +129,9 @@ static void test_conformance_all_builtins(void **state)
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_PROFILER)) {
 			snprintf(set, sizeof set, "profiler=%s", all[i]->name);
 			profilers++;
+		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ALLOCATOR)) {
+			snprintf(set, sizeof set, "allocator=%s", all[i]->name);
+			allocators++;
 		} else {
 			fail_msg("policy %s fits no role", all[i]->name);
 		}
@@ -135,6 +140,7 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(routers, 6);
 	assert_int_equal(queues, 4);
 	assert_int_equal(profilers, 3);
+	assert_int_equal(allocators, 3);
 }
 
 static void test_plugin(void **state)
@@ -200,6 +206,57 @@ static void test_errors(void **state)
 	snprintf(yaml, sizeof yaml, "%sclasses:\n  - {name: a, share: 0.5}\n", "name: x\n"
 		 "instances:\n  - gpu: H100-SXM\nworkload: {count: 5}\n");
 	expect_error(yaml, NULL, 0, "classes", "add up to 0.5");
+}
+
+/* ---- allocators ---- */
+
+static void placement(const char *alloc, int32_t nodes_out[6])
+{
+	static const char yaml[] =
+		"name: place\n"
+		"cluster:\n"
+		"  - {gpu: H100-SXM, count: 1, gpus_per_node: 8}\n"
+		"  - {gpu: H100-SXM, count: 2, gpus_per_node: 2}\n"
+		"instances:\n"
+		"  - {gpu: H100-SXM, model: Llama-3.1-8B, tp: 2, replicas: 3}\n"
+		"  - {gpu: H100-SXM, model: Llama-3.1-8B, tp: 1, replicas: 3}\n"
+		"workload: {count: 10}\n"
+		"output: {sample_period: 0s}\n";
+	const char *sets[] = {alloc};
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run(yaml, sets, 1, &sc);
+	assert_int_equal(r->n_insts, 6);
+	for (int i = 0; i < 6; i++)
+		nodes_out[i] = r->insts[i].node;
+	lsim_scenario_destroy(sc);
+}
+
+static void test_allocators_place(void **state)
+{
+	(void)state;
+	int32_t ff[6], bf[6], sp[6];
+	placement("allocator=first_fit", ff);
+	placement("allocator=best_fit", bf);
+	placement("allocator=spread", sp);
+	/* nodes of 8, 2 and 2 GPUs; replicas tp2 x3 then tp1 x3 */
+	const int32_t want_ff[6] = {0, 0, 0, 0, 0, 1};
+	const int32_t want_bf[6] = {1, 2, 0, 0, 0, 0};
+	const int32_t want_sp[6] = {0, 1, 2, 0, 0, 0};
+	assert_memory_equal(ff, want_ff, sizeof ff);
+	assert_memory_equal(bf, want_bf, sizeof bf);
+	assert_memory_equal(sp, want_sp, sizeof sp);
+	/* memory: 70B weights do not fit one 80 GB H100 */
+	struct lsim_scenario *sc = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(load("name: big\ncluster: [{gpu: H100-SXM, count: 1}]\n"
+			      "instances: [{gpu: H100-SXM, model: Llama-3-70B, tp: 1}]\n"
+			      "workload: {count: 1}\n", NULL, 0, &sc, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "instances[0].replicas");
+	assert_non_null(strstr(d.msg, "GB per GPU"));
+	assert_int_equal(load("name: big\ncluster: [{gpu: H100-SXM, count: 1}]\n"
+			      "instances: [{gpu: H100-SXM, model: Llama-3-70B, tp: 4}]\n"
+			      "workload: {count: 1}\n", NULL, 0, &sc, &d), 0);
+	lsim_scenario_destroy(sc);
 }
 
 /* ---- profilers, directly ---- */
@@ -338,6 +395,7 @@ int main(void)
 		cmocka_unit_test(test_plugin),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_profilers_predict),
+		cmocka_unit_test(test_allocators_place),
 		cmocka_unit_test(test_sjf_beats_fcfs),
 		cmocka_unit_test(test_least_outstanding_beats_random),
 		cmocka_unit_test(test_priority_and_edf_favour_urgent_class),

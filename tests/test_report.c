@@ -526,10 +526,10 @@ static void test_csv(void **state)
 	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0");
 	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0");
 	check_csv(dir, "instances.csv", 0,
-		  "id,gpu,model,tp,start,ready,stop,busy_s,iterations,tokens,"
+		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd");
 	check_csv(dir, "instances.csv", 2,
-		  "1,A100-80G,\"x\"\"y,z\",1,0,2,12,8,200,2000,0,2048,500,1.25");
+		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25");
 	check_csv(dir, "timeseries.csv", 0,
 		  "t,instance,gpu_util,kv_util,queue_len,running,power_w");
 	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350");

@@ -99,6 +99,32 @@ struct lsim_profiler_ops {
 			int32_t output_tokens, lsim_time service);
 };
 
+/*
+ * Allocator: places one replica of tp GPUs at a time (at start, and when
+ * instances are added). nodes[] describes every node; `fits` says the core
+ * checked its GPU kind, free GPUs and memory. Returns the index of a node
+ * that fits, or -1 for none.
+ */
+struct lsim_node_info {
+	int32_t id;	    /* node index in cluster order */
+	int32_t group;	    /* its entry in the scenario's cluster list */
+	int32_t gpus_total;
+	int32_t gpus_free;
+	int32_t instances;  /* replicas placed on it so far */
+	bool fits;
+};
+
+struct lsim_alloc_request {
+	int32_t tp;	     /* GPUs wanted, all in one node */
+	int32_t replica;     /* index of the replica within its group */
+	double bytes_per_gpu; /* weights / tp + the minimum KV reserve / tp */
+};
+
+struct lsim_allocator_ops {
+	int32_t (*place)(void *state, const struct lsim_alloc_request *r,
+			 const struct lsim_node_info *nodes, int32_t n);
+};
+
 /* ---- the type object ---- */
 
 enum lsim_policy_flags {
