@@ -23,6 +23,10 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_alloc_first_fit,
 	&lsim_alloc_best_fit,
 	&lsim_alloc_spread,
+	/* qos */
+	&lsim_qos_none,
+	&lsim_qos_admission,
+	&lsim_qos_token_bucket,
 	/* profiler */
 	&lsim_prof_oracle,
 	&lsim_prof_mean,

@@ -23,6 +23,8 @@ extern const struct lsim_policy_type lsim_queue_fcfs, lsim_queue_sjf,
 	lsim_queue_priority, lsim_queue_edf;
 extern const struct lsim_policy_type lsim_alloc_first_fit,
 	lsim_alloc_best_fit, lsim_alloc_spread;
+extern const struct lsim_policy_type lsim_qos_none, lsim_qos_admission,
+	lsim_qos_token_bucket;
 extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,
 	lsim_prof_bucket;
 

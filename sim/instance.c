@@ -575,6 +575,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 	if (total > in->max_model_len ||
 	    ceil_div(total, in->cfg.block_size) > lsim_kv_total(in->kv)) {
 		r->status = LSIM_REQ_REJECTED;
+		r->reject_reason = LSIM_REJECT_NEVER_FITS;
 		r->finish = lsim_now(s->eng);
 		in->outstanding--;
 		in->queued_tokens -= work_of(r);

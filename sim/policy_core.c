@@ -14,7 +14,7 @@
 #include "rng.h"
 
 static const char *const role_keys[LSIM_ROLE_COUNT] = {
-	"scheduler.router", "scheduler.queue", "profiler", "allocator",
+	"scheduler.router", "scheduler.queue", "profiler", "allocator", "qos",
 };
 
 const char *lsim_policy_role_key(enum lsim_policy_role r)
@@ -39,6 +39,9 @@ bool lsim_policy_fits(const struct lsim_policy_type *t, enum lsim_policy_role r)
 	case LSIM_ROLE_ALLOCATOR:
 		return t->kind == LSIM_KIND_ALLOCATOR &&
 		       ((const struct lsim_allocator_ops *)t->ops)->place;
+	case LSIM_ROLE_QOS:
+		return t->kind == LSIM_KIND_QOS &&
+		       ((const struct lsim_qos_ops *)t->ops)->admit;
 	default:
 		return false;
 	}
@@ -118,7 +121,7 @@ static int load_plugin(const struct lsim_doc *doc, const struct lsim_node *at,
 int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		       const char *path, enum lsim_policy_role role,
 		       const char *default_name, const char *base_dir,
-		       uint64_t seed, int32_t n_instances,
+		       uint64_t seed, int32_t n_instances, int32_t n_classes,
 		       struct lsim_policy **out, struct lsim_diag *d)
 {
 	struct lsim_policy *p = calloc(1, sizeof *p);
@@ -173,7 +176,7 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 	} else if (rc == 0) {
 		static const enum lsim_policy_kind kinds[LSIM_ROLE_COUNT] = {
 			LSIM_KIND_SCHEDULER, LSIM_KIND_SCHEDULER,
-			LSIM_KIND_PROFILER, LSIM_KIND_ALLOCATOR,
+			LSIM_KIND_PROFILER, LSIM_KIND_ALLOCATOR, LSIM_KIND_QOS,
 		};
 		p->type = lsim_registry_find(kinds[role], name);
 		if (!lsim_policy_fits(p->type, role)) {
@@ -214,6 +217,7 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 						 LSIM_STREAM_POLICY_BASE + (uint64_t)role),
 			.rng = p->rng,
 			.n_instances = n_instances,
+			.n_classes = n_classes > 0 ? n_classes : 1,
 		};
 		rc = p->type->init(p->state, &ctx);
 		if (rc != 0)

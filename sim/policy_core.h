@@ -17,6 +17,7 @@ enum lsim_policy_role {
 	LSIM_ROLE_QUEUE,    /* scheduler with queue_key() */
 	LSIM_ROLE_PROFILER, /* profiler with predict() */
 	LSIM_ROLE_ALLOCATOR, /* allocator with place() */
+	LSIM_ROLE_QOS,	     /* qos with admit() */
 	LSIM_ROLE_COUNT
 };
 
@@ -42,7 +43,7 @@ const char *lsim_policy_role_key(enum lsim_policy_role r);
 int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		       const char *path, enum lsim_policy_role role,
 		       const char *default_name, const char *base_dir,
-		       uint64_t seed, int32_t n_instances,
+		       uint64_t seed, int32_t n_instances, int32_t n_classes,
 		       struct lsim_policy **out, struct lsim_diag *d);
 void lsim_policy_destroy(struct lsim_policy *p);
 

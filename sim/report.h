@@ -34,6 +34,8 @@ struct lsim_req_record {
 	int32_t status; /* enum lsim_req_status */
 	int32_t qos_class; /* index into the scenario's classes (0 if none) */
 	int32_t predicted_output; /* profiler's prediction at arrival (-1: none) */
+	int32_t reject_reason; /* enum lsim_reject_reason (0: not rejected) */
+	int32_t slo_met; /* 1 if finished within every target of its class */
 };
 
 /* One row of /instances. */
@@ -64,6 +66,20 @@ struct lsim_ts_sample {
 	int32_t queue_len; /* waiting requests */
 	int32_t running;  /* running sequences */
 	double power_w;	  /* average power of the instance's GPUs over the period */
+};
+
+/* One row of /classes: SLO attainment of one QoS class. */
+struct lsim_class_record {
+	char name[32];
+	double share;
+	double ttft_target, tpot_target, e2e_target; /* s; 0 = none */
+	double requests, completed, rejected;
+	double ttft_attainment; /* fraction of the class's requests finished within the TTFT target */
+	double tpot_attainment;
+	double e2e_attainment;
+	double slo_attainment;	/* within every target */
+	double goodput_rps;	/* requests within every target per second of makespan */
+	double ttft_mean_s;	/* over finished requests */
 };
 
 /*
@@ -97,6 +113,8 @@ struct lsim_ts_sample {
 	X(e2e_p99_s, "s", "arrival to last token, 99th percentile")              \
 	X(queue_wait_mean_s, "s", "arrival to first scheduled, mean")            \
 	X(preemptions, "", "total preemptions")                                  \
+	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
+	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
 	X(cost_usd, "USD", "instance cost")                                      \
@@ -128,6 +146,8 @@ struct lsim_results {
 	size_t n_insts;
 	const struct lsim_ts_sample *ts;
 	size_t n_ts;
+	const struct lsim_class_record *classes;
+	size_t n_classes;
 	struct lsim_summary summary;
 	/* Host seconds the simulation took. Not deterministic, so it is kept
 	 * out of the HDF5 and CSV files (which must be byte-identical for the

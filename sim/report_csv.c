@@ -52,7 +52,7 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 	      "output_tokens,instance,preemptions,status,qos_class,"
-	      "predicted_output\n",
+	      "predicted_output,reject_reason,slo_met\n",
 	      f);
 	for (size_t i = 0; i < r->n_reqs; i++) {
 		const struct lsim_req_record *q = &r->reqs[i];
@@ -65,10 +65,11 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 		fputc(',', f);
 		put_real(f, q->finish);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-			   ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
+			   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
+			   ",%" PRId32 "\n",
 			q->prompt_tokens, q->output_tokens, q->instance,
 			q->preemptions, q->status, q->qos_class,
-			q->predicted_output);
+			q->predicted_output, q->reject_reason, q->slo_met);
 	}
 }
 
@@ -113,6 +114,29 @@ static void put_timeseries(FILE *f, const struct lsim_results *r)
 		put_real(f, s->kv_util);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",", s->queue_len, s->running);
 		put_real(f, s->power_w);
+		fputc('\n', f);
+	}
+}
+
+static void put_classes(FILE *f, const struct lsim_results *r)
+{
+	fputs("name,share,ttft_target,tpot_target,e2e_target,requests,completed,"
+	      "rejected,ttft_attainment,tpot_attainment,e2e_attainment,"
+	      "slo_attainment,goodput_rps,ttft_mean_s\n",
+	      f);
+	for (size_t i = 0; i < r->n_classes; i++) {
+		const struct lsim_class_record *c = &r->classes[i];
+		const double v[] = {c->share, c->ttft_target, c->tpot_target,
+				    c->e2e_target, c->requests, c->completed,
+				    c->rejected, c->ttft_attainment,
+				    c->tpot_attainment, c->e2e_attainment,
+				    c->slo_attainment, c->goodput_rps,
+				    c->ttft_mean_s};
+		put_str(f, c->name, sizeof c->name);
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+			fputc(',', f);
+			put_real(f, v[k]);
+		}
 		fputc('\n', f);
 	}
 }
@@ -177,5 +201,7 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "timeseries.csv", put_timeseries, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "summary.csv", put_summary, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "classes.csv", put_classes, r, d);
 	return rc;
 }

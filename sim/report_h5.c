@@ -221,7 +221,8 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 	hid_t types[] = {H5T_NATIVE_UINT64, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE,
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32,
 			 H5T_NATIVE_INT32, H5T_NATIVE_INT32, H5T_NATIVE_INT32,
-			 H5T_NATIVE_INT32, H5T_NATIVE_INT32, H5T_NATIVE_INT32};
+			 H5T_NATIVE_INT32, H5T_NATIVE_INT32, H5T_NATIVE_INT32,
+			 H5T_NATIVE_INT32, H5T_NATIVE_INT32};
 	struct member m[] = {
 		M(lsim_req_record, id, types[0]),
 		M(lsim_req_record, arrival, types[1]),
@@ -235,6 +236,8 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, status, types[9]),
 		M(lsim_req_record, qos_class, types[10]),
 		M(lsim_req_record, predicted_output, types[11]),
+		M(lsim_req_record, reject_reason, types[12]),
+		M(lsim_req_record, slo_met, types[13]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));
@@ -326,6 +329,36 @@ static int write_timeseries(struct h5w *w, const struct lsim_results *r)
 	if (mt < 0)
 		return fail(w, "cannot build the /timeseries type");
 	int rc = write_table(w, w->file, "timeseries", mt, r->ts, r->n_ts);
+	H5Tclose(mt);
+	return rc;
+}
+
+/* /classes: SLO attainment per QoS class (empty without classes). The
+ * records are calloc'd by the core, so the name's padding is zero. */
+static int write_classes(struct h5w *w, const struct lsim_results *r)
+{
+	hid_t d = H5T_NATIVE_DOUBLE;
+	struct member m[] = {
+		MS(lsim_class_record, name),
+		M(lsim_class_record, share, d),
+		M(lsim_class_record, ttft_target, d),
+		M(lsim_class_record, tpot_target, d),
+		M(lsim_class_record, e2e_target, d),
+		M(lsim_class_record, requests, d),
+		M(lsim_class_record, completed, d),
+		M(lsim_class_record, rejected, d),
+		M(lsim_class_record, ttft_attainment, d),
+		M(lsim_class_record, tpot_attainment, d),
+		M(lsim_class_record, e2e_attainment, d),
+		M(lsim_class_record, slo_attainment, d),
+		M(lsim_class_record, goodput_rps, d),
+		M(lsim_class_record, ttft_mean_s, d),
+	};
+	hid_t mt = compound(m, sizeof m / sizeof m[0],
+			    sizeof(struct lsim_class_record));
+	if (mt < 0)
+		return fail(w, "cannot build the /classes type");
+	int rc = write_table(w, w->file, "classes", mt, r->classes, r->n_classes);
 	H5Tclose(mt);
 	return rc;
 }
@@ -433,6 +466,8 @@ static int write_all(struct h5w *w, const char *tmp,
 		rc = write_instances(w, r);
 	if (rc == 0)
 		rc = write_timeseries(w, r);
+	if (rc == 0)
+		rc = write_classes(w, r);
 	herr_t e = H5Fclose(w->file);
 	w->file = -1;
 	if (rc == 0 && e < 0)

@@ -106,7 +106,7 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 
 static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 {
-	if (!s->router) {
+	if (!s->router && !s->qos) {
 		struct lsim_instance *in = &s->inst[s->rr_next];
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
 		return in;
@@ -121,6 +121,11 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 		o->queued_tokens = in->queued_tokens;
 		o->kv_free_blocks = in->kv ? lsim_kv_free(in->kv) : 0;
 		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
+	}
+	if (!s->router) {
+		struct lsim_instance *in = &s->inst[s->rr_next];
+		s->rr_next = (s->rr_next + 1) % s->n_inst;
+		return in;
 	}
 	struct lsim_request_info info;
 	oracle_info(s, s->router, req, &info);
@@ -215,6 +220,25 @@ static void pull_next(struct lsim_sim *s)
 	s->n_reqs++;
 }
 
+/* Asks the QoS policy; a rejected request ends here with its reason. */
+static int32_t admission(struct lsim_sim *s, const struct lsim_instance *in,
+			 int32_t req)
+{
+	struct lsim_request_info info;
+	oracle_info(s, s->qos, req, &info);
+	const struct lsim_qos_ops *ops = s->qos->type->ops;
+	const struct lsim_instance_info *target = &s->inst_info[in - s->inst];
+	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->eng));
+	if (why == 0)
+		return 0;
+	struct lsim_req *r = &s->reqs[req];
+	r->status = LSIM_REQ_REJECTED;
+	r->reject_reason = why;
+	r->finish = lsim_now(s->eng);
+	lsim_sim_request_done(s, req);
+	return why;
+}
+
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)eng;
@@ -222,6 +246,8 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 	pull_next(s);
 	classify(s, (int32_t)arg);
 	struct lsim_instance *in = route(s, (int32_t)arg);
+	if (in && s->qos && admission(s, in, (int32_t)arg) != 0)
+		in = NULL;
 	if (in)
 		lsim_instance_submit(in, (int32_t)arg);
 	if (s->error)
@@ -321,9 +347,86 @@ static double ns_to_s_or_neg(lsim_time t)
 	return t < 0 ? -1.0 : lsim_time_to_s(t);
 }
 
+/* Did request q finish within each target of class c? (bit 0 TTFT,
+ * bit 1 TPOT, bit 2 E2E; a missing target is met.) */
+static int targets_met(const struct lsim_req_record *q,
+		       const struct lsim_qos_class *c)
+{
+	if (q->status != LSIM_REQ_FINISHED)
+		return 0;
+	double ttft = q->first_token - q->arrival, e2e = q->finish - q->arrival;
+	double tpot = q->output_tokens > 1
+			      ? (q->finish - q->first_token) / (q->output_tokens - 1)
+			      : 0;
+	int m = 0;
+	if (!c || c->ttft <= 0 || ttft <= lsim_time_to_s(c->ttft))
+		m |= 1;
+	if (!c || c->tpot <= 0 || tpot <= lsim_time_to_s(c->tpot))
+		m |= 2;
+	if (!c || c->e2e <= 0 || e2e <= lsim_time_to_s(c->e2e))
+		m |= 4;
+	return m;
+}
+
+static int class_records(struct lsim_sim *s, struct lsim_results *r,
+			 struct lsim_class_record **out)
+{
+	size_t n = s->n_classes;
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	struct lsim_class_record *cr = calloc(n, sizeof *cr);
+	double *ttft_sum = calloc(n, sizeof *ttft_sum);
+	if (!cr || !ttft_sum) {
+		free(cr);
+		free(ttft_sum);
+		return LSIM_ENOMEM;
+	}
+	for (size_t c = 0; c < n; c++) {
+		const struct lsim_qos_class *k = &s->classes[c];
+		snprintf(cr[c].name, sizeof cr[c].name, "%.31s", k->name);
+		cr[c].share = k->share;
+		cr[c].ttft_target = lsim_time_to_s(k->ttft);
+		cr[c].tpot_target = lsim_time_to_s(k->tpot);
+		cr[c].e2e_target = lsim_time_to_s(k->e2e);
+	}
+	for (size_t i = 0; i < r->n_reqs; i++) {
+		const struct lsim_req_record *q = &r->reqs[i];
+		struct lsim_class_record *c = &cr[q->qos_class];
+		int m = targets_met(q, &s->classes[q->qos_class]);
+		c->requests += 1;
+		c->completed += q->status == LSIM_REQ_FINISHED;
+		c->rejected += q->status == LSIM_REQ_REJECTED;
+		c->ttft_attainment += (m & 1) != 0;
+		c->tpot_attainment += (m & 2) != 0;
+		c->e2e_attainment += (m & 4) != 0;
+		c->slo_attainment += m == 7;
+		if (q->status == LSIM_REQ_FINISHED)
+			ttft_sum[q->qos_class] += q->first_token - q->arrival;
+	}
+	double span = r->summary.makespan_s;
+	for (size_t c = 0; c < n; c++) {
+		struct lsim_class_record *k = &cr[c];
+		if (span > 0)
+			k->goodput_rps = k->slo_attainment / span;
+		if (k->completed > 0)
+			k->ttft_mean_s = ttft_sum[c] / k->completed;
+		if (k->requests > 0) {
+			k->ttft_attainment /= k->requests;
+			k->tpot_attainment /= k->requests;
+			k->e2e_attainment /= k->requests;
+			k->slo_attainment /= k->requests;
+		}
+	}
+	free(ttft_sum);
+	*out = cr;
+	return 0;
+}
+
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		     struct lsim_req_record **reqs_out,
-		     struct lsim_inst_record **insts_out)
+		     struct lsim_inst_record **insts_out,
+		     struct lsim_class_record **classes_out)
 {
 	struct lsim_req_record *rr = calloc(s->n_reqs ? s->n_reqs : 1, sizeof *rr);
 	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
@@ -347,6 +450,9 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->status = q->status;
 		o->qos_class = q->qos_class;
 		o->predicted_output = q->predicted;
+		o->reject_reason = q->reject_reason;
+		o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
+							 : NULL) == 7;
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {
 		const struct lsim_instance *in = &s->inst[i];
@@ -387,5 +493,11 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	*insts_out = ir;
 	int rc = lsim_summary_compute(r);
 	r->summary.sim_events = (double)lsim_events_processed(s->eng);
+	struct lsim_class_record *cr = NULL;
+	if (rc == 0)
+		rc = class_records(s, r, &cr);
+	r->classes = cr;
+	r->n_classes = cr ? s->n_classes : 0;
+	*classes_out = cr;
 	return rc;
 }

@@ -35,7 +35,8 @@ static const struct lsim_keydef top_keys[] = {
 };
 #undef T
 static const char *const top_sections[] = {"cluster", "instances", "scheduler",
-					   "profiler", "allocator", "classes", "workload",
+					   "profiler", "allocator", "qos", "classes",
+					   "workload",
 					   "power", "output", NULL};
 
 struct node_cfg {
@@ -206,6 +207,7 @@ struct lsim_scenario {
 	struct lsim_results res;
 	struct lsim_req_record *rec_reqs;
 	struct lsim_inst_record *rec_insts;
+	struct lsim_class_record *rec_classes;
 };
 
 static char *resolve(const struct lsim_scenario *sc, const char *p)
@@ -338,6 +340,8 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_PROFILER]);
 	lsim_buf_printf(b, "allocator:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ALLOCATOR]);
+	lsim_buf_printf(b, "qos:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_QOS]);
 	lsim_buf_printf(b, "classes:\n");
 	for (size_t i = 0; i < sc->n_classes; i++) {
 		lsim_buf_printf(b, "  -\n");
@@ -555,9 +559,10 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 		lsim_node_get(sched, "router"), lsim_node_get(sched, "queue"),
 		lsim_node_get(sc->doc->root, "profiler"),
 		lsim_node_get(sc->doc->root, "allocator"),
+		lsim_node_get(sc->doc->root, "qos"),
 	};
 	static const char *const defaults[LSIM_ROLE_COUNT] = {
-		"round_robin", "fcfs", "mean", "first_fit",
+		"round_robin", "fcfs", "mean", "first_fit", "none",
 	};
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
@@ -567,7 +572,7 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 					    lsim_policy_role_key((enum lsim_policy_role)i),
 					    (enum lsim_policy_role)i, defaults[i],
 					    sc->dir, (uint64_t)sc->top.seed, n,
-					    &sc->policies[i], d);
+					    (int32_t)sc->n_classes, &sc->policies[i], d);
 		if (rc != 0)
 			return rc;
 	}
@@ -662,8 +667,10 @@ static void release_run(struct lsim_scenario *sc)
 	sc->sim_live = false;
 	free(sc->rec_reqs);
 	free(sc->rec_insts);
+	free(sc->rec_classes);
 	sc->rec_reqs = NULL;
 	sc->rec_insts = NULL;
+	sc->rec_classes = NULL;
 }
 
 void lsim_scenario_destroy(struct lsim_scenario *sc)
@@ -848,6 +855,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.router = sc->policies[LSIM_ROLE_ROUTER];
 	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
+	sc->sim.qos = sc->policies[LSIM_ROLE_QOS];
 	sc->sim.classes = sc->classes;
 	sc->sim.n_classes = sc->n_classes;
 	sc->sim.pue = sc->power.pue;
@@ -872,7 +880,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.progress = NULL;
 	if (rc == 0)
 		rc = lsim_sim_results(&sc->sim, &sc->res, &sc->rec_reqs,
-				      &sc->rec_insts);
+				      &sc->rec_insts, &sc->rec_classes);
 	gsl_rng_free(rngs.arrivals);
 	gsl_rng_free(rngs.lengths);
 	if (rc != 0)

@@ -58,6 +58,7 @@ struct lsim_req {
 	int32_t qos_class;
 	int32_t priority;
 	lsim_time deadline;
+	int32_t reject_reason; /* enum lsim_reject_reason */
 };
 
 /* A QoS class: requests are assigned to classes by share. */
@@ -127,6 +128,7 @@ struct lsim_sim {
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
 	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
+	struct lsim_policy *qos;      /* borrowed; NULL = admit all */
 	size_t rr_next;
 	struct lsim_instance_info *inst_info; /* scratch for routers */
 	const struct lsim_qos_class *classes; /* borrowed */
@@ -184,6 +186,7 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
  */
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		     struct lsim_req_record **reqs_out,
-		     struct lsim_inst_record **insts_out);
+		     struct lsim_inst_record **insts_out,
+		     struct lsim_class_record **classes_out);
 
 #endif

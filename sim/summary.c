@@ -69,10 +69,16 @@ int lsim_summary_compute(struct lsim_results *r)
 		}
 	}
 	s->requests = (double)n;
+	double met = 0.0;
+	for (size_t i = 0; i < n; i++)
+		met += r->reqs[i].slo_met ? 1.0 : 0.0;
+	if (n > 0)
+		s->slo_attainment = met / (double)n;
 	if (s->completed > 0.0 && last_finish > first_arrival) {
 		s->makespan_s = last_finish - first_arrival;
 		s->throughput_rps = s->completed / s->makespan_s;
 		s->output_tokens_per_s = out_tokens / s->makespan_s;
+		s->goodput_rps = met / s->makespan_s;
 	}
 
 	/* Latency distributions over completed requests. */

@@ -96,16 +96,19 @@ static void check_invariants(const struct lsim_results *r, int max_seqs)
 }
 
 /* Runs a policy choice twice; invariants and determinism. */
-static void conform(const char *set)
+static void conform(const char *set, const char *extra)
 {
-	const char *sets[] = {set};
+	const char *sets[] = {set, extra};
+	size_t n = extra ? 2 : 1;
 	struct lsim_scenario *a = NULL, *b = NULL;
-	const struct lsim_results *ra = run(base_yaml, sets, 1, &a);
-	const struct lsim_results *rb = run(base_yaml, sets, 1, &b);
-	printf("  %-45s completed %4.0f preemptions %4.0f ttft_p99 %.3f s\n", set,
-	       ra->summary.completed, ra->summary.preemptions, ra->summary.ttft_p99_s);
+	const struct lsim_results *ra = run(base_yaml, sets, n, &a);
+	const struct lsim_results *rb = run(base_yaml, sets, n, &b);
+	printf("  %-45s completed %4.0f rejected %3.0f preemptions %4.0f ttft_p99 %.3f s\n",
+	       set, ra->summary.completed, ra->summary.rejected,
+	       ra->summary.preemptions, ra->summary.ttft_p99_s);
 	check_invariants(ra, 16);
-	assert_true(ra->summary.completed == 600);
+	if (strncmp(set, "qos", 3) != 0)
+		assert_true(ra->summary.completed == 600);
 	assert_int_equal(ra->n_reqs, rb->n_reqs);
 	assert_memory_equal(ra->reqs, rb->reqs, ra->n_reqs * sizeof *ra->reqs);
 	lsim_scenario_destroy(a);
@@ -117,7 +120,7 @@ static void test_conformance_all_builtins(void **state)
 	(void)state;
 	size_t n;
 	const struct lsim_policy_type *const *all = lsim_registry_all(&n);
-	size_t routers = 0, queues = 0, profilers = 0, allocators = 0;
+	size_t routers = 0, queues = 0, profilers = 0, allocators = 0, qos = 0;
 	for (size_t i = 0; i < n; i++) {
 		char set[128];
 		if (lsim_policy_fits(all[i], LSIM_ROLE_ROUTER)) {
@@ -132,15 +135,27 @@ static void test_conformance_all_builtins(void **state)
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ALLOCATOR)) {
 			snprintf(set, sizeof set, "allocator=%s", all[i]->name);
 			allocators++;
+		} else if (lsim_policy_fits(all[i], LSIM_ROLE_QOS)) {
+			snprintf(set, sizeof set, "qos.name=%s", all[i]->name);
+			qos++;
+			/* token_bucket requires its rate; admission gets a bound */
+			const char *extra = NULL;
+			if (strcmp(all[i]->name, "token_bucket") == 0)
+				extra = "qos.rate=30";
+			else if (strcmp(all[i]->name, "admission") == 0)
+				extra = "qos.max_waiting=20";
+			conform(set, extra);
+			continue;
 		} else {
 			fail_msg("policy %s fits no role", all[i]->name);
 		}
-		conform(set);
+		conform(set, NULL);
 	}
 	assert_int_equal(routers, 6);
 	assert_int_equal(queues, 4);
 	assert_int_equal(profilers, 3);
 	assert_int_equal(allocators, 3);
+	assert_int_equal(qos, 3);
 }
 
 static void test_plugin(void **state)
@@ -270,9 +285,9 @@ static void test_profilers_predict(void **state)
 					      "p.yaml", &doc, &d), 0);
 	struct lsim_policy *b = NULL, *m = NULL;
 	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "p"), "profiler",
-					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, &b, &d), 0);
+					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, &b, &d), 0);
 	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "m"), "profiler",
-					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, &m, &d), 0);
+					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, &m, &d), 0);
 	const struct lsim_profiler_ops *bo = b->type->ops, *mo = m->type->ops;
 	struct lsim_request_info small = {.prompt_tokens = 4}, big = {.prompt_tokens = 900};
 	assert_int_equal(bo->predict(b->state, &small), 7); /* prior */
@@ -388,6 +403,75 @@ static void test_priority_and_edf_favour_urgent_class(void **state)
 	assert_true(t[1][1] > t[1][0]);
 }
 
+static double admitted_attainment(const struct lsim_results *r)
+{
+	double met = 0, done = 0;
+	for (size_t i = 0; i < r->n_reqs; i++)
+		if (r->reqs[i].status == LSIM_REQ_FINISHED) {
+			done++;
+			met += r->reqs[i].slo_met;
+		}
+	return done > 0 ? met / done : 0;
+}
+
+static void test_admission_raises_attainment(void **state)
+{
+	(void)state;
+	char yaml[4096];
+	snprintf(yaml, sizeof yaml, "%sclasses:\n  - {name: all, share: 1, ttft: 2s}\n",
+		 one_instance_yaml);
+	const char *none[] = {"qos.name=none"};
+	const char *adm[] = {"qos.name=admission", "qos.max_waiting=4"};
+	struct lsim_scenario *a = NULL, *b = NULL;
+	const struct lsim_results *ra = run(yaml, none, 1, &a);
+	const struct lsim_results *rb = run(yaml, adm, 2, &b);
+	double att_none = admitted_attainment(ra), att_adm = admitted_attainment(rb);
+	printf("  TTFT<=2s attainment of admitted requests: none %.3f (%.0f admitted), "
+	       "admission max_waiting=4 %.3f (%.0f admitted, %.0f rejected)\n",
+	       att_none, ra->summary.completed, att_adm, rb->summary.completed,
+	       rb->summary.rejected);
+	assert_true(att_adm > att_none + 0.3);
+	assert_true(rb->summary.rejected > 0);
+	for (size_t i = 0; i < rb->n_reqs; i++)
+		if (rb->reqs[i].status == LSIM_REQ_REJECTED)
+			assert_int_equal(rb->reqs[i].reject_reason, LSIM_REJECT_QUEUE_FULL);
+	/* the /classes row agrees with the requests */
+	assert_int_equal(rb->n_classes, 1);
+	assert_true(fabs(rb->classes[0].rejected - rb->summary.rejected) < 0.5);
+	assert_true(fabs(rb->classes[0].slo_attainment - rb->summary.slo_attainment) < 1e-12);
+	lsim_scenario_destroy(a);
+	lsim_scenario_destroy(b);
+}
+
+static void test_token_bucket_exact(void **state)
+{
+	(void)state;
+	/* arrivals at 0,0,0,0,0.5,1.0 s; rate 1/s, burst 2: the bucket holds
+	 * 2 at t=0 (admit 0 and 1), 0.5 at t=0.5 (reject), 1 at t=1 (admit 5) */
+	char trace[] = "/tmp/lsim_tb_XXXXXX";
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	const char csv[] = "t,p,o\n0,10,2\n0,10,2\n0,10,2\n0,10,2\n0.5,10,2\n1.0,10,2\n";
+	assert_int_equal(write(fd, csv, sizeof csv - 1), (ssize_t)(sizeof csv - 1));
+	close(fd);
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml,
+		 "name: tb\ninstances: [{gpu: H100-SXM}]\n"
+		 "qos: {name: token_bucket, rate: 1, burst: 2}\n"
+		 "workload: {kind: csv, path: %s, time_format: seconds, arrival_column: t,"
+		 " prompt_column: p, output_column: o}\n", trace);
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run(yaml, NULL, 0, &sc);
+	const int32_t want[6] = {0, 0, 1, 1, 1, 0};
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(r->reqs[i].status == LSIM_REQ_REJECTED, want[i]);
+		if (want[i])
+			assert_int_equal(r->reqs[i].reject_reason, LSIM_REJECT_RATE_LIMIT);
+	}
+	lsim_scenario_destroy(sc);
+	unlink(trace);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +483,8 @@ int main(void)
 		cmocka_unit_test(test_sjf_beats_fcfs),
 		cmocka_unit_test(test_least_outstanding_beats_random),
 		cmocka_unit_test(test_priority_and_edf_favour_urgent_class),
+		cmocka_unit_test(test_admission_raises_attainment),
+		cmocka_unit_test(test_token_bucket_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -76,6 +76,7 @@ struct lsim_policy_ctx {
 	uint64_t seed;	     /* the stream seed of this policy */
 	void *rng;	     /* a gsl_rng * of its own stream */
 	int32_t n_instances; /* instances at start */
+	int32_t n_classes;   /* QoS classes in the scenario (>= 1) */
 };
 
 /* ---- kind-specific operations ---- */
@@ -123,6 +124,24 @@ struct lsim_alloc_request {
 struct lsim_allocator_ops {
 	int32_t (*place)(void *state, const struct lsim_alloc_request *r,
 			 const struct lsim_node_info *nodes, int32_t n);
+};
+
+/*
+ * QoS manager: admission control at arrival, after the router chose
+ * `target`. Returns 0 to admit or a reason (enum lsim_reject_reason) to
+ * reject; the reason is recorded with the request.
+ */
+enum lsim_reject_reason {
+	LSIM_REJECT_NONE = 0,
+	LSIM_REJECT_NEVER_FITS = 1,   /* larger than the instance's KV cache or max_model_len */
+	LSIM_REJECT_QUEUE_FULL = 2,   /* the target's waiting queue is at its bound */
+	LSIM_REJECT_SLO_MISS = 3,     /* predicted to miss its class's TTFT target */
+	LSIM_REJECT_RATE_LIMIT = 4,   /* its class's token bucket is empty */
+};
+
+struct lsim_qos_ops {
+	int32_t (*admit)(void *state, const struct lsim_request_info *r,
+			 const struct lsim_instance_info *target, lsim_time now);
 };
 
 /* ---- the type object ---- */
