@@ -7,6 +7,9 @@
 #include "registry.h"
 
 static const struct lsim_policy_type *const builtins[] = {
+	/* monitor */
+	&lsim_mon_periodic,
+	&lsim_mon_ewma,
 	/* scheduler: routers */
 	&lsim_sched_round_robin,
 	&lsim_sched_random,

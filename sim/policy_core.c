@@ -15,6 +15,7 @@
 
 static const char *const role_keys[LSIM_ROLE_COUNT] = {
 	"scheduler.router", "scheduler.queue", "profiler", "allocator", "qos",
+	"monitor",
 };
 
 const char *lsim_policy_role_key(enum lsim_policy_role r)
@@ -42,6 +43,9 @@ bool lsim_policy_fits(const struct lsim_policy_type *t, enum lsim_policy_role r)
 	case LSIM_ROLE_QOS:
 		return t->kind == LSIM_KIND_QOS &&
 		       ((const struct lsim_qos_ops *)t->ops)->admit;
+	case LSIM_ROLE_MONITOR:
+		return t->kind == LSIM_KIND_MONITOR &&
+		       ((const struct lsim_monitor_ops *)t->ops)->observe;
 	default:
 		return false;
 	}
@@ -177,6 +181,7 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		static const enum lsim_policy_kind kinds[LSIM_ROLE_COUNT] = {
 			LSIM_KIND_SCHEDULER, LSIM_KIND_SCHEDULER,
 			LSIM_KIND_PROFILER, LSIM_KIND_ALLOCATOR, LSIM_KIND_QOS,
+			LSIM_KIND_MONITOR,
 		};
 		p->type = lsim_registry_find(kinds[role], name);
 		if (!lsim_policy_fits(p->type, role)) {

@@ -18,6 +18,7 @@ enum lsim_policy_role {
 	LSIM_ROLE_PROFILER, /* profiler with predict() */
 	LSIM_ROLE_ALLOCATOR, /* allocator with place() */
 	LSIM_ROLE_QOS,	     /* qos with admit() */
+	LSIM_ROLE_MONITOR,   /* monitor with observe() */
 	LSIM_ROLE_COUNT
 };
 

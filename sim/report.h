@@ -66,6 +66,7 @@ struct lsim_ts_sample {
 	int32_t queue_len; /* waiting requests */
 	int32_t running;  /* running sequences */
 	double power_w;	  /* average power of the instance's GPUs over the period */
+	double arrival_rate; /* requests routed to it per second (monitor's view) */
 };
 
 /* One row of /classes: SLO attainment of one QoS class. */

@@ -104,7 +104,8 @@ static void put_instances(FILE *f, const struct lsim_results *r)
 
 static void put_timeseries(FILE *f, const struct lsim_results *r)
 {
-	fputs("t,instance,gpu_util,kv_util,queue_len,running,power_w\n", f);
+	fputs("t,instance,gpu_util,kv_util,queue_len,running,power_w,"
+	      "arrival_rate\n", f);
 	for (size_t i = 0; i < r->n_ts; i++) {
 		const struct lsim_ts_sample *s = &r->ts[i];
 		put_real(f, s->t);
@@ -114,6 +115,8 @@ static void put_timeseries(FILE *f, const struct lsim_results *r)
 		put_real(f, s->kv_util);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",", s->queue_len, s->running);
 		put_real(f, s->power_w);
+		fputc(',', f);
+		put_real(f, s->arrival_rate);
 		fputc('\n', f);
 	}
 }

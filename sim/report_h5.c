@@ -323,6 +323,7 @@ static int write_timeseries(struct h5w *w, const struct lsim_results *r)
 		M(lsim_ts_sample, queue_len, types[4]),
 		M(lsim_ts_sample, running, types[5]),
 		M(lsim_ts_sample, power_w, types[6]),
+		M(lsim_ts_sample, arrival_rate, types[6]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_ts_sample));

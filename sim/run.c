@@ -121,6 +121,9 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 		o->queued_tokens = in->queued_tokens;
 		o->kv_free_blocks = in->kv ? lsim_kv_free(in->kv) : 0;
 		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
+		o->mon_gpu_util = in->mon.gpu_util;
+		o->mon_kv_util = in->mon.kv_util;
+		o->mon_arrival_rate = in->mon.arrival_rate;
 	}
 	if (!s->router) {
 		struct lsim_instance *in = &s->inst[s->rr_next];
@@ -248,8 +251,10 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = route(s, (int32_t)arg);
 	if (in && s->qos && admission(s, in, (int32_t)arg) != 0)
 		in = NULL;
-	if (in)
+	if (in) {
+		in->routed_since_sample++;
 		lsim_instance_submit(in, (int32_t)arg);
+	}
 	if (s->error)
 		lsim_stop(s->eng);
 }
@@ -299,9 +304,27 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->queue_len = (int32_t)in->wait_len;
 		t->running = in->service_mode ? in->busy_servers
 					      : (int32_t)in->run_len;
+		/* Power follows the raw busy fraction; the utilisation, KV and
+		 * rate columns are what the monitor reports. */
 		t->power_w = in->gpu ? in->gpu->idle_w +
 					       (in->gpu->tdp_w - in->gpu->idle_w) * util
 				     : 0.0;
+		struct lsim_monitor_sample raw = {
+			.t = now, .instance = in->id, .gpu_util = util,
+			.kv_util = t->kv_util, .queue_len = (double)in->wait_len,
+			.arrival_rate = period > 0 ? (double)in->routed_since_sample /
+							     lsim_time_to_s(period)
+						   : 0.0,
+		};
+		in->routed_since_sample = 0;
+		in->mon = raw;
+		if (s->monitor) {
+			const struct lsim_monitor_ops *ops = s->monitor->type->ops;
+			ops->observe(s->monitor->state, &raw, &in->mon);
+		}
+		t->gpu_util = in->mon.gpu_util;
+		t->kv_util = in->mon.kv_util;
+		t->arrival_rate = in->mon.arrival_rate;
 	}
 }
 

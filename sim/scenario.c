@@ -35,7 +35,7 @@ static const struct lsim_keydef top_keys[] = {
 };
 #undef T
 static const char *const top_sections[] = {"cluster", "instances", "scheduler",
-					   "profiler", "allocator", "qos", "classes",
+					   "profiler", "allocator", "qos", "monitor", "classes",
 					   "workload",
 					   "power", "output", NULL};
 
@@ -340,6 +340,8 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_PROFILER]);
 	lsim_buf_printf(b, "allocator:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ALLOCATOR]);
+	lsim_buf_printf(b, "monitor:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_MONITOR]);
 	lsim_buf_printf(b, "qos:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_QOS]);
 	lsim_buf_printf(b, "classes:\n");
@@ -560,9 +562,10 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 		lsim_node_get(sc->doc->root, "profiler"),
 		lsim_node_get(sc->doc->root, "allocator"),
 		lsim_node_get(sc->doc->root, "qos"),
+		lsim_node_get(sc->doc->root, "monitor"),
 	};
 	static const char *const defaults[LSIM_ROLE_COUNT] = {
-		"round_robin", "fcfs", "mean", "first_fit", "none",
+		"round_robin", "fcfs", "mean", "first_fit", "none", "periodic",
 	};
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
@@ -856,6 +859,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
 	sc->sim.qos = sc->policies[LSIM_ROLE_QOS];
+	sc->sim.monitor = sc->policies[LSIM_ROLE_MONITOR];
 	sc->sim.classes = sc->classes;
 	sc->sim.n_classes = sc->n_classes;
 	sc->sim.pue = sc->power.pue;

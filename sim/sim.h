@@ -114,6 +114,8 @@ struct lsim_instance {
 	lsim_time last_sample;
 	int64_t iterations, tokens, preemptions;
 	int64_t outstanding; /* routed and not finished */
+	int64_t routed_since_sample;
+	struct lsim_monitor_sample mon; /* the monitor's latest output */
 };
 
 struct lsim_sim {
@@ -129,6 +131,7 @@ struct lsim_sim {
 	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
 	struct lsim_policy *qos;      /* borrowed; NULL = admit all */
+	struct lsim_policy *monitor;  /* borrowed; NULL = raw samples */
 	size_t rr_next;
 	struct lsim_instance_info *inst_info; /* scratch for routers */
 	const struct lsim_qos_class *classes; /* borrowed */

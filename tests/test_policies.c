@@ -120,7 +120,8 @@ static void test_conformance_all_builtins(void **state)
 	(void)state;
 	size_t n;
 	const struct lsim_policy_type *const *all = lsim_registry_all(&n);
-	size_t routers = 0, queues = 0, profilers = 0, allocators = 0, qos = 0;
+	size_t routers = 0, queues = 0, profilers = 0, allocators = 0, qos = 0,
+	       monitors = 0;
 	for (size_t i = 0; i < n; i++) {
 		char set[128];
 		if (lsim_policy_fits(all[i], LSIM_ROLE_ROUTER)) {
@@ -135,6 +136,9 @@ static void test_conformance_all_builtins(void **state)
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ALLOCATOR)) {
 			snprintf(set, sizeof set, "allocator=%s", all[i]->name);
 			allocators++;
+		} else if (lsim_policy_fits(all[i], LSIM_ROLE_MONITOR)) {
+			snprintf(set, sizeof set, "monitor=%s", all[i]->name);
+			monitors++;
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_QOS)) {
 			snprintf(set, sizeof set, "qos.name=%s", all[i]->name);
 			qos++;
@@ -156,6 +160,7 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(profilers, 3);
 	assert_int_equal(allocators, 3);
 	assert_int_equal(qos, 3);
+	assert_int_equal(monitors, 2);
 }
 
 static void test_plugin(void **state)
@@ -221,6 +226,61 @@ static void test_errors(void **state)
 	snprintf(yaml, sizeof yaml, "%sclasses:\n  - {name: a, share: 0.5}\n", "name: x\n"
 		 "instances:\n  - gpu: H100-SXM\nworkload: {count: 5}\n");
 	expect_error(yaml, NULL, 0, "classes", "add up to 0.5");
+}
+
+/* ---- monitors ---- */
+
+static void test_monitors(void **state)
+{
+	(void)state;
+	struct lsim_diag d = {0};
+	struct lsim_doc *doc = NULL;
+	assert_int_equal(lsim_doc_load_string("m: {name: ewma, alpha: 0.25}\n", "m.yaml",
+					      &doc, &d), 0);
+	struct lsim_policy *m = NULL;
+	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "m"), "monitor",
+					    LSIM_ROLE_MONITOR, "periodic", "/", 1, 2, 1, &m, &d), 0);
+	const struct lsim_monitor_ops *ops = m->type->ops;
+	struct lsim_monitor_sample raw = {.instance = 1, .gpu_util = 1.0, .arrival_rate = 8},
+				   out;
+	ops->observe(m->state, &raw, &out); /* first sample passes through */
+	assert_true(out.gpu_util == 1.0 && out.arrival_rate == 8);
+	raw.gpu_util = 0.0;
+	raw.arrival_rate = 0;
+	ops->observe(m->state, &raw, &out);
+	assert_true(fabs(out.gpu_util - 0.75) < 1e-12);
+	assert_true(fabs(out.arrival_rate - 6.0) < 1e-12);
+	raw.instance = 0; /* instances are smoothed separately */
+	ops->observe(m->state, &raw, &out);
+	assert_true(out.gpu_util == 0.0);
+	lsim_policy_destroy(m);
+	lsim_doc_destroy(doc);
+
+	/* In a run: arrival rates average to the offered rate; ewma's series
+	 * is smoother than the raw one. */
+	const char *per[] = {"monitor=periodic"};
+	const char *ew[] = {"monitor.name=ewma", "monitor.alpha=0.2"};
+	struct lsim_scenario *a = NULL, *b = NULL;
+	const struct lsim_results *ra = run(base_yaml, per, 1, &a);
+	const struct lsim_results *rb = run(base_yaml, ew, 2, &b);
+	double rate = 0, tv_a = 0, tv_b = 0;
+	size_t n = 0;
+	for (size_t i = 0; i < ra->n_ts; i++)
+		if (ra->ts[i].t <= 14.0) { /* arrivals last ~15 s at 40/s */
+			rate += ra->ts[i].arrival_rate;
+			n++;
+		}
+	rate = rate / (double)n * 4; /* four instances */
+	for (size_t i = 4; i < ra->n_ts; i++) {
+		tv_a += fabs(ra->ts[i].arrival_rate - ra->ts[i - 4].arrival_rate);
+		tv_b += fabs(rb->ts[i].arrival_rate - rb->ts[i - 4].arrival_rate);
+	}
+	printf("  monitored arrival rate %.1f/s (offered 40/s); total variation of the "
+	       "arrival-rate series periodic %.0f, ewma(0.2) %.0f\n", rate, tv_a, tv_b);
+	assert_true(fabs(rate - 40) < 4);
+	assert_true(tv_b < 0.6 * tv_a);
+	lsim_scenario_destroy(a);
+	lsim_scenario_destroy(b);
 }
 
 /* ---- allocators ---- */
@@ -480,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_profilers_predict),
 		cmocka_unit_test(test_allocators_place),
+		cmocka_unit_test(test_monitors),
 		cmocka_unit_test(test_sjf_beats_fcfs),
 		cmocka_unit_test(test_least_outstanding_beats_random),
 		cmocka_unit_test(test_priority_and_edf_favour_urgent_class),

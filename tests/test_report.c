@@ -531,8 +531,8 @@ static void test_csv(void **state)
 	check_csv(dir, "instances.csv", 2,
 		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25");
 	check_csv(dir, "timeseries.csv", 0,
-		  "t,instance,gpu_util,kv_util,queue_len,running,power_w");
-	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350");
+		  "t,instance,gpu_util,kv_util,queue_len,running,power_w,arrival_rate");
+	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0");
 	check_csv(dir, "summary.csv", 0, "name,value,unit");
 	check_csv(dir, "summary.csv", 1, "requests,8,");
 	check_csv(dir, "summary.csv", 10, "ttft_p50_s,0.5,s");

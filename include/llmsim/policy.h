@@ -69,6 +69,10 @@ struct lsim_instance_info {
 				 * predicted work of running ones */
 	int32_t kv_free_blocks;
 	int32_t kv_total_blocks;
+	/* the monitor's latest view (smoothed by an ewma monitor) */
+	double mon_gpu_util;	 /* busy fraction */
+	double mon_kv_util;	 /* used / total KV blocks */
+	double mon_arrival_rate; /* requests routed to it per second */
 };
 
 /* Handed to init. */
@@ -142,6 +146,26 @@ enum lsim_reject_reason {
 struct lsim_qos_ops {
 	int32_t (*admit)(void *state, const struct lsim_request_info *r,
 			 const struct lsim_instance_info *target, lsim_time now);
+};
+
+/*
+ * Monitor: called at every sample (each `output.sample_period`) for each
+ * instance with the raw values of the period just ended; writes the values
+ * it reports to out (the time series in the report and the mon_* fields
+ * routers see). out starts as a copy of raw.
+ */
+struct lsim_monitor_sample {
+	lsim_time t;
+	int32_t instance;
+	double gpu_util;
+	double kv_util;
+	double queue_len;
+	double arrival_rate;
+};
+
+struct lsim_monitor_ops {
+	void (*observe)(void *state, const struct lsim_monitor_sample *raw,
+			struct lsim_monitor_sample *out);
 };
 
 /* ---- the type object ---- */
