@@ -112,6 +112,22 @@ static int parse_scenario_args(int argc, char **argv, struct run_args *a,
 	return 0;
 }
 
+/* Parses the arguments and loads the scenario; returns an exit status. */
+static int load_from_args(int argc, char **argv, struct run_args *a,
+			  const char *usage, bool allow_out,
+			  struct lsim_scenario **sc, struct lsim_diag *d)
+{
+	int rc = parse_scenario_args(argc, argv, a, usage, allow_out);
+	if (rc == 0) {
+		rc = lsim_scenario_load(a->scenario, a->sets, a->n_sets, sc, d);
+		if (rc != 0)
+			rc = bad_input(d, rc);
+	}
+	free(a->sets);
+	a->sets = NULL;
+	return rc;
+}
+
 static int make_dir(const char *dir)
 {
 	char tmp[1024];
@@ -160,17 +176,11 @@ static void print_summary(const struct lsim_results *r)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.outdir = "llmsim-out"};
-	int rc = parse_scenario_args(argc, argv, &a, usage_run, true);
-	if (rc != 0) {
-		free(a.sets);
-		return rc;
-	}
 	struct lsim_diag d = {0};
 	struct lsim_scenario *sc = NULL;
-	rc = lsim_scenario_load(a.scenario, a.sets, a.n_sets, &sc, &d);
-	free(a.sets);
+	int rc = load_from_args(argc, argv, &a, usage_run, true, &sc, &d);
 	if (rc != 0)
-		return bad_input(&d, rc);
+		return rc;
 	const struct lsim_results *res = NULL;
 	bool tty = !a.quiet && isatty(2);
 	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
@@ -201,17 +211,11 @@ static int cmd_run(int argc, char **argv)
 static int cmd_check(int argc, char **argv)
 {
 	struct run_args a = {0};
-	int rc = parse_scenario_args(argc, argv, &a, usage_check, false);
-	if (rc != 0) {
-		free(a.sets);
-		return rc;
-	}
 	struct lsim_diag d = {0};
 	struct lsim_scenario *sc = NULL;
-	rc = lsim_scenario_load(a.scenario, a.sets, a.n_sets, &sc, &d);
-	free(a.sets);
+	int rc = load_from_args(argc, argv, &a, usage_check, false, &sc, &d);
 	if (rc != 0)
-		return bad_input(&d, rc);
+		return rc;
 	printf("# effective configuration of %s (run id %s)\n%s", a.scenario,
 	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc));
 	lsim_scenario_destroy(sc);

@@ -541,17 +541,30 @@ static int build_attn(struct attn *a, struct arow *rows, size_t n, const char *p
 	return 0;
 }
 
-static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
+/* One input column of a row table: its name, where it goes in struct
+ * arow, and its smallest valid value. The last column is time_us. */
+struct arow_col {
+	const char *name;
+	size_t offset;
+	double min;
+};
+
+/* Reads every data row of path into *rows (which the caller frees). */
+static int read_arows(const char *path, const struct arow_col *cols, int ncols,
+		      struct arow **rows_out, size_t *n_out, struct lsim_diag *d)
 {
 	struct lsim_csv *c = NULL;
 	int rc = lsim_csv_open(path, &c, d);
 	if (rc)
 		return rc;
-	const char *names[5] = {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"};
-	int col[5];
+	const char *names[8];
+	int col[8];
+	for (int k = 0; k < ncols; k++)
+		names[k] = cols[k].name;
+	names[ncols] = "time_us";
 	struct arow *rows = NULL;
 	size_t n = 0, cap = 0;
-	rc = lsim_csv_require(c, names, 5, col, d);
+	rc = lsim_csv_require(c, names, ncols + 1, col, d);
 	while (rc == 0) {
 		int r = csv_row(c, d);
 		if (r <= 0) {
@@ -559,7 +572,7 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 			break;
 		}
 		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
+			cap = cap ? cap * 2 : 1024;
 			struct arow *nr = realloc(rows, cap * sizeof *rows);
 			if (!nr) {
 				rc = nomem(d, path);
@@ -568,12 +581,14 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 			rows = nr;
 		}
 		struct arow *w = &rows[n];
+		memset(w, 0, sizeof *w);
+		for (int k = 0; k < ncols && rc == 0; k++)
+			rc = csv_num(c, col[k], cols[k].min, true,
+				     (double *)(void *)((char *)w + cols[k].offset), d);
 		double us;
-		if ((rc = csv_num(c, col[0], 0.0, true, &w->pc, d)) != 0 ||
-		    (rc = csv_num(c, col[1], 0.0, true, &w->kp, d)) != 0 ||
-		    (rc = csv_num(c, col[2], 0.0, true, &w->nd, d)) != 0 ||
-		    (rc = csv_num(c, col[3], 0.0, true, &w->kd, d)) != 0 ||
-		    (rc = csv_num(c, col[4], 0.0, false, &us, d)) != 0)
+		if (rc == 0)
+			rc = csv_num(c, col[ncols], 0.0, false, &us, d);
+		if (rc != 0)
 			break;
 		w->ns = us_to_ns(us);
 		w->idx = (int)n;
@@ -581,10 +596,30 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 	}
 	if (rc == 0 && n == 0)
 		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
+	lsim_csv_close(c);
+	if (rc != 0) {
+		free(rows);
+		rows = NULL;
+	}
+	*rows_out = rows;
+	*n_out = n;
+	return rc;
+}
+
+static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
+{
+	static const struct arow_col cols[] = {
+		{"prefill_chunk", offsetof(struct arow, pc), 0.0},
+		{"kv_prefill", offsetof(struct arow, kp), 0.0},
+		{"n_decode", offsetof(struct arow, nd), 0.0},
+		{"kv_decode", offsetof(struct arow, kd), 0.0},
+	};
+	struct arow *rows = NULL;
+	size_t n = 0;
+	int rc = read_arows(path, cols, 4, &rows, &n, d);
 	if (rc == 0)
 		rc = build_attn(a, rows, n, path, d);
 	free(rows);
-	lsim_csv_close(c);
 	return rc;
 }
 
@@ -633,44 +668,14 @@ static int64_t attn_lookup(const struct attn *a, double pc, double kp, double nd
 
 static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 {
-	struct lsim_csv *c = NULL;
-	int rc = lsim_csv_open(path, &c, d);
-	if (rc)
-		return rc;
-	const char *names[3] = {"tokens", "activated_experts", "time_us"};
-	int col[3];
 	/* reuse struct arow: pc = activated experts, kd = tokens */
+	static const struct arow_col cols[] = {
+		{"tokens", offsetof(struct arow, kd), 1.0},
+		{"activated_experts", offsetof(struct arow, pc), 1.0},
+	};
 	struct arow *rows = NULL;
-	size_t n = 0, cap = 0;
-	rc = lsim_csv_require(c, names, 3, col, d);
-	while (rc == 0) {
-		int r = csv_row(c, d);
-		if (r <= 0) {
-			rc = r;
-			break;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			struct arow *nr = realloc(rows, cap * sizeof *rows);
-			if (!nr) {
-				rc = nomem(d, path);
-				break;
-			}
-			rows = nr;
-		}
-		struct arow *w = &rows[n];
-		memset(w, 0, sizeof *w);
-		double us;
-		if ((rc = csv_num(c, col[0], 1.0, true, &w->kd, d)) != 0 ||
-		    (rc = csv_num(c, col[1], 1.0, true, &w->pc, d)) != 0 ||
-		    (rc = csv_num(c, col[2], 0.0, false, &us, d)) != 0)
-			break;
-		w->ns = us_to_ns(us);
-		w->idx = (int)n;
-		n++;
-	}
-	if (rc == 0 && n == 0)
-		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
+	size_t n = 0;
+	int rc = read_arows(path, cols, 2, &rows, &n, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		m->ae = distinct(rows, n, offsetof(struct arow, pc), &m->n_ae);
@@ -707,7 +712,6 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 		m->n_experts = (int)m->ae[m->n_ae - 1];
 	}
 	free(rows);
-	lsim_csv_close(c);
 	return rc;
 }
 
