@@ -30,6 +30,11 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_qos_none,
 	&lsim_qos_admission,
 	&lsim_qos_token_bucket,
+	/* adaptor */
+	&lsim_adapt_static,
+	/* synchronizer */
+	&lsim_sync_none,
+	&lsim_sync_fixed,
 	/* profiler */
 	&lsim_prof_oracle,
 	&lsim_prof_mean,

@@ -15,7 +15,7 @@
 
 static const char *const role_keys[LSIM_ROLE_COUNT] = {
 	"scheduler.router", "scheduler.queue", "profiler", "allocator", "qos",
-	"monitor",
+	"monitor", "adaptor", "synchronizer",
 };
 
 const char *lsim_policy_role_key(enum lsim_policy_role r)
@@ -46,6 +46,12 @@ bool lsim_policy_fits(const struct lsim_policy_type *t, enum lsim_policy_role r)
 	case LSIM_ROLE_MONITOR:
 		return t->kind == LSIM_KIND_MONITOR &&
 		       ((const struct lsim_monitor_ops *)t->ops)->observe;
+	case LSIM_ROLE_ADAPTOR:
+		return t->kind == LSIM_KIND_ADAPTOR &&
+		       ((const struct lsim_adaptor_ops *)t->ops)->desired;
+	case LSIM_ROLE_SYNCHRONIZER:
+		return t->kind == LSIM_KIND_SYNCHRONIZER &&
+		       ((const struct lsim_synchronizer_ops *)t->ops)->dispatch_delay;
 	default:
 		return false;
 	}
@@ -181,7 +187,8 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		static const enum lsim_policy_kind kinds[LSIM_ROLE_COUNT] = {
 			LSIM_KIND_SCHEDULER, LSIM_KIND_SCHEDULER,
 			LSIM_KIND_PROFILER, LSIM_KIND_ALLOCATOR, LSIM_KIND_QOS,
-			LSIM_KIND_MONITOR,
+			LSIM_KIND_MONITOR, LSIM_KIND_ADAPTOR,
+			LSIM_KIND_SYNCHRONIZER,
 		};
 		p->type = lsim_registry_find(kinds[role], name);
 		if (!lsim_policy_fits(p->type, role)) {

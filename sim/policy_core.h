@@ -19,6 +19,8 @@ enum lsim_policy_role {
 	LSIM_ROLE_ALLOCATOR, /* allocator with place() */
 	LSIM_ROLE_QOS,	     /* qos with admit() */
 	LSIM_ROLE_MONITOR,   /* monitor with observe() */
+	LSIM_ROLE_ADAPTOR,   /* adaptor with desired() */
+	LSIM_ROLE_SYNCHRONIZER, /* synchronizer with dispatch_delay() */
 	LSIM_ROLE_COUNT
 };
 

@@ -104,13 +104,9 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 
 /* ---- routing ---- */
 
-static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
+/* Fills inst_info with what policies may see of every instance. */
+static void snapshot(struct lsim_sim *s)
 {
-	if (!s->router && !s->qos) {
-		struct lsim_instance *in = &s->inst[s->rr_next];
-		s->rr_next = (s->rr_next + 1) % s->n_inst;
-		return in;
-	}
 	for (size_t i = 0; i < s->n_inst; i++) {
 		const struct lsim_instance *in = &s->inst[i];
 		struct lsim_instance_info *o = &s->inst_info[i];
@@ -125,6 +121,16 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 		o->mon_kv_util = in->mon.kv_util;
 		o->mon_arrival_rate = in->mon.arrival_rate;
 	}
+}
+
+static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
+{
+	if (!s->router && !s->qos) {
+		struct lsim_instance *in = &s->inst[s->rr_next];
+		s->rr_next = (s->rr_next + 1) % s->n_inst;
+		return in;
+	}
+	snapshot(s);
 	if (!s->router) {
 		struct lsim_instance *in = &s->inst[s->rr_next];
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
@@ -223,6 +229,25 @@ static void pull_next(struct lsim_sim *s)
 	s->n_reqs++;
 }
 
+/* The control plane's latency between admission and the instance. */
+static lsim_time dispatch_delay(struct lsim_sim *s, int32_t req)
+{
+	if (!s->synchronizer)
+		return 0;
+	struct lsim_request_info info;
+	oracle_info(s, s->synchronizer, req, &info);
+	const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+	return ops->dispatch_delay(s->synchronizer->state, &info);
+}
+
+static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_instance *in = subject;
+	lsim_instance_submit(in, (int32_t)arg);
+	if (in->sim->error)
+		lsim_stop(eng);
+}
+
 /* Asks the QoS policy; a rejected request ends here with its reason. */
 static int32_t admission(struct lsim_sim *s, const struct lsim_instance *in,
 			 int32_t req)
@@ -253,7 +278,11 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 		in = NULL;
 	if (in) {
 		in->routed_since_sample++;
-		lsim_instance_submit(in, (int32_t)arg);
+		lsim_time delay = dispatch_delay(s, (int32_t)arg);
+		if (delay <= 0)
+			lsim_instance_submit(in, (int32_t)arg);
+		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, arg))
+			s->error = LSIM_ENOMEM;
 	}
 	if (s->error)
 		lsim_stop(s->eng);
@@ -325,6 +354,21 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->gpu_util = in->mon.gpu_util;
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
+	}
+	if (s->adaptor) {
+		snapshot(s);
+		const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
+		int32_t want = ops->desired(s->adaptor->state, s->inst_info,
+					    (int32_t)s->n_inst, now);
+		if (want != (int32_t)s->n_inst) {
+			s->error = LSIM_ESTATE;
+			lsim_diag_set(&s->diag, LSIM_ESTATE, "", 0, 0, "adaptor",
+				      "adaptor %s asked for %d instances at t=%.3f s; "
+				      "adding or removing instances is not supported yet",
+				      s->adaptor->type->name, (int)want,
+				      lsim_time_to_s(now));
+			lsim_stop(eng);
+		}
 	}
 }
 

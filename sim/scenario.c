@@ -35,7 +35,8 @@ static const struct lsim_keydef top_keys[] = {
 };
 #undef T
 static const char *const top_sections[] = {"cluster", "instances", "scheduler",
-					   "profiler", "allocator", "qos", "monitor", "classes",
+					   "profiler", "allocator", "qos", "monitor",
+					   "adaptor", "synchronizer", "classes",
 					   "workload",
 					   "power", "output", NULL};
 
@@ -342,6 +343,10 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ALLOCATOR]);
 	lsim_buf_printf(b, "monitor:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_MONITOR]);
+	lsim_buf_printf(b, "adaptor:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ADAPTOR]);
+	lsim_buf_printf(b, "synchronizer:\n");
+	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_SYNCHRONIZER]);
 	lsim_buf_printf(b, "qos:\n");
 	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_QOS]);
 	lsim_buf_printf(b, "classes:\n");
@@ -563,9 +568,12 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 		lsim_node_get(sc->doc->root, "allocator"),
 		lsim_node_get(sc->doc->root, "qos"),
 		lsim_node_get(sc->doc->root, "monitor"),
+		lsim_node_get(sc->doc->root, "adaptor"),
+		lsim_node_get(sc->doc->root, "synchronizer"),
 	};
 	static const char *const defaults[LSIM_ROLE_COUNT] = {
 		"round_robin", "fcfs", "mean", "first_fit", "none", "periodic",
+		"static", "none",
 	};
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
@@ -860,6 +868,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
 	sc->sim.qos = sc->policies[LSIM_ROLE_QOS];
 	sc->sim.monitor = sc->policies[LSIM_ROLE_MONITOR];
+	sc->sim.adaptor = sc->policies[LSIM_ROLE_ADAPTOR];
+	sc->sim.synchronizer = sc->policies[LSIM_ROLE_SYNCHRONIZER];
 	sc->sim.classes = sc->classes;
 	sc->sim.n_classes = sc->n_classes;
 	sc->sim.pue = sc->power.pue;

@@ -132,6 +132,8 @@ struct lsim_sim {
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
 	struct lsim_policy *qos;      /* borrowed; NULL = admit all */
 	struct lsim_policy *monitor;  /* borrowed; NULL = raw samples */
+	struct lsim_policy *adaptor;  /* borrowed; NULL = static */
+	struct lsim_policy *synchronizer; /* borrowed; NULL = perfect */
 	size_t rr_next;
 	struct lsim_instance_info *inst_info; /* scratch for routers */
 	const struct lsim_qos_class *classes; /* borrowed */

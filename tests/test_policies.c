@@ -121,7 +121,7 @@ static void test_conformance_all_builtins(void **state)
 	size_t n;
 	const struct lsim_policy_type *const *all = lsim_registry_all(&n);
 	size_t routers = 0, queues = 0, profilers = 0, allocators = 0, qos = 0,
-	       monitors = 0;
+	       monitors = 0, adaptors = 0, syncs = 0;
 	for (size_t i = 0; i < n; i++) {
 		char set[128];
 		if (lsim_policy_fits(all[i], LSIM_ROLE_ROUTER)) {
@@ -136,6 +136,12 @@ static void test_conformance_all_builtins(void **state)
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ALLOCATOR)) {
 			snprintf(set, sizeof set, "allocator=%s", all[i]->name);
 			allocators++;
+		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ADAPTOR)) {
+			snprintf(set, sizeof set, "adaptor=%s", all[i]->name);
+			adaptors++;
+		} else if (lsim_policy_fits(all[i], LSIM_ROLE_SYNCHRONIZER)) {
+			snprintf(set, sizeof set, "synchronizer=%s", all[i]->name);
+			syncs++;
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_MONITOR)) {
 			snprintf(set, sizeof set, "monitor=%s", all[i]->name);
 			monitors++;
@@ -161,6 +167,8 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(allocators, 3);
 	assert_int_equal(qos, 3);
 	assert_int_equal(monitors, 2);
+	assert_int_equal(adaptors, 1);
+	assert_int_equal(syncs, 2);
 }
 
 static void test_plugin(void **state)
@@ -503,6 +511,52 @@ static void test_admission_raises_attainment(void **state)
 	lsim_scenario_destroy(b);
 }
 
+static void test_synchronizer_delay(void **state)
+{
+	(void)state;
+	/* Requests far apart, so each is alone: a 50 ms control plane moves
+	 * every first token by exactly 50 ms. */
+	char trace[] = "/tmp/lsim_sync_XXXXXX";
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	const char csv[] = "t,p,o\n0,100,5\n10,300,5\n20,50,5\n";
+	assert_int_equal(write(fd, csv, sizeof csv - 1), (ssize_t)(sizeof csv - 1));
+	close(fd);
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml,
+		 "name: sync\ninstances: [{gpu: H100-SXM}]\n"
+		 "workload: {kind: csv, path: %s, time_format: seconds, arrival_column: t,"
+		 " prompt_column: p, output_column: o}\n", trace);
+	const char *fixed[] = {"synchronizer.name=fixed", "synchronizer.delay=50ms"};
+	struct lsim_scenario *a = NULL, *b = NULL;
+	const struct lsim_results *ra = run(yaml, NULL, 0, &a);
+	const struct lsim_results *rb = run(yaml, fixed, 2, &b);
+	for (int i = 0; i < 3; i++) {
+		assert_true(fabs(rb->reqs[i].first_token - ra->reqs[i].first_token - 0.05) < 1e-9);
+		assert_true(fabs(rb->reqs[i].first_scheduled - ra->reqs[i].arrival - 0.05) < 1e-9);
+	}
+	lsim_scenario_destroy(a);
+	lsim_scenario_destroy(b);
+	unlink(trace);
+}
+
+static void test_adaptor_scaling_refused(void **state)
+{
+	(void)state;
+	const char *so = getenv("LSIM_SCALE_UP_PLUGIN");
+	assert_non_null(so);
+	char yaml[4096];
+	snprintf(yaml, sizeof yaml, "%sadaptor: {plugin: %s}\n", base_yaml, so);
+	struct lsim_scenario *sc = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(load(yaml, NULL, 0, &sc, &d), 0);
+	const struct lsim_results *r = NULL;
+	assert_int_equal(lsim_scenario_run(sc, NULL, NULL, &r, &d), LSIM_ESTATE);
+	assert_string_equal(d.key, "adaptor");
+	assert_non_null(strstr(d.msg, "asked for 5 instances"));
+	lsim_scenario_destroy(sc);
+}
+
 static void test_token_bucket_exact(void **state)
 {
 	(void)state;
@@ -546,6 +600,8 @@ int main(void)
 		cmocka_unit_test(test_priority_and_edf_favour_urgent_class),
 		cmocka_unit_test(test_admission_raises_attainment),
 		cmocka_unit_test(test_token_bucket_exact),
+		cmocka_unit_test(test_synchronizer_delay),
+		cmocka_unit_test(test_adaptor_scaling_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,25 @@ struct lsim_monitor_ops {
 			struct lsim_monitor_sample *out);
 };
 
+/*
+ * Adaptor: at every monitor sample, how many instances should run. The
+ * core can not yet add or remove instances (elasticity is later work): an
+ * answer other than n stops the run with a clear error.
+ */
+struct lsim_adaptor_ops {
+	int32_t (*desired)(void *state, const struct lsim_instance_info *inst,
+			   int32_t n, lsim_time now);
+};
+
+/*
+ * Synchronizer: consistency of the control plane. dispatch_delay is the
+ * time between a request's admission and its arrival at the instance
+ * (0 = perfect). Failure detection and recovery come with failures.
+ */
+struct lsim_synchronizer_ops {
+	lsim_time (*dispatch_delay)(void *state, const struct lsim_request_info *r);
+};
+
 /* ---- the type object ---- */
 
 enum lsim_policy_flags {
