@@ -168,6 +168,15 @@ static void print_summary(const struct lsim_results *r)
 	printf("  E2E        mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
 	       s->e2e_mean_s, s->e2e_p50_s, s->e2e_p90_s, s->e2e_p99_s);
 	printf("  GPU util   %.3f   preemptions %.0f\n", s->gpu_util, s->preemptions);
+	printf("  SLO        attainment %.3f   goodput %.3f req/s\n", s->slo_attainment,
+	       s->goodput_rps);
+	for (size_t i = 0; i < r->n_classes; i++) {
+		const struct lsim_class_record *c = &r->classes[i];
+		printf("    %-12s %5.0f requests  %5.0f rejected  attainment %.3f  "
+		       "TTFT mean %.4f s\n",
+		       c->name, c->requests, c->rejected, c->slo_attainment,
+		       c->ttft_mean_s);
+	}
 	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_j / 3.6e6, s->cost_usd);
 	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,
 	       r->wall_s);
