@@ -231,10 +231,25 @@ static uint64_t splitmix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* Content hash of block i of a request. Requests share no content unless
- * a trace says so, so hashes are unique per (request, block). */
-static uint64_t block_hash(const struct lsim_req *r, int32_t i)
+/*
+ * Content hash of KV block i (block_size tokens) of a request. Within the
+ * part of the prompt a trace gives prefix-block ids for (Mooncake: one id
+ * per 512 tokens, equal leading ids = equal prefix), the hash is derived
+ * from the id of the trace block holding it and i, so requests sharing a
+ * prefix share blocks. Elsewhere requests share no content: the hash is
+ * unique per (request, block).
+ */
+static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
 {
+	int64_t end = ((int64_t)i + 1) * bs;
+	if (r->n_hashes > 0 && end <= r->prompt) {
+		int64_t j = ((int64_t)i * bs) / r->hash_block_tokens;
+		if (j < r->n_hashes) {
+			uint64_t h = splitmix(splitmix(r->hashes[j] ^ 0x5eed0ff5e7ULL) +
+					      (uint64_t)i);
+			return h ? h : 1;
+		}
+	}
 	uint64_t h = splitmix((r->id + 1) * 0x100000001b3ULL + (uint64_t)i);
 	return h ? h : 1;
 }
@@ -318,7 +333,8 @@ static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 		full = r->nblocks;
 	for (; r->hashed < full; r->hashed++)
 		lsim_kv_set_hash(in->kv, r->blocks[r->hashed],
-				 block_hash(r, r->hashed));
+				 block_hash(r, r->hashed,
+					    (int32_t)in->cfg.block_size));
 }
 
 /*
@@ -338,11 +354,12 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 			 sizeof *in->hash_buf) != 0)
 			return 0;
 		for (int32_t i = 0; i < max_hit; i++)
-			in->hash_buf[i] = block_hash(r, i);
+			in->hash_buf[i] = block_hash(r, i, bs);
 		hit = lsim_kv_match(in->kv, in->hash_buf, max_hit, &evictable);
 	}
 	int32_t computed = hit * bs;
 	int32_t n_new = total - computed;
+	int32_t hit_tokens = computed;
 	if (n_new > budget) {
 		if (!in->cfg.enable_chunked_prefill)
 			return 0;
@@ -361,6 +378,8 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	r->computed = computed;
 	if (!ensure_blocks(in, r, computed + n_new))
 		return 0;
+	in->prompt_tokens_admitted += total;
+	in->prefix_hit_tokens += hit_tokens;
 	return n_new;
 }
 
@@ -465,6 +484,9 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	free(r->blocks);
 	r->blocks = NULL;
 	r->cap_blocks = 0;
+	free(r->hashes);
+	r->hashes = NULL;
+	r->n_hashes = 0;
 	in->outstanding--;
 	lsim_sim_request_done(in->sim, ri);
 }

@@ -55,6 +55,8 @@ struct lsim_inst_record {
 	double energy_j;
 	double cost_usd;
 	int32_t node;	  /* cluster node it was placed on (-1: no cluster given) */
+	int64_t prompt_tokens; /* prompt (+ recomputed) tokens at admissions */
+	int64_t prefix_hit_tokens; /* of which found in the prefix cache */
 };
 
 /* One row of /timeseries: one sample of one instance. */
@@ -114,6 +116,7 @@ struct lsim_class_record {
 	X(e2e_p99_s, "s", "arrival to last token, 99th percentile")              \
 	X(queue_wait_mean_s, "s", "arrival to first scheduled, mean")            \
 	X(preemptions, "", "total preemptions")                                  \
+	X(prefix_hit_rate, "", "share of admitted prompt tokens found in the prefix cache") \
 	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
 	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \

@@ -76,7 +76,8 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 static void put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
-	      "preemptions,kv_blocks,energy_j,cost_usd\n",
+	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
+	      "prefix_hit_tokens\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -98,7 +99,8 @@ static void put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->energy_j);
 		fputc(',', f);
 		put_real(f, in->cost_usd);
-		fputc('\n', f);
+		fprintf(f, ",%" PRId64 ",%" PRId64 "\n", in->prompt_tokens,
+			in->prefix_hit_tokens);
 	}
 }
 

@@ -262,7 +262,7 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE,
 			 H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64, H5T_NATIVE_INT64,
 			 H5T_NATIVE_INT64, H5T_NATIVE_INT64, H5T_NATIVE_DOUBLE,
-			 H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32};
+			 H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32, H5T_NATIVE_INT64};
 	struct member m[] = {
 		M(lsim_inst_record, id, types[0]),
 		MS(lsim_inst_record, gpu),
@@ -279,6 +279,8 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, kv_blocks, types[11]),
 		M(lsim_inst_record, energy_j, types[12]),
 		M(lsim_inst_record, cost_usd, types[13]),
+		M(lsim_inst_record, prompt_tokens, types[15]),
+		M(lsim_inst_record, prefix_hit_tokens, types[15]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */

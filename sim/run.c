@@ -35,8 +35,10 @@ void lsim_sim_release(struct lsim_sim *s)
 	for (size_t i = 0; i < s->n_inst; i++)
 		lsim_instance_release(&s->inst[i]);
 	free(s->inst);
-	for (size_t i = 0; i < s->n_reqs; i++)
+	for (size_t i = 0; i < s->n_reqs; i++) {
 		free(s->reqs[i].blocks);
+		free(s->reqs[i].hashes);
+	}
 	free(s->reqs);
 	free(s->ts);
 	lsim_workload_destroy(s->workload);
@@ -192,6 +194,7 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void pull_next(struct lsim_sim *s)
 {
 	struct lsim_req_spec spec;
+	memset(&spec, 0, sizeof spec);
 	int rc = lsim_workload_next(s->workload, &spec, &s->diag);
 	if (rc <= 0) {
 		if (rc < 0) {
@@ -221,6 +224,17 @@ static void pull_next(struct lsim_sim *s)
 	r->first_sched = r->first_token = r->finish = -1;
 	r->instance = -1;
 	r->status = LSIM_REQ_UNFINISHED;
+	if (spec.n_hashes > 0 && spec.hashes && spec.hash_block_tokens > 0) {
+		r->hashes = malloc((size_t)spec.n_hashes * sizeof *r->hashes);
+		if (!r->hashes) {
+			s->error = LSIM_ENOMEM;
+			lsim_stop(s->eng);
+			return;
+		}
+		memcpy(r->hashes, spec.hashes, (size_t)spec.n_hashes * sizeof *r->hashes);
+		r->n_hashes = spec.n_hashes;
+		r->hash_block_tokens = spec.hash_block_tokens;
+	}
 	if (!lsim_schedule(s->eng, spec.arrival, arrival, s, s->n_reqs)) {
 		s->error = LSIM_ENOMEM;
 		lsim_stop(s->eng);
@@ -541,6 +555,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->tokens = in->tokens;
 		o->preemptions = in->preemptions;
 		o->kv_blocks = lsim_instance_kv_blocks(in);
+		o->prompt_tokens = in->prompt_tokens_admitted;
+		o->prefix_hit_tokens = in->prefix_hit_tokens;
 		double life = o->stop - o->start;
 		if (in->gpu) {
 			double gpu_j = in->gpu->idle_w * life +

@@ -114,6 +114,8 @@ struct wl_cfg {
 	int kind;
 	int arrival;
 	double rate, cv;
+	double rate_on, rate_off, amplitude, spike_factor;
+	lsim_time mean_on, mean_off, period, spike_every, spike_length;
 	int64_t count;
 	lsim_time duration;
 	const char *path;
@@ -125,9 +127,18 @@ enum { WL_GENERATOR, WL_CSV, WL_JSONL };
 #define W(f) offsetof(struct wl_cfg, f)
 static const struct lsim_keydef wl_keys[] = {
 	{"kind", LSIM_K_ENUM, W(kind), "generator", LSIM_NOBOUNDS, "generator|csv|jsonl", "synthetic or a trace file"},
-	{"arrival", LSIM_K_ENUM, W(arrival), "poisson", LSIM_NOBOUNDS, "poisson|gamma", "generator: arrival process"},
+	{"arrival", LSIM_K_ENUM, W(arrival), "poisson", LSIM_NOBOUNDS, "poisson|gamma|weibull|mmpp|diurnal|spikes", "generator: arrival process"},
 	{"rate", LSIM_K_DOUBLE, W(rate), "1", 1e-9, 1e9, NULL, "generator: mean requests per second"},
-	{"cv", LSIM_K_DOUBLE, W(cv), "1", 1e-3, 100, NULL, "generator (gamma): coefficient of variation of inter-arrivals"},
+	{"cv", LSIM_K_DOUBLE, W(cv), "1", 1e-3, 100, NULL, "generator (gamma, weibull): coefficient of variation of inter-arrivals"},
+	{"rate_on", LSIM_K_DOUBLE, W(rate_on), "10", 0, 1e9, NULL, "generator (mmpp): requests per second in the on state"},
+	{"rate_off", LSIM_K_DOUBLE, W(rate_off), "0", 0, 1e9, NULL, "generator (mmpp): requests per second in the off state"},
+	{"mean_on", LSIM_K_TIME, W(mean_on), "10s", 1, 1e15, NULL, "generator (mmpp): mean length of an on period"},
+	{"mean_off", LSIM_K_TIME, W(mean_off), "10s", 1, 1e15, NULL, "generator (mmpp): mean length of an off period"},
+	{"amplitude", LSIM_K_DOUBLE, W(amplitude), "0.5", 0, 0.999, NULL, "generator (diurnal): relative swing of the rate"},
+	{"period", LSIM_K_TIME, W(period), "24h", 1, 1e15, NULL, "generator (diurnal): period of the rate"},
+	{"spike_every", LSIM_K_TIME, W(spike_every), "60s", 1, 1e15, NULL, "generator (spikes): time between spike starts"},
+	{"spike_length", LSIM_K_TIME, W(spike_length), "5s", 1, 1e15, NULL, "generator (spikes): length of a spike"},
+	{"spike_factor", LSIM_K_DOUBLE, W(spike_factor), "5", 1, 1e6, NULL, "generator (spikes): rate multiplier inside a spike"},
 	{"count", LSIM_K_INT, W(count), "1000", 0, 1e12, NULL, "generator: requests (0: until duration)"},
 	{"duration", LSIM_K_TIME, W(duration), "0s", 0, 9.0e18, NULL, "generator: stop arrivals here (0: use count)"},
 	{"path", LSIM_K_STRING, W(path), "", LSIM_NOBOUNDS, NULL, "csv/jsonl: trace file, relative to the scenario"},
@@ -141,17 +152,18 @@ static const char *const wl_sections[] = {"prompt", "output", NULL};
 
 struct len_cfg {
 	int dist;
-	double value, low, high, mean, stddev;
+	double value, low, high, mean, stddev, exponent;
 	int64_t min, max;
 };
 #define L(f) offsetof(struct len_cfg, f)
 static const struct lsim_keydef len_keys[] = {
-	{"dist", LSIM_K_ENUM, L(dist), "fixed", LSIM_NOBOUNDS, "fixed|uniform|lognormal|empirical", "length distribution"},
+	{"dist", LSIM_K_ENUM, L(dist), "fixed", LSIM_NOBOUNDS, "fixed|uniform|lognormal|empirical|zipf", "length distribution"},
 	{"value", LSIM_K_DOUBLE, L(value), "128", 1, 1e8, NULL, "fixed: the length"},
 	{"low", LSIM_K_DOUBLE, L(low), "1", 1, 1e8, NULL, "uniform: smallest length"},
 	{"high", LSIM_K_DOUBLE, L(high), "1024", 1, 1e8, NULL, "uniform: largest length"},
 	{"mean", LSIM_K_DOUBLE, L(mean), "512", 1, 1e8, NULL, "lognormal: mean length"},
 	{"stddev", LSIM_K_DOUBLE, L(stddev), "256", 0, 1e8, NULL, "lognormal: standard deviation of the length"},
+	{"exponent", LSIM_K_DOUBLE, L(exponent), "1.1", 0.01, 10, NULL, "zipf: P(k) ~ k^-exponent over [min, max]"},
 	{"min", LSIM_K_INT, L(min), "1", 1, 1e8, NULL, "clamp: smallest length"},
 	{"max", LSIM_K_INT, L(max), "0", 0, 1e8, NULL, "clamp: largest length (0: none)"},
 };
@@ -734,6 +746,7 @@ static void fill_len(struct lsim_len_dist *o, const struct len_cfg *l,
 	case LSIM_LEN_UNIFORM: o->a = l->low; o->b = l->high; break;
 	case LSIM_LEN_LOGNORMAL: o->a = l->mean; o->b = l->stddev; break;
 	case LSIM_LEN_EMPIRICAL: break;
+	case LSIM_LEN_ZIPF: o->a = l->exponent; break;
 	}
 	o->min = (int32_t)l->min;
 	o->max = (int32_t)l->max;
@@ -752,9 +765,18 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 	if (c->kind == WL_GENERATOR) {
 		struct lsim_gen_params p;
 		memset(&p, 0, sizeof p);
-		p.arrival = c->arrival == 0 ? LSIM_ARRIVAL_POISSON : LSIM_ARRIVAL_GAMMA;
+		p.arrival = (enum lsim_arrival_kind)c->arrival;
 		p.rate = c->rate;
 		p.cv = c->cv;
+		p.rate_on = c->rate_on;
+		p.rate_off = c->rate_off;
+		p.mean_on = c->mean_on;
+		p.mean_off = c->mean_off;
+		p.amplitude = c->amplitude;
+		p.period = c->period;
+		p.spike_every = c->spike_every;
+		p.spike_length = c->spike_length;
+		p.spike_factor = c->spike_factor;
 		p.count = (uint64_t)c->count;
 		p.duration = c->duration;
 		fill_len(&p.prompt, &sc->len[0], sc->len_values[0], sc->n_len_values[0]);

@@ -59,6 +59,9 @@ struct lsim_req {
 	int32_t priority;
 	lsim_time deadline;
 	int32_t reject_reason; /* enum lsim_reject_reason */
+	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
+	int32_t n_hashes;
+	int32_t hash_block_tokens;
 };
 
 /* A QoS class: requests are assigned to classes by share. */
@@ -113,6 +116,8 @@ struct lsim_instance {
 	lsim_time busy_ns_sampled; /* busy_ns at the last time-series sample */
 	lsim_time last_sample;
 	int64_t iterations, tokens, preemptions;
+	int64_t prompt_tokens_admitted; /* tokens of prompts at admission */
+	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;
 	struct lsim_monitor_sample mon; /* the monitor's latest output */

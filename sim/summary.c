@@ -122,7 +122,7 @@ int lsim_summary_compute(struct lsim_results *r)
 	free(buf);
 
 	/* Instances: GPU-weighted busy fraction, energy and cost. */
-	double busy = 0.0, life = 0.0;
+	double busy = 0.0, life = 0.0, admitted = 0.0, hits = 0.0;
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
 		busy += in->busy_s * in->tp;
@@ -130,7 +130,11 @@ int lsim_summary_compute(struct lsim_results *r)
 			life += (in->stop - in->ready) * in->tp;
 		s->energy_j += in->energy_j;
 		s->cost_usd += in->cost_usd;
+		admitted += (double)in->prompt_tokens;
+		hits += (double)in->prefix_hit_tokens;
 	}
+	if (admitted > 0.0)
+		s->prefix_hit_rate = hits / admitted;
 	if (life > 0.0)
 		s->gpu_util = busy / life;
 	return 0;

@@ -230,6 +230,67 @@ static void test_max_num_seqs(void **state)
 	lsim_sim_release(&s);
 }
 
+/* Mooncake-style prefix ids drive the prefix cache across requests. */
+static void test_trace_prefix_hashes(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/lsim_mc_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	/* 1024-token prompts = two 512-token trace blocks; arrivals 1 s apart
+	 * so each runs alone */
+	fprintf(f, "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 6]}\n"
+		   "{\"timestamp\": 1000, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 6]}\n"
+		   "{\"timestamp\": 2000, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [5, 7]}\n"
+		   "{\"timestamp\": 3000, \"input_length\": 1024, \"output_length\": 2, \"hash_ids\": [8, 6]}\n");
+	fclose(f);
+	struct lsim_diag d = {0};
+	struct lsim_sim s;
+	assert_int_equal(lsim_sim_init(&s, 1, &d), 0);
+	s.sample_period = 0;
+	struct lsim_engine_cfg cfg = {
+		.max_num_seqs = 8, .max_num_batched_tokens = 4096, .block_size = 16,
+		.num_gpu_blocks = 1000, .gpu_memory_utilization = 0.9,
+		.enable_prefix_caching = true, .enable_chunked_prefill = true,
+	};
+	struct lsim_instance *in = lsim_sim_add_instance(&s);
+	assert_int_equal(lsim_instance_init(in, &s, 0, &cfg, &toy_gpu, &toy_model, 1,
+					    linear_perf(), &d), 0);
+	struct lsim_workload *w = NULL;
+	assert_int_equal(lsim_workload_jsonl_open(path, &w, &d), 0);
+	assert_int_equal(lsim_sim_run(&s, w, 0, &d), 0);
+	/* 1st: no hit. 2nd: same ids, all but the last block (the last token
+	 * is always computed): 63 blocks = 1008 tokens. 3rd: shares trace
+	 * block 5 only: 32 blocks = 512 tokens. 4th: a different first block
+	 * hides the rest of the prefix: nothing. */
+	assert_int_equal(in->prompt_tokens_admitted, 4 * 1024);
+	assert_int_equal(in->prefix_hit_tokens, 1008 + 512);
+	/* prefill of the 2nd request is 16 tokens: 10 ms + 16 us */
+	assert_int_equal(s.reqs[1].first_token - s.reqs[1].arrival, 10016 * LSIM_US);
+	lsim_sim_release(&s);
+	unlink(path);
+
+	/* a bad hash id names the key and the line */
+	strcpy(path, "/tmp/lsim_mc_XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fprintf(f, "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n"
+		   "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1, -2]}\n");
+	fclose(f);
+	assert_int_equal(lsim_workload_jsonl_open(path, &w, &d), 0);
+	struct lsim_req_spec spec;
+	assert_int_equal(lsim_workload_next(w, &spec, &d), 1);
+	assert_int_equal(spec.n_hashes, 1);
+	assert_int_equal(spec.hash_block_tokens, 512);
+	assert_int_equal(lsim_workload_next(w, &spec, &d), LSIM_EFORMAT);
+	assert_int_equal(d.line, 2);
+	assert_string_equal(d.key, "hash_ids");
+	lsim_workload_destroy(w);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_bounded),
 		cmocka_unit_test(test_reject_never_fits),
 		cmocka_unit_test(test_max_num_seqs),
+		cmocka_unit_test(test_trace_prefix_hashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,8 @@ struct jsonl_reader {
 	int arrival_scale;	 /* 9: seconds, 6: milliseconds */
 	bool have_first;
 	lsim_time t0, prev;
+	uint64_t *hashes; /* hash_ids of the current line */
+	size_t hash_cap;
 };
 
 static const char *const prompt_keys[] = {"input_toks", "prompt_len",
@@ -123,6 +125,46 @@ static int get_arrival(struct jsonl_reader *r, json_object *o, int64_t *t,
 	return 0;
 }
 
+/* Mooncake's optional "hash_ids": prefix-block ids, one per 512 tokens. */
+static int get_hashes(struct jsonl_reader *r, json_object *o,
+		      struct lsim_req_spec *out, struct lsim_diag *d)
+{
+	json_object *a = NULL;
+	out->hashes = NULL;
+	out->n_hashes = 0;
+	out->hash_block_tokens = 0;
+	if (!json_object_object_get_ex(o, "hash_ids", &a) || !a)
+		return 0;
+	if (!json_object_is_type(a, json_type_array))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     "hash_ids", "hash_ids must be a list of integers");
+	size_t n = json_object_array_length(a);
+	if (n > (size_t)INT32_MAX / 2)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     "hash_ids", "too many hash_ids");
+	if (n > r->hash_cap) {
+		uint64_t *p = realloc(r->hashes, n * sizeof *p);
+		if (!p)
+			return lsim_diag_set(d, LSIM_ENOMEM, r->path, r->lineno, 0,
+					     "hash_ids", "out of memory");
+		r->hashes = p;
+		r->hash_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(a, i);
+		if (!e || !json_object_is_type(e, json_type_int) ||
+		    json_object_get_int64(e) < 0)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     "hash_ids",
+					     "hash_ids[%zu] is not a non-negative integer", i);
+		r->hashes[i] = (uint64_t)json_object_get_int64(e);
+	}
+	out->hashes = r->hashes;
+	out->n_hashes = (int32_t)n;
+	out->hash_block_tokens = 512;
+	return 0;
+}
+
 static int parse_object(struct jsonl_reader *r, json_object *o,
 			struct lsim_req_spec *out, struct lsim_diag *d)
 {
@@ -167,6 +209,9 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 				     "prompt length is 0; a request needs at least one prompt token");
 	if (out->output_tokens == 0)
 		out->output_tokens = 1; /* the engine always emits one token */
+	rc = get_hashes(r, o, out, d);
+	if (rc != 0)
+		return rc;
 	out->arrival = t - r->t0;
 	return 1;
 }
@@ -240,6 +285,7 @@ static void jsonl_destroy(struct lsim_workload *w)
 		json_tokener_free(r->tok);
 	free(r->path);
 	free(r->line);
+	free(r->hashes);
 	free(r);
 }
 

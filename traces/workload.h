@@ -16,6 +16,12 @@ struct lsim_req_spec {
 	lsim_time arrival;     /* ns since the workload's start (first arrival >= 0) */
 	int32_t prompt_tokens; /* >= 1 */
 	int32_t output_tokens; /* >= 1 */
+	/* Prefix-cache block hashes of the prompt (Mooncake hash_ids: one per
+	 * 512-token block), or NULL/0. Owned by the workload; valid until the
+	 * next call of lsim_workload_next. */
+	const uint64_t *hashes;
+	int32_t n_hashes;
+	int32_t hash_block_tokens; /* tokens per hashed block (512 for Mooncake) */
 };
 
 struct lsim_workload;
@@ -30,13 +36,21 @@ void lsim_workload_destroy(struct lsim_workload *w); /* accepts NULL */
 
 /* ---- synthetic generator ---- */
 
-enum lsim_arrival_kind { LSIM_ARRIVAL_POISSON, LSIM_ARRIVAL_GAMMA };
+enum lsim_arrival_kind {
+	LSIM_ARRIVAL_POISSON,
+	LSIM_ARRIVAL_GAMMA,
+	LSIM_ARRIVAL_WEIBULL, /* inter-arrivals Weibull with the given cv, mean 1/rate */
+	LSIM_ARRIVAL_MMPP,    /* 2-state on/off Markov-modulated Poisson (see params) */
+	LSIM_ARRIVAL_DIURNAL, /* Poisson with rate(t) = rate * (1 + amplitude sin(2 pi t / period)) */
+	LSIM_ARRIVAL_SPIKES,  /* Poisson at rate, times spike_factor inside spikes */
+};
 
 enum lsim_len_kind {
 	LSIM_LEN_FIXED,	    /* a */
 	LSIM_LEN_UNIFORM,   /* integers in [a, b] */
 	LSIM_LEN_LOGNORMAL, /* mean a, standard deviation b (of the length, not its log) */
 	LSIM_LEN_EMPIRICAL, /* drawn from values[] with equal weight */
+	LSIM_LEN_ZIPF,	    /* rank k in [min, max] with P(k) ~ k^-a (a > 0; max required) */
 };
 
 struct lsim_len_dist {
@@ -55,6 +69,21 @@ struct lsim_gen_params {
 	lsim_time duration;  /* stop at this time (0: use count) */
 	struct lsim_len_dist prompt;
 	struct lsim_len_dist output;
+	/* MMPP: the on and off states last exponential times of these means;
+	 * the rate is rate_on while on and rate_off while off (rate unused). */
+	double rate_on, rate_off;
+	lsim_time mean_on, mean_off;
+	/* DIURNAL: relative amplitude in [0, 1) and period. */
+	double amplitude;
+	lsim_time period;
+	/* SPIKES: every spike_every, a spike of spike_length at spike_factor x rate. */
+	lsim_time spike_every, spike_length;
+	double spike_factor;
+	/* Joint empirical lengths: if n_pairs > 0, (prompt, output) pairs are
+	 * drawn together from pairs[2*i], pairs[2*i+1] (uniformly) and the
+	 * prompt/output distributions are ignored. Borrowed. */
+	const int32_t *pairs;
+	size_t n_pairs;
 };
 
 /*
