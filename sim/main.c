@@ -13,6 +13,7 @@
 #include "policy_core.h"
 #include "report.h"
 #include "scenario.h"
+#include "trace_tool.h"
 #include "validate.h"
 
 #define EXIT_BADINPUT 2
@@ -26,6 +27,8 @@ static const char usage_main[] =
 	"  run SCENARIO.yaml     simulate a scenario; write report.h5, results.sqlite\n"
 	"  check SCENARIO.yaml   validate a scenario and print its effective config\n"
 	"  validate RUN_DIR      replay a measured vLLM run and compare latencies\n"
+	"  trace stats FILE      rows, span, rate, inter-arrival CV, length percentiles\n"
+	"  trace convert FILE -o OUT.csv   rewrite a trace in the generic CSV layout\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -280,6 +283,68 @@ static int cmd_validate(int argc, char **argv)
 	return 0;
 }
 
+static const char usage_trace[] =
+	"usage: llmsim trace stats FILE [--json]\n"
+	"       llmsim trace convert FILE -o OUT.csv\n"
+	"\n"
+	"FILE is any trace llmsim recognises: JSONL (vLLM requests.jsonl, Mooncake)\n"
+	"or CSV with the columns of the generic layout (arrival_s, prompt_tokens,\n"
+	"output_tokens), Azure LLM 2023/2024, BurstGPT, Mooncake, Vidur or\n"
+	"SplitwiseSim traces. stats prints rows, time span, mean rate, inter-arrival\n"
+	"CV and prompt/output length percentiles (--json: one object). convert writes\n"
+	"arrival_s,prompt_tokens,output_tokens,hash_ids with arrivals relative to the\n"
+	"first request, exact to the nanosecond.\n";
+
+static int cmd_trace(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL, *file = NULL, *out = NULL;
+	bool json = false;
+	if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		fputs(usage_trace, sub ? stdout : stderr);
+		return sub ? 0 : EXIT_BADINPUT;
+	}
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = true;
+		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage_trace, stdout);
+			return 0;
+		} else if (argv[i][0] != '-' && !file)
+			file = argv[i];
+		else {
+			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", argv[i],
+				usage_trace);
+			return EXIT_BADINPUT;
+		}
+	}
+	bool stats = !strcmp(sub, "stats"), convert = !strcmp(sub, "convert");
+	if ((!stats && !convert) || !file || (convert && !out)) {
+		fputs(usage_trace, stderr);
+		return EXIT_BADINPUT;
+	}
+	struct lsim_diag d = {0};
+	int rc;
+	if (stats) {
+		struct lsim_trace_stats st;
+		rc = lsim_trace_stats(file, &st, &d);
+		if (rc == 0) {
+			struct lsim_buf b = {0};
+			lsim_trace_stats_format(&st, json, &b);
+			if (b.data)
+				fputs(b.data, stdout);
+			lsim_buf_release(&b);
+		}
+	} else {
+		size_t rows = 0;
+		rc = lsim_trace_convert(file, out, &rows, &d);
+		if (rc == 0)
+			printf("wrote %zu requests to %s\n", rows, out);
+	}
+	return rc == 0 ? 0 : bad_input(&d, rc);
+}
+
 static int cmd_policies(int argc, char **argv)
 {
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -328,6 +393,8 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "validate"))
 		return cmd_validate(argc - 1, argv + 1);
+	if (!strcmp(cmd, "trace"))
+		return cmd_trace(argc - 1, argv + 1);
 	if (!strcmp(cmd, "policies"))
 		return cmd_policies(argc - 1, argv + 1);
 	if (!strcmp(cmd, "keys"))

@@ -122,11 +122,11 @@ struct wl_cfg {
 	int time_format;
 	const char *arrival_column, *prompt_column, *output_column;
 };
-enum { WL_GENERATOR, WL_CSV, WL_JSONL };
+enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
 
 #define W(f) offsetof(struct wl_cfg, f)
 static const struct lsim_keydef wl_keys[] = {
-	{"kind", LSIM_K_ENUM, W(kind), "generator", LSIM_NOBOUNDS, "generator|csv|jsonl", "synthetic or a trace file"},
+	{"kind", LSIM_K_ENUM, W(kind), "generator", LSIM_NOBOUNDS, "generator|csv|jsonl|auto", "synthetic, or a trace file (auto: format from its header)"},
 	{"arrival", LSIM_K_ENUM, W(arrival), "poisson", LSIM_NOBOUNDS, "poisson|gamma|weibull|mmpp|diurnal|spikes", "generator: arrival process"},
 	{"rate", LSIM_K_DOUBLE, W(rate), "1", 1e-9, 1e9, NULL, "generator: mean requests per second"},
 	{"cv", LSIM_K_DOUBLE, W(cv), "1", 1e-3, 100, NULL, "generator (gamma, weibull): coefficient of variation of inter-arrivals"},
@@ -801,6 +801,8 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 			.output_col = c->output_column,
 		};
 		rc = lsim_workload_csv_open(path, &map, w, d);
+	} else if (c->kind == WL_AUTO) {
+		rc = lsim_workload_open_auto(path, w, d);
 	} else {
 		rc = lsim_workload_jsonl_open(path, w, d);
 	}

@@ -65,6 +65,27 @@ n=$(echo "$out" | grep -o '"\(ttft\|tpot\|e2e\)_\(mean\|p50\|p90\|p95\|p99\)": {
 "$exe" validate /nonexistent --profile /nonexistent >/dev/null 2>&1; rc=$?
 [ $rc -ne 0 ] && ok "validate on a missing run fails" || bad "validate on a missing run succeeded"
 
+# llmsim trace: format detection, stats and conversion
+fmt=$src/tests/data/formats
+for pair in burstgpt.csv:burstgpt burstgpt_v3.csv:burstgpt vidur.csv:vidur \
+	    splitwise.csv:splitwise mooncake.csv:mooncake-csv azure2024.csv:azure-llm; do
+	f=${pair%%:*}; want=${pair#*:}
+	out=$("$exe" trace stats "$fmt/$f" --json 2>&1)
+	case "$out" in *"\"format\": \"$want\""*) ok "detect $f";; *) bad "detect $f: $out";; esac
+done
+out=$("$exe" trace stats "$fmt/vidur.csv" --json)
+case "$out" in *'"rows": 3, "span_s": 0.750000'*'"prompt_tokens": {"mean": 597.333, "p50": 512.0'*) ok "trace stats values";; *) bad "trace stats values: $out";; esac
+"$exe" trace stats "$fmt/unknown.csv" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'unknown.csv:1: workload.path: unrecognised trace header' "$tmp/err" \
+	&& ok "unknown trace format" || bad "unknown trace format: $(cat "$tmp/err")"
+out=$("$exe" trace stats "$src/examples/data/azure_llm_2023/AzureLLMInferenceTrace_conv_1815-1845.csv" --json)
+case "$out" in *'"rows": 9754, "span_s": 1753.257140'*) ok "azure stats";; *) bad "azure stats: $out";; esac
+"$exe" trace convert "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B/requests.jsonl" -o "$tmp/conv.csv" >/dev/null &&
+	sed -n 3p "$tmp/conv.csv" | grep -qx '0.386902482,1034,769,' && ok "trace convert exact" || bad "trace convert exact"
+a=$("$exe" trace stats "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B/requests.jsonl" --json | sed 's/"format": "[a-z-]*", //')
+b=$("$exe" trace stats "$tmp/conv.csv" --json | sed 's/"format": "[a-z-]*", //')
+[ "$a" = "$b" ] && ok "convert round trip keeps the statistics" || bad "round trip: $a vs $b"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

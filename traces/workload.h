@@ -131,4 +131,16 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 			     struct lsim_diag *d);
 
+/*
+ * Recognises a trace's format: "jsonl", or a CSV layout ("generic",
+ * "azure-llm", "burstgpt", "mooncake-csv", "vidur", "splitwise") with its
+ * column map. An unknown header is LSIM_EFORMAT naming the file.
+ */
+int lsim_workload_detect(const char *path, const char **format,
+			 struct lsim_csv_map *map, struct lsim_diag *d);
+
+/* Opens a trace of a recognised format. */
+int lsim_workload_open_auto(const char *path, struct lsim_workload **out,
+			    struct lsim_diag *d);
+
 #endif
