@@ -1,6 +1,7 @@
 /*
  * test_workload.c - unit tests of the workload sources: the synthetic
- * generator (moments of the arrival and length distributions, stream
+ * generator (moments of the arrival and length distributions, Weibull,
+ * MMPP, diurnal and spiky arrivals, Zipf and joint-pair lengths, stream
  * independence, stop rules, parameter checks), the exact time parsers,
  * the CSV reader (the Azure 2023 trace, hand-made CRLF/quoted/datetime
  * samples, bad input) and the JSONL reader (a vLLM run, bad input).
@@ -110,6 +111,7 @@ static void gaps(const struct lsim_req_spec *r, size_t n, double *mean,
 /* ---- generator: arrivals ---- */
 
 #define N_BIG 200000
+#define M_PI_VALUE 3.14159265358979323846
 
 static void test_poisson_moments(void **state)
 {
@@ -344,6 +346,287 @@ static void test_generator_validation(void **state)
 	p.output = (struct lsim_len_dist){.kind = LSIM_LEN_FIXED, .a = 5, .min = 10, .max = 9};
 	expect_bad(&p, "workload.output.max");
 	lsim_workload_destroy(NULL);
+}
+
+/* ---- generator: Weibull, MMPP, diurnal, spikes, Zipf, pairs ---- */
+
+static void test_weibull_moments(void **state)
+{
+	(void)state;
+	struct lsim_req_spec *r = malloc(N_BIG * sizeof *r);
+	assert_non_null(r);
+	const double cvs[] = {0.5, 2.0};
+	for (size_t i = 0; i < 2; i++) {
+		struct lsim_gen_params p = poisson(10.0, N_BIG);
+		p.arrival = LSIM_ARRIVAL_WEIBULL;
+		p.cv = cvs[i];
+		assert_int_equal(generate(&p, 31 + i, 32, r, N_BIG), N_BIG);
+		double mean, cv;
+		gaps(r, N_BIG, &mean, &cv);
+		print_message("weibull cv %.1f: mean %.5f (0.1), cv %.4f\n",
+			      cvs[i], mean, cv);
+		assert_true(fabs(mean - 0.1) < 0.01 * 0.1);
+		assert_true(fabs(cv - cvs[i]) < 0.03 * cvs[i]);
+	}
+	/* cv 1 is shape 1: the exponential with scale 1/rate, same draw */
+	struct lsim_gen_params p = poisson(4.0, 1);
+	p.arrival = LSIM_ARRIVAL_WEIBULL;
+	p.cv = 1.0;
+	assert_int_equal(generate(&p, 33, 34, r, 1), 1);
+	gsl_rng *twin = rng(33);
+	lsim_time want = lsim_time_from_s(gsl_ran_weibull(twin, 0.25, 1.0));
+	gsl_rng_free(twin);
+	assert_true(llabs(r[0].arrival - want) <= 1);
+	free(r);
+}
+
+static void test_mmpp(void **state)
+{
+	(void)state;
+	struct lsim_req_spec *r = malloc(N_BIG * sizeof *r);
+	assert_non_null(r);
+	/* bursty: 100/s for 50 ms on average, silent for 200 ms */
+	struct lsim_gen_params p = poisson(0, N_BIG); /* rate unused */
+	p.arrival = LSIM_ARRIVAL_MMPP;
+	p.rate_on = 100;
+	p.rate_off = 0;
+	p.mean_on = 50000000;
+	p.mean_off = 200000000;
+	assert_int_equal(generate(&p, 41, 42, r, N_BIG), N_BIG);
+	double want = (100 * 0.05 + 0 * 0.2) / 0.25; /* 20/s */
+	double got = N_BIG / lsim_time_to_s(r[N_BIG - 1].arrival);
+	double mean, cv;
+	gaps(r, N_BIG, &mean, &cv);
+	print_message("mmpp on/off: rate %.4f (%.1f), cv %.3f\n", got, want, cv);
+	assert_true(fabs(got - want) < 0.02 * want);
+	assert_true(cv > 1.2);
+
+	/* both states active: 100/s and 20/s, 50 ms each */
+	p.rate_off = 20;
+	p.mean_off = 50000000;
+	assert_int_equal(generate(&p, 43, 44, r, N_BIG), N_BIG);
+	want = (100 * 0.05 + 20 * 0.05) / 0.1; /* 60/s */
+	got = N_BIG / lsim_time_to_s(r[N_BIG - 1].arrival);
+	print_message("mmpp 100/20: rate %.4f (%.1f)\n", got, want);
+	assert_true(fabs(got - want) < 0.02 * want);
+	free(r);
+}
+
+static void test_diurnal(void **state)
+{
+	(void)state;
+	size_t cap = 300000;
+	struct lsim_req_spec *r = malloc(cap * sizeof *r);
+	assert_non_null(r);
+	struct lsim_gen_params p = poisson(100.0, 0);
+	p.arrival = LSIM_ARRIVAL_DIURNAL;
+	p.amplitude = 0.5;
+	p.period = 1000000000; /* 1 s */
+	p.duration = lsim_time_from_s(2000);
+	size_t n = generate(&p, 51, 52, r, cap);
+	size_t first = 0;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].arrival % p.period < p.period / 2)
+			first++;
+	/* integral of rate (1 + A sin(2 pi t)) over a half period: rate (1/2 +- A/pi) */
+	double want1 = 2000 * 100 * (0.5 + 0.5 / M_PI_VALUE);
+	double want2 = 2000 * 100 * (0.5 - 0.5 / M_PI_VALUE);
+	print_message("diurnal: first half %zu (%.0f), second %zu (%.0f)\n",
+		      first, want1, n - first, want2);
+	assert_true(fabs((double)first - want1) < 0.03 * want1);
+	assert_true(fabs((double)(n - first) - want2) < 0.03 * want2);
+	assert_true(r[n - 1].arrival <= p.duration);
+	free(r);
+}
+
+static void test_spikes(void **state)
+{
+	(void)state;
+	size_t cap = 300000;
+	struct lsim_req_spec *r = malloc(cap * sizeof *r);
+	assert_non_null(r);
+	struct lsim_gen_params p = poisson(100.0, 0);
+	p.arrival = LSIM_ARRIVAL_SPIKES;
+	p.spike_every = 1000000000;	/* 1 s */
+	p.spike_length = 100000000;	/* 100 ms */
+	p.spike_factor = 5;
+	p.duration = lsim_time_from_s(1500);
+	size_t n = generate(&p, 61, 62, r, cap);
+	size_t in = 0;
+	for (size_t i = 0; i < n; i++)
+		if (r[i].arrival % p.spike_every < p.spike_length)
+			in++;
+	double rate_in = (double)in / (1500 * 0.1);
+	double rate_out = (double)(n - in) / (1500 * 0.9);
+	print_message("spikes: inside %.2f/s, outside %.2f/s, ratio %.4f (5)\n",
+		      rate_in, rate_out, rate_in / rate_out);
+	assert_true(fabs(rate_in / rate_out - 5) < 0.03 * 5);
+	assert_true(fabs(rate_out - 100) < 0.03 * 100);
+	free(r);
+}
+
+static void test_zipf(void **state)
+{
+	(void)state;
+	struct lsim_req_spec *r = malloc(N_BIG * sizeof *r);
+	assert_non_null(r);
+	/* CDF tables: prompt a = 1.1 on [1, 1000], output a = 2 on [5, 50] */
+	struct lsim_gen_params p = poisson(10.0, N_BIG);
+	p.prompt = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 1.1, .min = 1, .max = 1000};
+	p.output = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 2, .min = 5, .max = 50};
+	assert_int_equal(generate(&p, 71, 72, r, N_BIG), N_BIG);
+	size_t p1 = 0, p2 = 0, o5 = 0, o6 = 0;
+	int32_t pmax = 0, omax = 0;
+	for (size_t i = 0; i < N_BIG; i++) {
+		assert_true(r[i].prompt_tokens >= 1 && r[i].prompt_tokens <= 1000);
+		assert_true(r[i].output_tokens >= 5 && r[i].output_tokens <= 50);
+		p1 += r[i].prompt_tokens == 1;
+		p2 += r[i].prompt_tokens == 2;
+		o5 += r[i].output_tokens == 5;
+		o6 += r[i].output_tokens == 6;
+		pmax = r[i].prompt_tokens > pmax ? r[i].prompt_tokens : pmax;
+		omax = r[i].output_tokens > omax ? r[i].output_tokens : omax;
+	}
+	double want = pow(2.0, 1.1), got = (double)p1 / (double)p2;
+	print_message("zipf table: P(1)/P(2) %.4f (%.4f)\n", got, want);
+	assert_true(fabs(got - want) < 0.03 * want);
+	want = pow(6.0 / 5.0, 2);
+	got = (double)o5 / (double)o6;
+	print_message("zipf table: P(5)/P(6) %.4f (%.4f)\n", got, want);
+	assert_true(fabs(got - want) < 0.03 * want);
+	assert_true(pmax > 500 && omax == 50); /* the tail is reached */
+
+	/* rejection-inversion (range over 1e6): prompt a = 2 on [1, 3e6],
+	 * output a = 0.5 on [1, 4e6] */
+	p.prompt = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 2, .min = 1, .max = 3000000};
+	p.output = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 0.5, .max = 4000000};
+	assert_int_equal(generate(&p, 73, 74, r, N_BIG), N_BIG);
+	size_t c[4] = {0}, low_half = 0;
+	for (size_t i = 0; i < N_BIG; i++) {
+		assert_true(r[i].prompt_tokens >= 1 && r[i].prompt_tokens <= 3000000);
+		assert_true(r[i].output_tokens >= 1 && r[i].output_tokens <= 4000000);
+		if (r[i].prompt_tokens <= 3)
+			c[r[i].prompt_tokens]++;
+		low_half += r[i].output_tokens <= 1000000;
+	}
+	got = (double)c[1] / (double)c[2];
+	print_message("zipf rejection: P(1)/P(2) %.4f (4), P(2)/P(3) %.4f (2.25)\n",
+		      got, (double)c[2] / (double)c[3]);
+	assert_true(fabs(got - 4) < 0.03 * 4);
+	got = (double)c[2] / (double)c[3];
+	assert_true(fabs(got - 2.25) < 0.03 * 2.25);
+	double s1 = 0, s4 = 0;
+	for (int k = 1; k <= 4000000; k++) {
+		double t = 1 / sqrt((double)k);
+		s4 += t;
+		if (k <= 1000000)
+			s1 += t;
+	}
+	want = s1 / s4; /* about 0.4998 */
+	got = (double)low_half / N_BIG;
+	print_message("zipf rejection: P(k <= 1e6 | a 0.5) %.4f (%.4f)\n", got, want);
+	assert_true(fabs(got - want) < 0.01 * want);
+	free(r);
+}
+
+static void test_pairs(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	struct lsim_req_spec *r = malloc(N * sizeof *r);
+	assert_non_null(r);
+	const int32_t pairs[] = {10, 1, 20, 2, 30, 3};
+	struct lsim_gen_params p = poisson(10.0, N);
+	p.prompt = fixed_len(0); /* invalid, but ignored with pairs */
+	p.pairs = pairs;
+	p.n_pairs = 3;
+	assert_int_equal(generate(&p, 81, 82, r, N), N);
+	size_t hits[3] = {0};
+	for (size_t i = 0; i < N; i++) {
+		int32_t k = r[i].prompt_tokens / 10;
+		assert_true(k >= 1 && k <= 3);
+		assert_int_equal(r[i].prompt_tokens, 10 * k);
+		assert_int_equal(r[i].output_tokens, k);
+		hits[k - 1]++;
+	}
+	for (size_t k = 0; k < 3; k++)
+		assert_true(fabs((double)hits[k] - N / 3.0) < 0.1 * N / 3.0);
+
+	/* pairs draw only from the lengths stream: arrivals equal Poisson's */
+	struct lsim_req_spec *q = malloc(N * sizeof *q);
+	assert_non_null(q);
+	struct lsim_gen_params plain = poisson(10.0, N);
+	assert_int_equal(generate(&plain, 81, 99, q, N), N);
+	for (size_t i = 0; i < N; i++)
+		assert_int_equal(q[i].arrival, r[i].arrival);
+	free(q);
+	free(r);
+}
+
+static void test_generator_validation_new(void **state)
+{
+	(void)state;
+	struct lsim_gen_params p = poisson(1, 10);
+	p.arrival = LSIM_ARRIVAL_WEIBULL;
+	p.cv = 0;
+	expect_bad(&p, "workload.cv");
+	p.cv = NAN;
+	expect_bad(&p, "workload.cv");
+
+	p = poisson(0, 10); /* rate unused by mmpp */
+	p.arrival = LSIM_ARRIVAL_MMPP;
+	p.mean_on = p.mean_off = 1000;
+	expect_bad(&p, "workload.rate_on"); /* both rates 0 */
+	p.rate_on = -1;
+	expect_bad(&p, "workload.rate_on");
+	p.rate_on = 5;
+	p.rate_off = NAN;
+	expect_bad(&p, "workload.rate_off");
+	p.rate_off = 0;
+	p.mean_on = 0;
+	expect_bad(&p, "workload.mean_on");
+	p.mean_on = 1000;
+	p.mean_off = -1;
+	expect_bad(&p, "workload.mean_off");
+
+	p = poisson(1, 10);
+	p.arrival = LSIM_ARRIVAL_DIURNAL;
+	p.period = 1000;
+	p.amplitude = 1;
+	expect_bad(&p, "workload.amplitude");
+	p.amplitude = 0.5;
+	p.period = 0;
+	expect_bad(&p, "workload.period");
+
+	p = poisson(1, 10);
+	p.arrival = LSIM_ARRIVAL_SPIKES;
+	p.spike_factor = 2;
+	p.spike_length = 10;
+	expect_bad(&p, "workload.spike_every");
+	p.spike_every = 5;
+	expect_bad(&p, "workload.spike_length"); /* longer than the period */
+	p.spike_length = 0;
+	expect_bad(&p, "workload.spike_length");
+	p.spike_length = 5;
+	p.spike_factor = -1;
+	expect_bad(&p, "workload.spike_factor");
+
+	p = poisson(1, 10);
+	p.prompt = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 1.2, .min = 3};
+	expect_bad(&p, "workload.prompt.max"); /* max required */
+	p.prompt.max = 2;
+	expect_bad(&p, "workload.prompt.max"); /* below min */
+	p.prompt.max = 100; /* a table is built, then output fails: no leak */
+	p.output = (struct lsim_len_dist){.kind = LSIM_LEN_ZIPF, .a = 0, .max = 10};
+	expect_bad(&p, "workload.output.exponent");
+
+	p = poisson(1, 10);
+	const int32_t bad_pairs[] = {10, 1, 20, 0};
+	p.pairs = bad_pairs;
+	p.n_pairs = 2;
+	expect_bad(&p, "workload.pairs");
+	p.pairs = NULL;
+	expect_bad(&p, "workload.pairs");
 }
 
 /* ---- exact time parsing ---- */
@@ -731,6 +1014,13 @@ int main(void)
 		cmocka_unit_test(test_lognormal_moments),
 		cmocka_unit_test(test_uniform_fixed_empirical_clamp),
 		cmocka_unit_test(test_generator_validation),
+		cmocka_unit_test(test_weibull_moments),
+		cmocka_unit_test(test_mmpp),
+		cmocka_unit_test(test_diurnal),
+		cmocka_unit_test(test_spikes),
+		cmocka_unit_test(test_zipf),
+		cmocka_unit_test(test_pairs),
+		cmocka_unit_test(test_generator_validation_new),
 		cmocka_unit_test(test_parse_decimal),
 		cmocka_unit_test(test_parse_datetime),
 		cmocka_unit_test(test_csv_azure_2023),
