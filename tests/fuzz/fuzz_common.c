@@ -1,0 +1,127 @@
+/*
+ * fuzz_common.c - the scratch folder and contract checks shared by the
+ * libFuzzer targets (see fuzz_common.h). The folder's name is the only
+ * state kept between inputs: libFuzzer's entry point has no context
+ * argument.
+ */
+#define _XOPEN_SOURCE 700
+
+#include "fuzz_common.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+static char scratch[64];
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_scratch(void)
+{
+	if (scratch[0])
+		nftw(scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *lsim_fuzz_dir(void)
+{
+	if (!scratch[0]) {
+		snprintf(scratch, sizeof scratch, "/tmp/lsim_fuzz_XXXXXX");
+		if (!mkdtemp(scratch)) {
+			perror("fuzz: mkdtemp");
+			abort();
+		}
+		atexit(remove_scratch);
+	}
+	return scratch;
+}
+
+void lsim_fuzz_write(const char *rel, const void *data, size_t size,
+		     char *path, size_t path_size)
+{
+	const char *dir = lsim_fuzz_dir();
+	const char *slash = strrchr(rel, '/');
+	if (slash) {
+		char sub[256];
+		snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - rel), rel);
+		if (mkdir(sub, 0700) != 0 && errno != EEXIST) {
+			perror("fuzz: mkdir");
+			abort();
+		}
+	}
+	snprintf(path, path_size, "%s/%s", dir, rel);
+	FILE *f = fopen(path, "wb");
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0) {
+		perror("fuzz: writing the input");
+		abort();
+	}
+}
+
+void lsim_fuzz_check_error(int rc, const struct lsim_diag *d)
+{
+	if (rc >= 0) {
+		fprintf(stderr, "fuzz: error return %d is not negative\n", rc);
+		abort();
+	}
+	if (d->msg[0] == '\0') {
+		fprintf(stderr, "fuzz: error %d (%s) with an empty diagnostic\n",
+			rc, lsim_strerror(rc));
+		abort();
+	}
+	if (getenv("LSIM_FUZZ_VERBOSE")) {
+		char buf[1400];
+		lsim_diag_format(d, buf, sizeof buf);
+		fprintf(stderr, "fuzz: rejected (%s): %s\n", lsim_strerror(rc), buf);
+	}
+}
+
+void lsim_fuzz_drain(struct lsim_workload *w)
+{
+	struct lsim_diag d;
+	struct lsim_req_spec r;
+	lsim_time last = 0;
+	uint64_t want = 0;
+	volatile uint64_t sink = 0;
+	for (;;) {
+		memset(&d, 0, sizeof d);
+		int rc = lsim_workload_next(w, &r, &d);
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			lsim_fuzz_check_error(rc, &d);
+			break;
+		}
+		if (rc != 1 || r.id != want || r.arrival < 0 || r.arrival < last ||
+		    r.prompt_tokens < 1 || r.output_tokens < 1 || r.n_hashes < 0 ||
+		    (r.n_hashes > 0 && !r.hashes)) {
+			fprintf(stderr,
+				"fuzz: request breaks the workload contract: rc %d id %llu "
+				"(want %llu) arrival %lld (last %lld) prompt %d output %d "
+				"n_hashes %d\n",
+				rc, (unsigned long long)r.id, (unsigned long long)want,
+				(long long)r.arrival, (long long)last, (int)r.prompt_tokens,
+				(int)r.output_tokens, (int)r.n_hashes);
+			abort();
+		}
+		for (int32_t i = 0; i < r.n_hashes; i++)
+			sink += r.hashes[i]; /* ASan: every hash must be readable */
+		last = r.arrival;
+		want++;
+	}
+	(void)sink;
+	if (getenv("LSIM_FUZZ_VERBOSE"))
+		fprintf(stderr, "fuzz: read %llu requests\n", (unsigned long long)want);
+}
