@@ -117,6 +117,7 @@ struct lsim_class_record {
 	X(queue_wait_mean_s, "s", "arrival to first scheduled, mean")            \
 	X(preemptions, "", "total preemptions")                                  \
 	X(prefix_hit_rate, "", "share of admitted prompt tokens found in the prefix cache") \
+	X(trace_lines_skipped, "", "malformed trace lines skipped (workload.on_error: skip)") \
 	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
 	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
@@ -160,8 +161,8 @@ struct lsim_results {
 };
 
 /*
- * Computes summary fields from reqs and insts (all except sim_events,
- * which the caller sets). Uses GSL for percentiles.
+ * Computes summary fields from reqs and insts (all except sim_events and
+ * trace_lines_skipped, which the caller sets). Uses GSL for percentiles.
  */
 int lsim_summary_compute(struct lsim_results *r);
 

@@ -17,6 +17,7 @@ enum lsim_stream {
 	LSIM_STREAM_ROUTING = 4,
 	LSIM_STREAM_FAILURES = 5,
 	LSIM_STREAM_CLASSES = 6,
+	LSIM_STREAM_SHAPING = 7,
 	LSIM_STREAM_POLICY_BASE = 100, /* + policy index */
 };
 

@@ -574,6 +574,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->n_ts = s->n_ts;
 	*reqs_out = rr;
 	*insts_out = ir;
+	r->summary.trace_lines_skipped =
+		s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0;
 	int rc = lsim_summary_compute(r);
 	r->summary.sim_events = (double)lsim_events_processed(s->eng);
 	struct lsim_class_record *cr = NULL;

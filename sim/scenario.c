@@ -116,6 +116,10 @@ struct wl_cfg {
 	double rate, cv;
 	double rate_on, rate_off, amplitude, spike_factor;
 	lsim_time mean_on, mean_off, period, spike_every, spike_length;
+	lsim_time window_start, window_end;
+	double time_scale, keep;
+	int64_t repeat;
+	int on_error;
 	int64_t count;
 	lsim_time duration;
 	const char *path;
@@ -146,6 +150,12 @@ static const struct lsim_keydef wl_keys[] = {
 	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv: arrival time column"},
 	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
 	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
+	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
+	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
+	{"time_scale", LSIM_K_DOUBLE, W(time_scale), "1", 1e-6, 1e6, NULL, "trace: multiply arrival times (0.5 = twice the rate)"},
+	{"keep", LSIM_K_DOUBLE, W(keep), "1", 1e-9, 1, NULL, "trace: keep each request with this probability (thinning)"},
+	{"repeat", LSIM_K_INT, W(repeat), "1", 1, 1e6, NULL, "trace: play the (windowed) trace this many times back to back"},
+	{"on_error", LSIM_K_ENUM, W(on_error), "fail", LSIM_NOBOUNDS, "fail|skip", "trace: stop at a malformed line, or skip and count it"},
 };
 #undef W
 static const char *const wl_sections[] = {"prompt", "output", NULL};
@@ -661,6 +671,13 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
 				    "workload.path", LSIM_EINVAL,
 				    "a trace workload needs a path");
+	if (rc == 0 && sc->wl.kind == WL_GENERATOR &&
+	    (sc->wl.window_start > 0 || sc->wl.window_end > 0 ||
+	     sc->wl.time_scale != 1.0 || sc->wl.keep < 1.0 || sc->wl.repeat > 1))
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
+				    "workload.kind", LSIM_EINVAL,
+				    "window_start, window_end, time_scale, keep and repeat shape "
+				    "a trace; a generator takes rate, count and duration instead");
 	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count == 0 &&
 	    sc->wl.duration == 0)
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
@@ -754,9 +771,39 @@ static void fill_len(struct lsim_len_dist *o, const struct len_cfg *l,
 	o->n_values = n_values;
 }
 
-struct run_rngs {
-	gsl_rng *arrivals, *lengths;
+/* What reopening the trace needs (shaping's repeat). */
+struct trace_ctx {
+	const struct lsim_scenario *sc;
+	char *path;
 };
+
+struct run_rngs {
+	gsl_rng *arrivals, *lengths, *shaping;
+	struct trace_ctx trace;
+};
+
+static int open_trace(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
+{
+	const struct trace_ctx *t = ctx;
+	const struct wl_cfg *c = &t->sc->wl;
+	int rc;
+	if (c->kind == WL_CSV) {
+		struct lsim_csv_map map = {
+			.arrival_col = c->arrival_column,
+			.arrival_format = (enum lsim_time_format)c->time_format,
+			.prompt_col = c->prompt_column,
+			.output_col = c->output_column,
+		};
+		rc = lsim_workload_csv_open(t->path, &map, w, d);
+	} else if (c->kind == WL_AUTO) {
+		rc = lsim_workload_open_auto(t->path, w, d);
+	} else {
+		rc = lsim_workload_jsonl_open(t->path, w, d);
+	}
+	if (rc == 0 && c->on_error == 1)
+		lsim_workload_set_on_error(*w, LSIM_ON_ERROR_SKIP);
+	return rc;
+}
 
 static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 			 struct lsim_workload **w, struct lsim_diag *d)
@@ -789,25 +836,24 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 		return lsim_workload_generator_create(&p, rngs->arrivals,
 						      rngs->lengths, w, d);
 	}
-	char *path = resolve(sc, c->path);
-	if (!path)
+	rngs->trace.sc = sc;
+	rngs->trace.path = resolve(sc, c->path);
+	if (!rngs->trace.path)
 		return LSIM_ENOMEM;
-	int rc;
-	if (c->kind == WL_CSV) {
-		struct lsim_csv_map map = {
-			.arrival_col = c->arrival_column,
-			.arrival_format = (enum lsim_time_format)c->time_format,
-			.prompt_col = c->prompt_column,
-			.output_col = c->output_column,
-		};
-		rc = lsim_workload_csv_open(path, &map, w, d);
-	} else if (c->kind == WL_AUTO) {
-		rc = lsim_workload_open_auto(path, w, d);
-	} else {
-		rc = lsim_workload_jsonl_open(path, w, d);
-	}
-	free(path);
-	return rc;
+	bool shaped = c->window_start > 0 || c->window_end > 0 ||
+		      c->time_scale != 1.0 || c->keep < 1.0 || c->repeat > 1;
+	if (!shaped)
+		return open_trace(&rngs->trace, w, d);
+	struct lsim_shape_params sp = {
+		.window_start = c->window_start, .window_end = c->window_end,
+		.time_scale = c->time_scale, .keep = c->keep,
+		.repeat = (uint64_t)c->repeat,
+	};
+	rngs->shaping = lsim_rng_create((uint64_t)sc->top.seed, 0, LSIM_STREAM_SHAPING);
+	if (!rngs->shaping)
+		return LSIM_ENOMEM;
+	return lsim_workload_shape_create(open_trace, &rngs->trace, &sp,
+					  rngs->shaping, w, d);
 }
 
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -903,7 +949,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 		sc->sim.progress = progress_hook;
 		sc->sim.progress_ctx = &bridge;
 	}
-	struct run_rngs rngs = {NULL, NULL};
+	struct run_rngs rngs = {0};
 	struct lsim_workload *w = NULL;
 	rc = build_instances(sc, d);
 	if (rc == 0)
@@ -921,6 +967,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 				      &sc->rec_insts, &sc->rec_classes);
 	gsl_rng_free(rngs.arrivals);
 	gsl_rng_free(rngs.lengths);
+	gsl_rng_free(rngs.shaping);
+	free(rngs.trace.path);
 	if (rc != 0)
 		return rc;
 	sc->res.wall_s = (double)(t1.tv_sec - t0.tv_sec) +

@@ -36,10 +36,12 @@ int lsim_summary_compute(struct lsim_results *r)
 		return LSIM_EINVAL;
 	struct lsim_summary *s = &r->summary;
 	double sim_events = s->sim_events; /* set by the caller: keep */
+	double skipped = s->trace_lines_skipped;
 #define LSIM_X_ZERO(name, unit, help) s->name = 0.0;
 	LSIM_SUMMARY_FIELDS(LSIM_X_ZERO)
 #undef LSIM_X_ZERO
 	s->sim_events = sim_events;
+	s->trace_lines_skipped = skipped;
 
 	size_t n = r->n_reqs;
 	double *buf = NULL;

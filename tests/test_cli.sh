@@ -86,6 +86,18 @@ a=$("$exe" trace stats "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B/reques
 b=$("$exe" trace stats "$tmp/conv.csv" --json | sed 's/"format": "[a-z-]*", //')
 [ "$a" = "$b" ] && ok "convert round trip keeps the statistics" || bad "round trip: $a vs $b"
 
+# on_error: skip counts the bad line and goes on
+"$exe" run "$scen/bad_trace.yaml" -o "$tmp/skip" --csv --quiet --set workload.on_error=skip >/dev/null 2>&1 &&
+	grep -qx 'trace_lines_skipped,1,' "$tmp/skip/summary.csv" && grep -qx 'completed,2,' "$tmp/skip/summary.csv" \
+	&& ok "on_error: skip" || bad "on_error: skip"
+# shaping: a window, halved times and two passes of the same trace
+"$exe" run "$scen/bad_trace.yaml" -o "$tmp/shape" --csv --quiet --set workload.on_error=skip \
+	--set workload.time_scale=0.5 --set workload.repeat=2 >/dev/null 2>&1 &&
+	[ "$(cut -d, -f2 "$tmp/shape/requests.csv" | tail -n +2 | tr '\n' ' ')" = "0 0.25 0.5 0.75 " ] \
+	&& ok "shaping: time_scale and repeat" || bad "shaping: $(cut -d, -f2 "$tmp/shape/requests.csv" | tr '\n' ' ')"
+"$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.repeat=2 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'workload.kind' "$tmp/err" && ok "shaping a generator is refused" || bad "shaping a generator: $(cat "$tmp/err")"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

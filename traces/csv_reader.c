@@ -264,15 +264,16 @@ static int row_count(struct csv_reader *r, int which, const char *what,
 	return 0;
 }
 
-static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
-		    struct lsim_diag *d)
+/* Reads and checks one record: 1, 0 at the end, or an error about it. */
+static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
+		   struct lsim_diag *d)
 {
-	struct csv_reader *r = (struct csv_reader *)w;
 	int rc = lsim_csv_next(r->csv, d);
 	if (rc <= 0)
 		return rc;
 	const char *path = lsim_csv_path(r->csv);
 	int line = lsim_csv_line(r->csv), nf = lsim_csv_fields(r->csv);
+	int ncol = lsim_csv_columns(r->csv);
 	if (nf < r->need) {
 		int missing = 0;
 		for (int c = 0; c < N_COLS; c++)
@@ -282,6 +283,17 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 				     "row has %d fields; column '%s' is field %d", nf,
 				     r->names[missing], r->idx[missing] + 1);
 	}
+	if (nf < ncol)
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line, 0,
+				     lsim_csv_name(r->csv, nf),
+				     "row has %d fields but the header has %d columns", nf,
+				     ncol);
+	if (nf > ncol)
+		return lsim_diag_set(d, LSIM_EFORMAT, path, line,
+				     lsim_csv_field_col(r->csv, ncol), "",
+				     "row has %d fields but the header has %d columns; "
+				     "field %d has no column",
+				     nf, ncol, ncol + 1);
 	int ia = r->idx[COL_ARRIVAL];
 	int col = lsim_csv_field_col(r->csv, ia);
 	const char *ts = lsim_csv_field(r->csv, ia);
@@ -300,20 +312,15 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 				     ts, rc == LSIM_ERANGE ? "is out of range" : "is malformed",
 				     expect[r->fmt]);
 	}
-	if (!r->have_first) {
-		r->have_first = true;
-		r->t0 = r->prev = t;
-	}
-	if (t < r->prev)
+	if (r->have_first && t < r->prev)
 		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
 				     r->names[COL_ARRIVAL],
 				     "time '%s' is earlier than the previous row's; rows must be in time order",
 				     ts);
-	if (r->t0 < 0 && t > INT64_MAX + r->t0)
+	if (r->have_first && r->t0 < 0 && t > INT64_MAX + r->t0)
 		return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
 				     r->names[COL_ARRIVAL],
 				     "time '%s' is too far from the first row's", ts);
-	r->prev = t;
 	rc = row_count(r, COL_PROMPT, "prompt", &out->prompt_tokens, d);
 	if (rc == 0)
 		rc = row_count(r, COL_OUTPUT, "output", &out->output_tokens, d);
@@ -326,8 +333,36 @@ static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
 				     "prompt token count is 0; a request needs at least one prompt token");
 	if (out->output_tokens == 0)
 		out->output_tokens = 1; /* the engine always emits one token */
+	/* the row is good: only now does it set the time origin and order */
+	if (!r->have_first) {
+		r->have_first = true;
+		r->t0 = t;
+	}
+	r->prev = t;
 	out->arrival = t - r->t0;
 	return 1;
+}
+
+static int csv_next(struct lsim_workload *w, struct lsim_req_spec *out,
+		    struct lsim_diag *d)
+{
+	struct csv_reader *r = (struct csv_reader *)w;
+	int rc;
+	do
+		rc = csv_row(r, out, d);
+	while (rc < 0 && lsim_wl_skip_line(w, rc, d));
+	if (rc == 0 && !r->have_first) {
+		/* a whole-file error, never skipped */
+		if (w->skipped > 0)
+			return lsim_diag_set(d, LSIM_EFORMAT, lsim_csv_path(r->csv),
+					     lsim_csv_line(r->csv), 0, "workload.path",
+					     "no valid data rows: all %llu were skipped",
+					     (unsigned long long)w->skipped);
+		return lsim_diag_set(d, LSIM_EFORMAT, lsim_csv_path(r->csv),
+				     lsim_csv_line(r->csv), 0, "workload.path",
+				     "no data rows after the header: the trace holds no requests");
+	}
+	return rc;
 }
 
 static void csv_destroy(struct lsim_workload *w)

@@ -4,7 +4,8 @@
  * lengths drawn from fixed, uniform, lognormal, empirical or Zipf
  * distributions or from joint (prompt, output) pairs. Also holds the
  * generic lsim_workload_next and lsim_workload_destroy that dispatch
- * through the vtable of every source (see workload_internal.h).
+ * through the vtable of every source (see workload_internal.h), and the
+ * trace readers' policy for bad lines (fail or skip and count).
  */
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +58,34 @@ int lsim_workload_next(struct lsim_workload *w, struct lsim_req_spec *out,
 	r.id = w->next_id++;
 	*out = r;
 	return 1;
+}
+
+void lsim_workload_set_on_error(struct lsim_workload *w, enum lsim_on_error mode)
+{
+	if (w)
+		w->on_error = mode == LSIM_ON_ERROR_SKIP ? LSIM_ON_ERROR_SKIP
+							 : LSIM_ON_ERROR_FAIL;
+}
+
+uint64_t lsim_workload_skipped(const struct lsim_workload *w)
+{
+	return w ? w->skipped : 0;
+}
+
+const struct lsim_diag *lsim_workload_first_skip(const struct lsim_workload *w)
+{
+	/* all zero (empty message) while nothing has been skipped */
+	return w ? &w->first_skip : NULL;
+}
+
+bool lsim_wl_skip_line(struct lsim_workload *w, int rc, struct lsim_diag *d)
+{
+	if (rc != LSIM_EFORMAT || w->on_error != LSIM_ON_ERROR_SKIP)
+		return false;
+	if (w->skipped++ == 0)
+		w->first_skip = *d;
+	memset(d, 0, sizeof *d);
+	return true;
 }
 
 void lsim_workload_destroy(struct lsim_workload *w)

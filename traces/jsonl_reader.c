@@ -50,10 +50,13 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-/* Reads one token count from the first of keys[] present in o. */
+/*
+ * Reads one token count from the first of keys[] present in o; the index
+ * of that key goes to *which unless which is NULL.
+ */
 static int get_count(struct jsonl_reader *r, json_object *o,
 		     const char *const *keys, size_t nkeys, const char *what,
-		     int32_t *out, struct lsim_diag *d)
+		     int32_t *out, size_t *which, struct lsim_diag *d)
 {
 	json_object *v = NULL;
 	size_t k = 0;
@@ -82,34 +85,37 @@ static int get_count(struct jsonl_reader *r, json_object *o,
 				     keys[k], "%s length %.0f is %s", what, x,
 				     x < 0 ? "negative" : "too large");
 	*out = (int32_t)x;
+	if (which)
+		*which = k;
 	return 0;
 }
 
-/* Reads the arrival of o in ns (absolute, as the file gives it). */
-static int get_arrival(struct jsonl_reader *r, json_object *o, int64_t *t,
-		       struct lsim_diag *d)
+/* Reads the arrival of o under key (scale 9: s, 6: ms) in ns, absolute. */
+static int get_arrival(struct jsonl_reader *r, json_object *o, const char *key,
+		       int scale, int64_t *t, struct lsim_diag *d)
 {
 	json_object *v = NULL;
-	if (!json_object_object_get_ex(o, r->arrival_key, &v))
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     r->arrival_key,
-				     "no '%s' here, though the first line has it",
-				     r->arrival_key);
-	int64_t unit = r->arrival_scale == 9 ? LSIM_S : LSIM_MS;
+	if (!json_object_object_get_ex(o, key, &v))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+				     "no '%s' here, though the first line has it", key);
+	int64_t unit = scale == 9 ? LSIM_S : LSIM_MS;
 	if (json_object_is_type(v, json_type_int)) {
 		if (__builtin_mul_overflow(json_object_get_int64(v), unit, t))
 			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-					     r->arrival_key, "time %s is out of range",
+					     key, "time %s is out of range",
 					     json_object_to_json_string(v));
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_double))
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     r->arrival_key, "time %s is not a number",
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+				     "time %s is not a number",
 				     json_object_to_json_string(v));
 	/* json-c keeps the number's text: convert it exactly */
 	const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-	int rc = lsim_wl_parse_decimal(text, r->arrival_scale, t);
+	if (!isfinite(json_object_get_double(v)))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+				     "time %s is not a finite number", text);
+	int rc = lsim_wl_parse_decimal(text, scale, t);
 	if (rc == LSIM_EFORMAT) { /* not plain decimal text: go via double */
 		double x = json_object_get_double(v) * (double)unit;
 		if (!(fabs(x) < 9.2e18)) {
@@ -120,8 +126,8 @@ static int get_arrival(struct jsonl_reader *r, json_object *o, int64_t *t,
 		}
 	}
 	if (rc != 0)
-		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     r->arrival_key, "time %s is out of range", text);
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+				     "time %s is out of range", text);
 	return 0;
 }
 
@@ -168,58 +174,63 @@ static int get_hashes(struct jsonl_reader *r, json_object *o,
 static int parse_object(struct jsonl_reader *r, json_object *o,
 			struct lsim_req_spec *out, struct lsim_diag *d)
 {
-	if (!r->arrival_key) {
-		for (size_t i = 0; i < N_OF(arrival_keys) && !r->arrival_key; i++)
-			if (json_object_object_get_ex(o, arrival_keys[i].key, NULL)) {
-				r->arrival_key = arrival_keys[i].key;
-				r->arrival_scale = arrival_keys[i].scale;
-			}
-		if (!r->arrival_key)
-			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-					     "queued_ts",
-					     "no arrival time: expected 'queued_ts' (s), 'arrival_time' (s) or 'timestamp' (ms)");
-	}
+	/* the first good line chooses the arrival field for the whole file */
+	const char *akey = r->arrival_key;
+	int scale = r->arrival_scale;
+	for (size_t i = 0; i < N_OF(arrival_keys) && !akey; i++)
+		if (json_object_object_get_ex(o, arrival_keys[i].key, NULL)) {
+			akey = arrival_keys[i].key;
+			scale = arrival_keys[i].scale;
+		}
+	if (!akey)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     "queued_ts",
+				     "no arrival time: expected 'queued_ts' (s), 'arrival_time' (s) or 'timestamp' (ms)");
 	int64_t t = 0;
-	int rc = get_arrival(r, o, &t, d);
+	int rc = get_arrival(r, o, akey, scale, &t, d);
 	if (rc != 0)
 		return rc;
-	if (!r->have_first) {
-		r->have_first = true;
-		r->t0 = r->prev = t;
-	}
-	if (t < r->prev)
+	if (r->have_first && t < r->prev)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     r->arrival_key,
+				     akey,
 				     "arrival is earlier than the previous line's; lines must be in arrival order");
-	if (r->t0 < 0 && t > INT64_MAX + r->t0)
+	if (r->have_first && r->t0 < 0 && t > INT64_MAX + r->t0)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     r->arrival_key,
+				     akey,
 				     "arrival is too far from the first line's");
-	r->prev = t;
+	size_t pk = 0;
 	rc = get_count(r, o, prompt_keys, N_OF(prompt_keys), "prompt",
-		       &out->prompt_tokens, d);
+		       &out->prompt_tokens, &pk, d);
 	if (rc == 0)
 		rc = get_count(r, o, output_keys, N_OF(output_keys), "output",
-			       &out->output_tokens, d);
+			       &out->output_tokens, NULL, d);
 	if (rc != 0)
 		return rc;
 	if (out->prompt_tokens == 0)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     prompt_keys[0],
+				     prompt_keys[pk],
 				     "prompt length is 0; a request needs at least one prompt token");
 	if (out->output_tokens == 0)
 		out->output_tokens = 1; /* the engine always emits one token */
 	rc = get_hashes(r, o, out, d);
 	if (rc != 0)
 		return rc;
+	/* the line is good: only now does it set the origin and the order */
+	r->arrival_key = akey;
+	r->arrival_scale = scale;
+	if (!r->have_first) {
+		r->have_first = true;
+		r->t0 = t;
+	}
+	r->prev = t;
 	out->arrival = t - r->t0;
 	return 1;
 }
 
-static int jsonl_next(struct lsim_workload *w, struct lsim_req_spec *out,
+/* Reads and checks the next non-blank line: 1, 0 at the end, or an error. */
+static int jsonl_line(struct jsonl_reader *r, struct lsim_req_spec *out,
 		      struct lsim_diag *d)
 {
-	struct jsonl_reader *r = (struct jsonl_reader *)w;
 	for (;;) {
 		errno = 0;
 		ssize_t n = getline(&r->line, &r->line_cap, r->f);
@@ -274,6 +285,28 @@ static int jsonl_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		json_object_put(o);
 		return rc;
 	}
+}
+
+static int jsonl_next(struct lsim_workload *w, struct lsim_req_spec *out,
+		      struct lsim_diag *d)
+{
+	struct jsonl_reader *r = (struct jsonl_reader *)w;
+	int rc;
+	do
+		rc = jsonl_line(r, out, d);
+	while (rc < 0 && lsim_wl_skip_line(w, rc, d));
+	if (rc == 0 && !r->have_first) {
+		/* a whole-file error, never skipped */
+		if (w->skipped > 0)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     "workload.path",
+					     "no valid lines: all %llu were skipped",
+					     (unsigned long long)w->skipped);
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     "workload.path",
+				     "no requests: the file holds no JSON lines");
+	}
+	return rc;
 }
 
 static void jsonl_destroy(struct lsim_workload *w)

@@ -131,6 +131,43 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 			     struct lsim_diag *d);
 
+/* ---- shaping: a wrapper that transforms any source ---- */
+
+struct lsim_shape_params {
+	lsim_time window_start; /* keep arrivals at or after this time of the source */
+	lsim_time window_end;	/* ... and before this one (0: to the end) */
+	double time_scale;	/* multiply (windowed) arrival times: 0.5 = twice as dense */
+	double keep;		/* thinning: keep each request with this probability */
+	uint64_t repeat;	/* play the source this many times back to back (>= 1) */
+};
+
+/* Opens a fresh copy of the source (for repeat); ctx is the caller's. */
+typedef int (*lsim_workload_open_fn)(void *ctx, struct lsim_workload **out,
+				     struct lsim_diag *d);
+
+/*
+ * Wraps the source that open() returns. Arrivals are re-based to the
+ * window start, scaled, thinned (rng, borrowed; only used when keep < 1),
+ * and each repetition starts one mean inter-arrival gap after the previous
+ * one's last arrival. Requests keep their lengths and prefix ids.
+ */
+int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
+			       const struct lsim_shape_params *p, gsl_rng *rng,
+			       struct lsim_workload **out, struct lsim_diag *d);
+
+/* What a trace reader does with a malformed line. */
+enum lsim_on_error {
+	LSIM_ON_ERROR_FAIL, /* stop with the error (default) */
+	LSIM_ON_ERROR_SKIP, /* skip the line, count it, go on */
+};
+
+/* Sets the policy for bad lines (trace readers; generators ignore it). */
+void lsim_workload_set_on_error(struct lsim_workload *w, enum lsim_on_error mode);
+/* Lines skipped so far under LSIM_ON_ERROR_SKIP. */
+uint64_t lsim_workload_skipped(const struct lsim_workload *w);
+/* The diagnostic of the first skipped line (file, line, column, key). */
+const struct lsim_diag *lsim_workload_first_skip(const struct lsim_workload *w);
+
 /*
  * Recognises a trace's format: "jsonl", or a CSV layout ("generic",
  * "azure-llm", "burstgpt", "mooncake-csv", "vidur", "splitwise") with its

@@ -34,11 +34,24 @@ struct lsim_workload {
 	bool done;
 	int err;		 /* 0, or the error every later call returns */
 	struct lsim_diag err_diag; /* the diagnostic of that error */
+	enum lsim_on_error on_error; /* what a trace reader does with a bad line */
+	uint64_t skipped;	     /* lines skipped under LSIM_ON_ERROR_SKIP */
+	struct lsim_diag first_skip; /* the diagnostic of the first of them */
 };
 
 /* Sets up the common head; the implementation fills its own part. */
 void lsim_workload_init_base(struct lsim_workload *w,
 			     const struct lsim_workload_ops *ops);
+
+/*
+ * For trace readers, after reading one line (or CSV record) failed with
+ * rc: under LSIM_ON_ERROR_SKIP and rc == LSIM_EFORMAT, counts the line,
+ * keeps d if it is the first one skipped, clears d and returns true (the
+ * reader goes on with the next line). Otherwise returns false and the
+ * reader returns rc. Readers call it only for errors about one line, never
+ * for errors about the whole file. (traces/generator.c)
+ */
+bool lsim_wl_skip_line(struct lsim_workload *w, int rc, struct lsim_diag *d);
 
 /*
  * Parses a decimal number ("12", "-0.5", "1.25e3") exactly into an integer

@@ -1,0 +1,141 @@
+/*
+ * test_shaping.c - workload shaping around a trace: window, time scaling,
+ * thinning and repetition, with hand-computed arrivals.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rng.h"
+#include "workload.h"
+
+static char trace[64];
+
+/* arrivals 0..n-1 s, prompt = 100 + i, output 10 */
+static void write_trace(int n)
+{
+	strcpy(trace, "/tmp/lsim_shape_XXXXXX");
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "arrival_s,prompt_tokens,output_tokens\n");
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%d,%d,10\n", i, 100 + i);
+	fclose(f);
+}
+
+static int open_it(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
+{
+	(void)ctx;
+	return lsim_workload_open_auto(trace, w, d);
+}
+
+static size_t drain(struct lsim_workload *w, lsim_time *t, int32_t *p, size_t max)
+{
+	struct lsim_req_spec r;
+	struct lsim_diag d = {0};
+	size_t n = 0;
+	int rc;
+	while ((rc = lsim_workload_next(w, &r, &d)) == 1) {
+		if (n < max) {
+			t[n] = r.arrival;
+			p[n] = r.prompt_tokens;
+			assert_int_equal(r.id, n);
+		}
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	return n;
+}
+
+static void test_window_scale_repeat(void **state)
+{
+	(void)state;
+	write_trace(10);
+	struct lsim_shape_params sp = {
+		.window_start = 2 * LSIM_S, .window_end = 6 * LSIM_S,
+		.time_scale = 0.5, .keep = 1.0, .repeat = 2,
+	};
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d), 0);
+	lsim_time t[16];
+	int32_t p[16];
+	assert_int_equal(drain(w, t, p, 16), 8);
+	/* window keeps 2..5 s, re-based to 0..3, halved: 0, .5, 1, 1.5; the
+	 * second pass starts one mean gap (.5 s) after 1.5 s */
+	const lsim_time want[8] = {0, 500 * LSIM_MS, 1000 * LSIM_MS, 1500 * LSIM_MS,
+				   2000 * LSIM_MS, 2500 * LSIM_MS, 3000 * LSIM_MS,
+				   3500 * LSIM_MS};
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(t[i], want[i]);
+		assert_int_equal(p[i], 102 + i % 4);
+	}
+	lsim_workload_destroy(w);
+	unlink(trace);
+}
+
+static void test_thinning(void **state)
+{
+	(void)state;
+	write_trace(20000);
+	struct lsim_shape_params sp = {.time_scale = 1.0, .keep = 0.25, .repeat = 1};
+	gsl_rng *rng = lsim_rng_create(1, 0, 7);
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, rng, &w, &d), 0);
+	lsim_time t[1];
+	int32_t p[1];
+	size_t n = drain(w, t, p, 0);
+	/* binomial(20000, 0.25): mean 5000, sd 61 */
+	printf("  kept %zu of 20000 at keep=0.25\n", n);
+	assert_true(n > 5000 - 250 && n < 5000 + 250);
+	lsim_workload_destroy(w);
+	gsl_rng_free(rng);
+	unlink(trace);
+}
+
+static void test_bad_params(void **state)
+{
+	(void)state;
+	write_trace(3);
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	struct lsim_shape_params sp = {.time_scale = 0, .keep = 1, .repeat = 1};
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d),
+			 LSIM_EINVAL);
+	assert_string_equal(d.key, "workload.time_scale");
+	sp.time_scale = 1;
+	sp.window_start = 5 * LSIM_S;
+	sp.window_end = 2 * LSIM_S;
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d),
+			 LSIM_EINVAL);
+	assert_string_equal(d.key, "workload.window_end");
+	/* a window past the end of the trace is an empty workload */
+	sp.window_end = 0;
+	sp.window_start = 100 * LSIM_S;
+	sp.repeat = 3;
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d), 0);
+	lsim_time t[1];
+	int32_t p[1];
+	assert_int_equal(drain(w, t, p, 0), 0);
+	lsim_workload_destroy(w);
+	unlink(trace);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_scale_repeat),
+		cmocka_unit_test(test_thinning),
+		cmocka_unit_test(test_bad_params),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
