@@ -117,6 +117,7 @@ struct wl_cfg {
 	double rate_on, rate_off, amplitude, spike_factor;
 	lsim_time mean_on, mean_off, period, spike_every, spike_length;
 	lsim_time window_start, window_end;
+	const char *lengths_from;
 	double time_scale, keep;
 	int64_t repeat;
 	int on_error;
@@ -150,6 +151,7 @@ static const struct lsim_keydef wl_keys[] = {
 	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv: arrival time column"},
 	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
 	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
+	{"lengths_from", LSIM_K_STRING, W(lengths_from), "", LSIM_NOBOUNDS, NULL, "generator: draw (prompt, output) pairs jointly from this trace's rows (any recognised format)"},
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
 	{"time_scale", LSIM_K_DOUBLE, W(time_scale), "1", 1e-6, 1e6, NULL, "trace: multiply arrival times (0.5 = twice the rate)"},
@@ -211,6 +213,8 @@ struct lsim_scenario {
 	struct wl_cfg wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
+	int32_t *pairs; /* workload.lengths_from: prompt, output, prompt, ... */
+	size_t n_pairs;
 	size_t n_len_values[2];
 	struct power_cfg power;
 	struct output_cfg output;
@@ -559,6 +563,50 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/* workload.lengths_from: every (prompt, output) pair of a trace. */
+static int load_pairs(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (!sc->wl.lengths_from[0])
+		return 0;
+	if (sc->wl.kind != WL_GENERATOR)
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(sc->doc->root, "workload"),
+				      "workload.lengths_from", LSIM_EINVAL,
+				      "lengths_from feeds a generator; a trace has its own lengths");
+	char *path = resolve(sc, sc->wl.lengths_from);
+	if (!path)
+		return LSIM_ENOMEM;
+	struct lsim_workload *w = NULL;
+	int rc = lsim_workload_open_auto(path, &w, d);
+	size_t cap = 0;
+	struct lsim_req_spec r;
+	while (rc == 0) {
+		int got = lsim_workload_next(w, &r, d);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		if (sc->n_pairs == cap) {
+			cap = cap ? cap * 2 : 1024;
+			int32_t *p = realloc(sc->pairs, 2 * cap * sizeof *p);
+			if (!p) {
+				rc = LSIM_ENOMEM;
+				break;
+			}
+			sc->pairs = p;
+		}
+		sc->pairs[2 * sc->n_pairs] = r.prompt_tokens;
+		sc->pairs[2 * sc->n_pairs + 1] = r.output_tokens;
+		sc->n_pairs++;
+	}
+	lsim_workload_destroy(w);
+	free(path);
+	if (rc == 0 && sc->n_pairs == 0)
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(sc->doc->root, "workload"),
+				    "workload.lengths_from", LSIM_EINVAL,
+				    "the trace has no requests");
+	return rc;
+}
+
 static int check_classes(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	double sum = 0;
@@ -658,6 +706,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = bind_section(sc, root, "workload", "workload", wl_keys,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
 	if (rc == 0)
+		rc = load_pairs(sc, d);
+	if (rc == 0)
 		rc = bind_lengths(sc, 0, d);
 	if (rc == 0)
 		rc = bind_lengths(sc, 1, d);
@@ -730,6 +780,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->insts);
 	free(sc->len_values[0]);
 	free(sc->len_values[1]);
+	free(sc->pairs);
 	lsim_buf_release(&sc->effective);
 	free(sc->dir);
 	lsim_doc_destroy(sc->doc);
@@ -828,6 +879,8 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 		p.duration = c->duration;
 		fill_len(&p.prompt, &sc->len[0], sc->len_values[0], sc->n_len_values[0]);
 		fill_len(&p.output, &sc->len[1], sc->len_values[1], sc->n_len_values[1]);
+		p.pairs = sc->pairs;
+		p.n_pairs = sc->n_pairs;
 		uint64_t seed = (uint64_t)sc->top.seed;
 		rngs->arrivals = lsim_rng_create(seed, 0, LSIM_STREAM_ARRIVALS);
 		rngs->lengths = lsim_rng_create(seed, 0, LSIM_STREAM_LENGTHS);

@@ -54,7 +54,7 @@ expect_fail bad-trace "$scen/bad_trace.yaml" "bad_tokens.csv:4" "prompt"
 if diff <("$exe" keys) <(sed -n '/^## Keys$/,$p' "$src/docs/config.md" | tail -n +2) >/dev/null; then
 	ok "docs/config.md matches llmsim keys"
 else
-	bad "docs/config.md is stale: regenerate its key tables with llmsim keys"
+	bad "docs/config.md is stale: run scripts/update-config-doc"
 fi
 
 # validate --json: one object with every metric
@@ -97,6 +97,17 @@ b=$("$exe" trace stats "$tmp/conv.csv" --json | sed 's/"format": "[a-z-]*", //')
 	&& ok "shaping: time_scale and repeat" || bad "shaping: $(cut -d, -f2 "$tmp/shape/requests.csv" | tr '\n' ' ')"
 "$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.repeat=2 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'workload.kind' "$tmp/err" && ok "shaping a generator is refused" || bad "shaping a generator: $(cat "$tmp/err")"
+
+# lengths_from: a generator drawing (prompt, output) pairs from a real trace
+run_dir=$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B
+printf 'name: lf\ninstances: [{gpu: H100-SXM}]\nworkload: {rate: 5, count: 100, lengths_from: %s/requests.jsonl}\n' \
+	"$run_dir" > "$tmp/lf.yaml"
+"$exe" run "$tmp/lf.yaml" -o "$tmp/lf" --csv --quiet >/dev/null 2>&1
+"$exe" trace convert "$run_dir/requests.jsonl" -o "$tmp/pairs.csv" >/dev/null
+missing=$(tail -n +2 "$tmp/lf/requests.csv" | cut -d, -f6,7 | sort -u |
+	grep -vxF -f <(tail -n +2 "$tmp/pairs.csv" | cut -d, -f2,3) | wc -l)
+rows=$(($(wc -l < "$tmp/lf/requests.csv") - 1))
+[ "$rows" -eq 100 ] && [ "$missing" -eq 0 ] && ok "lengths_from draws real pairs" || bad "lengths_from: $rows rows, $missing pairs not in the trace"
 
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
