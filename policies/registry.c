@@ -17,6 +17,7 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_sched_least_tokens,
 	&lsim_sched_kv_aware,
 	&lsim_sched_power_of_two,
+	&lsim_sched_prefix_affinity,
 	/* scheduler: queue orders */
 	&lsim_queue_fcfs,
 	&lsim_queue_sjf,

@@ -94,6 +94,9 @@ void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,
 	out->qos_class = r->qos_class;
 	out->priority = r->priority;
 	out->deadline = r->deadline;
+	out->prefix_ids = r->hashes;
+	out->n_prefix_ids = r->n_hashes;
+	out->prefix_block_tokens = r->hash_block_tokens;
 }
 
 static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,

@@ -161,7 +161,7 @@ static void test_conformance_all_builtins(void **state)
 		}
 		conform(set, NULL);
 	}
-	assert_int_equal(routers, 6);
+	assert_int_equal(routers, 7);
 	assert_int_equal(queues, 4);
 	assert_int_equal(profilers, 3);
 	assert_int_equal(allocators, 3);
@@ -557,6 +557,46 @@ static void test_adaptor_scaling_refused(void **state)
 	lsim_scenario_destroy(sc);
 }
 
+static void test_prefix_affinity(void **state)
+{
+	(void)state;
+	/* Three conversations (first ids 10, 20, 30) of four turns each,
+	 * interleaved, light load: every turn of a conversation lands on the
+	 * same instance and later turns hit the prefix cache. */
+	char trace[] = "/tmp/lsim_pa_XXXXXX";
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	for (int turn = 0; turn < 4; turn++)
+		for (int c = 1; c <= 3; c++)
+			fprintf(f, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 4, "
+				   "\"hash_ids\": [%d, %d%s]}\n",
+				(turn * 3 + c) * 2000, 1024 + 512 * (turn > 0),
+				c * 10, c * 10 + 1, turn > 0 ? (c == 1 ? ", 12" : c == 2 ? ", 22" : ", 32") : "");
+	fclose(f);
+	char yaml[1024];
+	snprintf(yaml, sizeof yaml,
+		 "name: pa\ninstances: [{gpu: H100-SXM, replicas: 4}]\n"
+		 "scheduler: {router: {name: prefix_affinity, blocks: 2}}\n"
+		 "workload: {kind: jsonl, path: %s}\noutput: {sample_period: 0s}\n", trace);
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run(yaml, NULL, 0, &sc);
+	for (size_t i = 3; i < r->n_reqs; i++)
+		assert_int_equal(r->reqs[i].instance, r->reqs[i - 3].instance);
+	double hits = 0, admitted = 0;
+	for (size_t i = 0; i < r->n_insts; i++) {
+		hits += (double)r->insts[i].prefix_hit_tokens;
+		admitted += (double)r->insts[i].prompt_tokens;
+	}
+	/* per conversation: turn 2 reuses the 1024 tokens of turn 1; turns 3
+	 * and 4 reuse all 1536 but the last block (always recomputed): 1520 */
+	assert_true(fabs(hits - 3 * (1024 + 2 * 1520)) < 0.5);
+	printf("  prefix_affinity: hit rate %.3f (3 conversations x 4 turns)\n",
+	       hits / admitted);
+	lsim_scenario_destroy(sc);
+	unlink(trace);
+}
+
 static void test_token_bucket_exact(void **state)
 {
 	(void)state;
@@ -600,6 +640,7 @@ int main(void)
 		cmocka_unit_test(test_priority_and_edf_favour_urgent_class),
 		cmocka_unit_test(test_admission_raises_attainment),
 		cmocka_unit_test(test_token_bucket_exact),
+		cmocka_unit_test(test_prefix_affinity),
 		cmocka_unit_test(test_synchronizer_delay),
 		cmocka_unit_test(test_adaptor_scaling_refused),
 	};

@@ -57,6 +57,9 @@ struct lsim_request_info {
 	int32_t qos_class;	  /* index into the scenario's QoS classes */
 	int32_t priority;	  /* smaller = more urgent (from the class) */
 	lsim_time deadline;	  /* arrival + the class's TTFT target; INT64_MAX if none */
+	const uint64_t *prefix_ids; /* the trace's prefix-block ids (Mooncake), or NULL */
+	int32_t n_prefix_ids;
+	int32_t prefix_block_tokens; /* tokens per prefix id */
 };
 
 /* What a router may know about one instance, at the time of the call. */

@@ -1,7 +1,7 @@
 /*
  * routers.c - scheduler policies that choose the instance a request goes
- * to: round_robin, random, least_outstanding, least_tokens, kv_aware and
- * power_of_two. Each is O(instances) per request at most; ties go to the
+ * to: round_robin, random, least_outstanding, least_tokens, kv_aware,
+ * power_of_two and prefix_affinity. Each is O(instances) per request at most; ties go to the
  * lowest index so results are deterministic.
  */
 #include <gsl/gsl_rng.h>
@@ -169,4 +169,68 @@ const struct lsim_policy_type lsim_sched_power_of_two = {
 	.summary = "sample d instances at random, route to the least loaded",
 	.state_size = sizeof(struct p2_state), .params = p2_params,
 	.n_params = 1, .init = p2_init, .ops = &p2_ops,
+};
+
+/* ---- prefix_affinity ---- */
+
+/*
+ * Requests whose first `blocks` prefix ids agree go to the same instance
+ * (rendezvous hashing of those ids over the instances), so a conversation's
+ * turns find their KV blocks again; when that instance has more than
+ * `max_load` x the least loaded one's outstanding requests (+ 1), the least
+ * loaded takes the request instead. Requests without prefix ids go to the
+ * least loaded instance.
+ */
+struct pa_state {
+	int64_t blocks;
+	double max_load;
+};
+
+static uint64_t pa_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static int32_t pa_route(void *state, const struct lsim_request_info *r,
+			const struct lsim_instance_info *inst, int32_t n)
+{
+	const struct pa_state *s = state;
+	int32_t least = lo_route(NULL, r, inst, n);
+	if (r->n_prefix_ids <= 0)
+		return least;
+	int32_t k = r->n_prefix_ids < s->blocks ? r->n_prefix_ids : (int32_t)s->blocks;
+	uint64_t key = 0;
+	for (int32_t i = 0; i < k; i++)
+		key = pa_mix(key ^ r->prefix_ids[i]);
+	int32_t best = 0;
+	uint64_t best_w = 0;
+	for (int32_t i = 0; i < n; i++) {
+		uint64_t w = pa_mix(key ^ ((uint64_t)i * 0xd6e8feb86659fd93ULL));
+		if (i == 0 || w > best_w) {
+			best = i;
+			best_w = w;
+		}
+	}
+	double limit = s->max_load * (double)(inst[least].outstanding + 1);
+	return (double)inst[best].outstanding > limit ? least : best;
+}
+
+static const struct lsim_scheduler_ops pa_ops = {.route = pa_route};
+
+static const struct lsim_keydef pa_params[] = {
+	{"blocks", LSIM_K_INT, offsetof(struct pa_state, blocks), "2", 1, 1e6, NULL,
+	 "leading prefix ids that pick the instance", "ids"},
+	{"max_load", LSIM_K_DOUBLE, offsetof(struct pa_state, max_load), "2", 1, 1e6,
+	 NULL, "fall back to the least loaded beyond this multiple of its load", ""},
+};
+
+const struct lsim_policy_type lsim_sched_prefix_affinity = {
+	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.name = "prefix_affinity",
+	.summary = "same leading prefix ids, same instance (load-bounded)",
+	.state_size = sizeof(struct pa_state), .params = pa_params,
+	.n_params = 2, .ops = &pa_ops,
 };
