@@ -36,6 +36,7 @@ struct lsim_req_record {
 	int32_t predicted_output; /* profiler's prediction at arrival (-1: none) */
 	int32_t reject_reason; /* enum lsim_reject_reason (0: not rejected) */
 	int32_t slo_met; /* 1 if finished within every target of its class */
+	int32_t tenant;	 /* index of its trace in workload.traces (0 otherwise) */
 };
 
 /* One row of /instances. */

@@ -52,7 +52,7 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 	      "output_tokens,instance,preemptions,status,qos_class,"
-	      "predicted_output,reject_reason,slo_met\n",
+	      "predicted_output,reject_reason,slo_met,tenant\n",
 	      f);
 	for (size_t i = 0; i < r->n_reqs; i++) {
 		const struct lsim_req_record *q = &r->reqs[i];
@@ -66,10 +66,11 @@ static void put_requests(FILE *f, const struct lsim_results *r)
 		put_real(f, q->finish);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
 			   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-			   ",%" PRId32 "\n",
+			   ",%" PRId32 ",%" PRId32 "\n",
 			q->prompt_tokens, q->output_tokens, q->instance,
 			q->preemptions, q->status, q->qos_class,
-			q->predicted_output, q->reject_reason, q->slo_met);
+			q->predicted_output, q->reject_reason, q->slo_met,
+			q->tenant);
 	}
 }
 

@@ -238,6 +238,7 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, predicted_output, types[11]),
 		M(lsim_req_record, reject_reason, types[12]),
 		M(lsim_req_record, slo_met, types[13]),
+		M(lsim_req_record, tenant, types[13]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));

@@ -227,6 +227,7 @@ static void pull_next(struct lsim_sim *s)
 	r->first_sched = r->first_token = r->finish = -1;
 	r->instance = -1;
 	r->status = LSIM_REQ_UNFINISHED;
+	r->tenant = spec.tenant;
 	if (spec.n_hashes > 0 && spec.hashes && spec.hash_block_tokens > 0) {
 		r->hashes = malloc((size_t)spec.n_hashes * sizeof *r->hashes);
 		if (!r->hashes) {
@@ -535,6 +536,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->qos_class = q->qos_class;
 		o->predicted_output = q->predicted;
 		o->reject_reason = q->reject_reason;
+		o->tenant = q->tenant;
 		o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
 							 : NULL) == 7;
 	}

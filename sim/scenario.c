@@ -160,7 +160,7 @@ static const struct lsim_keydef wl_keys[] = {
 	{"on_error", LSIM_K_ENUM, W(on_error), "fail", LSIM_NOBOUNDS, "fail|skip", "trace: stop at a malformed line, or skip and count it"},
 };
 #undef W
-static const char *const wl_sections[] = {"prompt", "output", NULL};
+static const char *const wl_sections[] = {"prompt", "output", "traces", NULL};
 
 struct len_cfg {
 	int dist;
@@ -213,6 +213,8 @@ struct lsim_scenario {
 	struct wl_cfg wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
+	const char **traces; /* workload.traces: paths as written (tenants) */
+	size_t n_traces;
 	int32_t *pairs; /* workload.lengths_from: prompt, output, prompt, ... */
 	size_t n_pairs;
 	size_t n_len_values[2];
@@ -382,6 +384,11 @@ static void dump_effective(struct lsim_scenario *sc)
 	}
 	lsim_buf_printf(b, "workload:\n");
 	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &sc->wl);
+	if (sc->n_traces > 0) {
+		lsim_buf_printf(b, "  traces:\n");
+		for (size_t i = 0; i < sc->n_traces; i++)
+			lsim_buf_printf(b, "    - \"%s\"\n", sc->traces[i]);
+	}
 	static const char *const names[2] = {"prompt", "output"};
 	for (int w = 0; w < 2; w++) {
 		lsim_buf_printf(b, "  %s:\n", names[w]);
@@ -563,6 +570,32 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/* workload.traces: several trace files merged as tenants 0, 1, ... */
+static int bind_traces(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
+	struct lsim_node *list = lsim_node_get(wl, "traces");
+	if (!list)
+		return 0;
+	if (list->kind != LSIM_NODE_SEQ || list->n == 0)
+		return lsim_cfg_error(d, sc->doc, list, "workload.traces", LSIM_EINVAL,
+				      "expected a non-empty list of trace files");
+	if (sc->wl.kind == WL_GENERATOR || sc->wl.path[0])
+		return lsim_cfg_error(d, sc->doc, list, "workload.traces", LSIM_EINVAL,
+				      "traces replaces path and needs kind: csv, jsonl or auto");
+	sc->traces = calloc(list->n, sizeof *sc->traces);
+	if (!sc->traces)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < list->n; i++) {
+		if (list->items[i]->kind != LSIM_NODE_SCALAR)
+			return lsim_cfg_error(d, sc->doc, list->items[i], "workload.traces",
+					      LSIM_EINVAL, "each entry is a file path");
+		sc->traces[i] = list->items[i]->value;
+	}
+	sc->n_traces = list->n;
+	return 0;
+}
+
 /* workload.lengths_from: every (prompt, output) pair of a trace. */
 static int load_pairs(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -706,6 +739,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = bind_section(sc, root, "workload", "workload", wl_keys,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
 	if (rc == 0)
+		rc = bind_traces(sc, d);
+	if (rc == 0)
 		rc = load_pairs(sc, d);
 	if (rc == 0)
 		rc = bind_lengths(sc, 0, d);
@@ -717,7 +752,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_section(sc, root, "output", "output", output_keys,
 				  N_OF(output_keys), NULL, &sc->output, d);
-	if (rc == 0 && sc->wl.kind != WL_GENERATOR && !sc->wl.path[0])
+	if (rc == 0 && sc->wl.kind != WL_GENERATOR && !sc->wl.path[0] &&
+	    !lsim_node_get(lsim_node_get(root, "workload"), "traces"))
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
 				    "workload.path", LSIM_EINVAL,
 				    "a trace workload needs a path");
@@ -781,6 +817,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->len_values[0]);
 	free(sc->len_values[1]);
 	free(sc->pairs);
+	free(sc->traces);
 	lsim_buf_release(&sc->effective);
 	free(sc->dir);
 	lsim_doc_destroy(sc->doc);
@@ -833,10 +870,9 @@ struct run_rngs {
 	struct trace_ctx trace;
 };
 
-static int open_trace(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
+static int open_one(const struct wl_cfg *c, const char *path,
+		    struct lsim_workload **w, struct lsim_diag *d)
 {
-	const struct trace_ctx *t = ctx;
-	const struct wl_cfg *c = &t->sc->wl;
 	int rc;
 	if (c->kind == WL_CSV) {
 		struct lsim_csv_map map = {
@@ -845,14 +881,40 @@ static int open_trace(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
 			.prompt_col = c->prompt_column,
 			.output_col = c->output_column,
 		};
-		rc = lsim_workload_csv_open(t->path, &map, w, d);
+		rc = lsim_workload_csv_open(path, &map, w, d);
 	} else if (c->kind == WL_AUTO) {
-		rc = lsim_workload_open_auto(t->path, w, d);
+		rc = lsim_workload_open_auto(path, w, d);
 	} else {
-		rc = lsim_workload_jsonl_open(t->path, w, d);
+		rc = lsim_workload_jsonl_open(path, w, d);
 	}
 	if (rc == 0 && c->on_error == 1)
 		lsim_workload_set_on_error(*w, LSIM_ON_ERROR_SKIP);
+	return rc;
+}
+
+/* The trace, or the merge of workload.traces (tenant = position). */
+static int open_trace(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
+{
+	const struct trace_ctx *t = ctx;
+	const struct lsim_scenario *sc = t->sc;
+	if (sc->n_traces == 0)
+		return open_one(&sc->wl, t->path, w, d);
+	struct lsim_workload **srcs = calloc(sc->n_traces, sizeof *srcs);
+	if (!srcs)
+		return LSIM_ENOMEM;
+	int rc = 0;
+	size_t k = 0;
+	for (; k < sc->n_traces && rc == 0; k++) {
+		char *path = resolve(sc, sc->traces[k]);
+		rc = path ? open_one(&sc->wl, path, &srcs[k], d) : LSIM_ENOMEM;
+		free(path);
+	}
+	if (rc == 0)
+		rc = lsim_workload_merge_create(srcs, sc->n_traces, w, d);
+	else
+		for (size_t i = 0; i < k; i++)
+			lsim_workload_destroy(srcs[i]);
+	free(srcs);
 	return rc;
 }
 

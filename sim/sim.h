@@ -59,6 +59,7 @@ struct lsim_req {
 	int32_t priority;
 	lsim_time deadline;
 	int32_t reject_reason; /* enum lsim_reject_reason */
+	int32_t tenant;	       /* source trace of a merged workload */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;

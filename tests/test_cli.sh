@@ -109,6 +109,16 @@ missing=$(tail -n +2 "$tmp/lf/requests.csv" | cut -d, -f6,7 | sort -u |
 rows=$(($(wc -l < "$tmp/lf/requests.csv") - 1))
 [ "$rows" -eq 100 ] && [ "$missing" -eq 0 ] && ok "lengths_from draws real pairs" || bad "lengths_from: $rows rows, $missing pairs not in the trace"
 
+# workload.traces: two traces merged as tenants 0 and 1, in arrival order
+printf 'name: ten\ninstances: [{gpu: H100-SXM, replicas: 2}]\nworkload:\n  kind: auto\n  traces: [%s, %s]\n' \
+	"$run_dir/requests.jsonl" "$fmt/vidur.csv" > "$tmp/ten.yaml"
+"$exe" run "$tmp/ten.yaml" -o "$tmp/ten" --csv --quiet >/dev/null 2>&1
+t0=$(awk -F, 'NR>1 && $15==0' "$tmp/ten/requests.csv" | wc -l)
+t1=$(awk -F, 'NR>1 && $15==1' "$tmp/ten/requests.csv" | wc -l)
+sorted=$(tail -n +2 "$tmp/ten/requests.csv" | cut -d, -f2 | sort -g -c 2>&1 && echo yes)
+[ "$t0" -eq 300 ] && [ "$t1" -eq 3 ] && [ "$sorted" = yes ] && "$exe" check "$tmp/ten.yaml" | grep -q 'vidur.csv' \
+	&& ok "traces merged as tenants" || bad "tenants: $t0 + $t1, sorted=$sorted"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

@@ -522,9 +522,9 @@ static void test_csv(void **state)
 	check_csv(dir, "requests.csv", 0,
 		  "id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 		  "output_tokens,instance,preemptions,status,qos_class,"
-		  "predicted_output,reject_reason,slo_met");
-	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0");
-	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0");
+		  "predicted_output,reject_reason,slo_met,tenant");
+	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0");
+	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0");
 	check_csv(dir, "instances.csv", 0,
 		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"

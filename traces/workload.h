@@ -22,6 +22,7 @@ struct lsim_req_spec {
 	const uint64_t *hashes;
 	int32_t n_hashes;
 	int32_t hash_block_tokens; /* tokens per hashed block (512 for Mooncake) */
+	int32_t tenant; /* which merged trace it came from (0 for a single source) */
 };
 
 struct lsim_workload;
@@ -153,6 +154,15 @@ typedef int (*lsim_workload_open_fn)(void *ctx, struct lsim_workload **out,
  */
 int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
 			       const struct lsim_shape_params *p, gsl_rng *rng,
+			       struct lsim_workload **out, struct lsim_diag *d);
+
+/*
+ * Merges sources (ownership passes, also on failure) into one stream in
+ * arrival order; ties go to the lower index. Each request's tenant is the
+ * index of its source. Every source keeps its own time origin, so all
+ * tenants start together.
+ */
+int lsim_workload_merge_create(struct lsim_workload **srcs, size_t n,
 			       struct lsim_workload **out, struct lsim_diag *d);
 
 /* What a trace reader does with a malformed line. */
