@@ -166,13 +166,17 @@ static void classify(struct lsim_sim *s, int32_t req)
 	r->deadline = INT64_MAX;
 	r->predicted = -1;
 	if (s->n_classes > 0) {
-		double u = gsl_rng_uniform(s->class_rng), acc = 0;
 		size_t c = s->n_classes - 1;
-		for (size_t i = 0; i < s->n_classes; i++) {
-			acc += s->classes[i].share;
-			if (u < acc) {
-				c = i;
-				break;
+		if (r->trace_class >= 0) {
+			c = (size_t)r->trace_class;
+		} else {
+			double u = gsl_rng_uniform(s->class_rng), acc = 0;
+			for (size_t i = 0; i < s->n_classes; i++) {
+				acc += s->classes[i].share;
+				if (u < acc) {
+					c = i;
+					break;
+				}
 			}
 		}
 		r->qos_class = (int32_t)c;
@@ -228,6 +232,20 @@ static void pull_next(struct lsim_sim *s)
 	r->instance = -1;
 	r->status = LSIM_REQ_UNFINISHED;
 	r->tenant = spec.tenant;
+	r->trace_class = -1;
+	if (spec.class_label) {
+		for (size_t c = 0; c < s->n_classes && r->trace_class < 0; c++)
+			if (strcmp(s->classes[c].name, spec.class_label) == 0)
+				r->trace_class = (int32_t)c;
+		if (r->trace_class < 0) {
+			s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+						 "workload.class_column",
+						 "request %llu names class '%s', which is not in classes",
+						 (unsigned long long)spec.id, spec.class_label);
+			lsim_stop(s->eng);
+			return;
+		}
+	}
 	if (spec.n_hashes > 0 && spec.hashes && spec.hash_block_tokens > 0) {
 		r->hashes = malloc((size_t)spec.n_hashes * sizeof *r->hashes);
 		if (!r->hashes) {

@@ -125,7 +125,7 @@ struct wl_cfg {
 	lsim_time duration;
 	const char *path;
 	int time_format;
-	const char *arrival_column, *prompt_column, *output_column;
+	const char *arrival_column, *prompt_column, *output_column, *class_column;
 };
 enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
 
@@ -151,6 +151,7 @@ static const struct lsim_keydef wl_keys[] = {
 	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv: arrival time column"},
 	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
 	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
+	{"class_column", LSIM_K_STRING, W(class_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's QoS class (instead of shares)"},
 	{"lengths_from", LSIM_K_STRING, W(lengths_from), "", LSIM_NOBOUNDS, NULL, "generator: draw (prompt, output) pairs jointly from this trace's rows (any recognised format)"},
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
@@ -740,6 +741,10 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
 	if (rc == 0)
 		rc = bind_traces(sc, d);
+	if (rc == 0 && sc->wl.class_column[0] && sc->n_classes == 0)
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
+				    "workload.class_column", LSIM_EINVAL,
+				    "class_column names classes, but the scenario defines none");
 	if (rc == 0)
 		rc = load_pairs(sc, d);
 	if (rc == 0)
@@ -881,7 +886,19 @@ static int open_one(const struct wl_cfg *c, const char *path,
 			.prompt_col = c->prompt_column,
 			.output_col = c->output_column,
 		};
+		map.class_col = c->class_column;
 		rc = lsim_workload_csv_open(path, &map, w, d);
+	} else if (c->kind == WL_AUTO && c->class_column[0]) {
+		const char *fmt = NULL;
+		struct lsim_csv_map map;
+		rc = lsim_workload_detect(path, &fmt, &map, d);
+		if (rc == 0 && strcmp(fmt, "jsonl") == 0)
+			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "workload.class_column",
+					   "class_column needs a CSV trace");
+		if (rc == 0) {
+			map.class_col = c->class_column;
+			rc = lsim_workload_csv_open(path, &map, w, d);
+		}
 	} else if (c->kind == WL_AUTO) {
 		rc = lsim_workload_open_auto(path, w, d);
 	} else {

@@ -60,6 +60,7 @@ struct lsim_req {
 	lsim_time deadline;
 	int32_t reject_reason; /* enum lsim_reject_reason */
 	int32_t tenant;	       /* source trace of a merged workload */
+	int32_t trace_class;   /* class named by the trace's class column, or -1 */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;

@@ -119,6 +119,17 @@ sorted=$(tail -n +2 "$tmp/ten/requests.csv" | cut -d, -f2 | sort -g -c 2>&1 && e
 [ "$t0" -eq 300 ] && [ "$t1" -eq 3 ] && [ "$sorted" = yes ] && "$exe" check "$tmp/ten.yaml" | grep -q 'vidur.csv' \
 	&& ok "traces merged as tenants" || bad "tenants: $t0 + $t1, sorted=$sorted"
 
+# workload.class_column: QoS class named by a trace column (BurstGPT's Model)
+printf 'name: cc\ninstances: [{gpu: H100-SXM}]\nclasses:\n  - {name: ChatGPT, share: 0.5}\n  - {name: GPT-4, share: 0.5}\nworkload: {kind: auto, path: %s, class_column: Model}\n' \
+	"$fmt/burstgpt.csv" > "$tmp/cc.yaml"
+"$exe" run "$tmp/cc.yaml" -o "$tmp/cc" --csv --quiet >/dev/null 2>&1
+[ "$(tail -n +2 "$tmp/cc/requests.csv" | cut -d, -f11 | tr '\n' ' ')" = "0 0 1 " ] \
+	&& ok "class_column assigns classes" || bad "class_column: $(cut -d, -f11 "$tmp/cc/requests.csv" | tr '\n' ' ')"
+sed 's/GPT-4, share/GPT4, share/' "$tmp/cc.yaml" > "$tmp/cc2.yaml"
+"$exe" run "$tmp/cc2.yaml" -o "$tmp/cc2" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "workload.class_column: request 2 names class 'GPT-4'" "$tmp/err" && [ ! -e "$tmp/cc2/report.h5" ] \
+	&& ok "unknown class in the trace" || bad "unknown class: rc=$rc $(cat "$tmp/err")"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

@@ -207,6 +207,8 @@ struct csv_reader {
 	char *names[N_COLS];
 	int idx[N_COLS];
 	int need; /* fields a row must have */
+	char *class_name; /* optional class column */
+	int class_idx;	  /* its index, -1 without one */
 	enum lsim_time_format fmt;
 	bool have_first;
 	lsim_time t0, prev;
@@ -340,6 +342,8 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 	}
 	r->prev = t;
 	out->arrival = t - r->t0;
+	if (r->class_idx >= 0)
+		out->class_label = lsim_csv_field(r->csv, r->class_idx);
 	return 1;
 }
 
@@ -371,6 +375,7 @@ static void csv_destroy(struct lsim_workload *w)
 	lsim_csv_close(r->csv);
 	for (int c = 0; c < N_COLS; c++)
 		free(r->names[c]);
+	free(r->class_name);
 	free(r);
 }
 
@@ -409,7 +414,11 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	lsim_workload_init_base(&r->base, &csv_ops);
 	r->fmt = map->arrival_format;
+	r->class_idx = -1;
 	int rc = 0;
+	if (map->class_col && map->class_col[0] &&
+	    !(r->class_name = strdup(map->class_col)))
+		rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (!(r->names[c] = strdup(cols[c])))
 			rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
@@ -422,9 +431,17 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 	if (rc == 0)
 		rc = lsim_csv_require(r->csv, (const char *const *)r->names, N_COLS,
 				      r->idx, d);
+	if (rc == 0 && r->class_name) {
+		const char *cn = r->class_name;
+		rc = lsim_csv_require(r->csv, &cn, 1, &r->class_idx, d);
+		if (rc != 0 && d)
+			snprintf(d->key, sizeof d->key, "workload.class_column");
+	}
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (r->idx[c] + 1 > r->need)
 			r->need = r->idx[c] + 1;
+	if (rc == 0 && r->class_idx + 1 > r->need)
+		r->need = r->class_idx + 1;
 	if (rc != 0) {
 		csv_destroy(&r->base);
 		return rc;

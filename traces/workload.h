@@ -23,6 +23,9 @@ struct lsim_req_spec {
 	int32_t n_hashes;
 	int32_t hash_block_tokens; /* tokens per hashed block (512 for Mooncake) */
 	int32_t tenant; /* which merged trace it came from (0 for a single source) */
+	/* The QoS class named by the trace's class column, or NULL. Valid until
+	 * the next call of lsim_workload_next. */
+	const char *class_label;
 };
 
 struct lsim_workload;
@@ -110,6 +113,7 @@ struct lsim_csv_map {
 	enum lsim_time_format arrival_format;
 	const char *prompt_col;
 	const char *output_col;
+	const char *class_col; /* optional: a column naming each request's QoS class */
 };
 
 /*
