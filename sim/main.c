@@ -362,8 +362,15 @@ static int cmd_policies(int argc, char **argv)
 	return rc == 0 ? 0 : bad_input(&d, rc);
 }
 
-static int cmd_keys(void)
+static int cmd_keys(int argc, char **argv)
 {
+	if (argc > 1) {
+		fputs("usage: llmsim keys\n\nPrints the reference of every scenario key "
+		      "(Markdown tables: name, type,\ndefault, bounds, meaning), the text "
+		      "of docs/config.md below its \"## Keys\".\n",
+		      strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? stderr : stdout);
+		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? EXIT_BADINPUT : 0;
+	}
 	struct lsim_buf b = {0};
 	lsim_scenario_reference(&b);
 	if (b.data)
@@ -398,7 +405,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "policies"))
 		return cmd_policies(argc - 1, argv + 1);
 	if (!strcmp(cmd, "keys"))
-		return cmd_keys();
+		return cmd_keys(argc - 1, argv + 1);
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);
 	return EXIT_BADINPUT;
 }

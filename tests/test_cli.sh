@@ -29,6 +29,9 @@ expect_fail() {
 "$exe" --version | grep -q '^llmsim [0-9]' && ok version || bad version
 "$exe" --help | grep -q 'validate RUN_DIR' && ok help || bad help
 "$exe" run --help | grep -q -- '--set key=value' && ok "run --help" || bad "run --help"
+for c in check validate trace policies keys; do
+	"$exe" $c --help | grep -q "^usage: llmsim $c" && ok "$c --help" || bad "$c --help"
+done
 "$exe" policies scheduler | grep -q 'power_of_two .*\[scheduler.router\]' && ok "policies scheduler" || bad "policies scheduler"
 "$exe" policies profiler | grep -q 'quantile *default 0.5' && ok "policies profiler params" || bad "policies profiler params"
 "$exe" policies nonsense >/dev/null 2>&1; [ $? -eq 2 ] && ok "policies unknown kind" || bad "policies unknown kind"
