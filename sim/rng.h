@@ -19,6 +19,7 @@ enum lsim_stream {
 	LSIM_STREAM_CLASSES = 6,
 	LSIM_STREAM_SHAPING = 7,
 	LSIM_STREAM_POLICY_BASE = 100, /* + policy index */
+	LSIM_STREAM_COPY_BASE = 1000,  /* + superposed trace copy index */
 };
 
 /* Derives the 64-bit seed of one stream (splitmix64 mixing). */

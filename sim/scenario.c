@@ -6,6 +6,7 @@
  * effective-config dump stored in every report.
  */
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,7 @@ struct wl_cfg {
 	lsim_time mean_on, mean_off, period, spike_every, spike_length;
 	lsim_time window_start, window_end;
 	const char *lengths_from;
-	double time_scale, keep;
+	double time_scale, keep, rate_scale;
 	int64_t repeat;
 	int on_error;
 	int64_t count;
@@ -156,6 +157,7 @@ static const struct lsim_keydef wl_keys[] = {
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
 	{"time_scale", LSIM_K_DOUBLE, W(time_scale), "1", 1e-6, 1e6, NULL, "trace: multiply arrival times (0.5 = twice the rate)"},
+	{"rate_scale", LSIM_K_DOUBLE, W(rate_scale), "1", 1e-6, 64, NULL, "trace: scale the rate: below 1 by thinning, above 1 by overlaying shifted copies"},
 	{"keep", LSIM_K_DOUBLE, W(keep), "1", 1e-9, 1, NULL, "trace: keep each request with this probability (thinning)"},
 	{"repeat", LSIM_K_INT, W(repeat), "1", 1, 1e6, NULL, "trace: play the (windowed) trace this many times back to back"},
 	{"on_error", LSIM_K_ENUM, W(on_error), "fail", LSIM_NOBOUNDS, "fail|skip", "trace: stop at a malformed line, or skip and count it"},
@@ -764,11 +766,13 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "a trace workload needs a path");
 	if (rc == 0 && sc->wl.kind == WL_GENERATOR &&
 	    (sc->wl.window_start > 0 || sc->wl.window_end > 0 ||
-	     sc->wl.time_scale != 1.0 || sc->wl.keep < 1.0 || sc->wl.repeat > 1))
+	     sc->wl.time_scale != 1.0 || sc->wl.keep < 1.0 || sc->wl.repeat > 1 ||
+	     sc->wl.rate_scale != 1.0))
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
 				    "workload.kind", LSIM_EINVAL,
-				    "window_start, window_end, time_scale, keep and repeat shape "
-				    "a trace; a generator takes rate, count and duration instead");
+				    "window_start, window_end, time_scale, keep, rate_scale and "
+				    "repeat shape a trace; a generator takes rate, count and "
+				    "duration instead");
 	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count == 0 &&
 	    sc->wl.duration == 0)
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
@@ -871,7 +875,8 @@ struct trace_ctx {
 };
 
 struct run_rngs {
-	gsl_rng *arrivals, *lengths, *shaping;
+	gsl_rng *arrivals, *lengths;
+	gsl_rng *shaping[64]; /* one per superposed copy */
 	struct trace_ctx trace;
 };
 
@@ -927,11 +932,34 @@ static int open_trace(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
 		free(path);
 	}
 	if (rc == 0)
-		rc = lsim_workload_merge_create(srcs, sc->n_traces, w, d);
+		rc = lsim_workload_merge_create(srcs, sc->n_traces, true, w, d);
 	else
 		for (size_t i = 0; i < k; i++)
 			lsim_workload_destroy(srcs[i]);
 	free(srcs);
+	return rc;
+}
+
+/* The mean inter-arrival gap of the (whole) trace, from one streaming pass. */
+static int mean_gap(void *ctx, lsim_time *gap, struct lsim_diag *d)
+{
+	struct lsim_workload *w = NULL;
+	int rc = open_trace(ctx, &w, d);
+	lsim_time first = 0, last = 0;
+	uint64_t n = 0;
+	struct lsim_req_spec r;
+	while (rc == 0) {
+		int got = lsim_workload_next(w, &r, d);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		if (n++ == 0)
+			first = r.arrival;
+		last = r.arrival;
+	}
+	lsim_workload_destroy(w);
+	*gap = n > 1 ? (last - first) / (lsim_time)(n - 1) : LSIM_S;
 	return rc;
 }
 
@@ -973,19 +1001,52 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 	if (!rngs->trace.path)
 		return LSIM_ENOMEM;
 	bool shaped = c->window_start > 0 || c->window_end > 0 ||
-		      c->time_scale != 1.0 || c->keep < 1.0 || c->repeat > 1;
+		      c->time_scale != 1.0 || c->keep < 1.0 || c->repeat > 1 ||
+		      c->rate_scale != 1.0;
 	if (!shaped)
 		return open_trace(&rngs->trace, w, d);
+	/* rate_scale k > 1: ceil(k) copies, each thinned to k/ceil(k), copy i
+	 * shifted by i/ceil(k) of the trace's mean inter-arrival gap */
+	size_t copies = c->rate_scale > 1 ? (size_t)ceil(c->rate_scale - 1e-9) : 1;
 	struct lsim_shape_params sp = {
 		.window_start = c->window_start, .window_end = c->window_end,
-		.time_scale = c->time_scale, .keep = c->keep,
+		.time_scale = c->time_scale,
+		.keep = c->keep * (copies > 1 ? c->rate_scale / (double)copies
+					      : c->rate_scale),
 		.repeat = (uint64_t)c->repeat,
 	};
-	rngs->shaping = lsim_rng_create((uint64_t)sc->top.seed, 0, LSIM_STREAM_SHAPING);
-	if (!rngs->shaping)
-		return LSIM_ENOMEM;
-	return lsim_workload_shape_create(open_trace, &rngs->trace, &sp,
-					  rngs->shaping, w, d);
+	lsim_time gap = 0;
+	if (copies > 1) {
+		int rc = mean_gap(&rngs->trace, &gap, d);
+		if (rc != 0)
+			return rc;
+	}
+	struct lsim_workload *srcs[64];
+	size_t k = 0;
+	int rc = 0;
+	for (; k < copies && rc == 0; k++) {
+		rngs->shaping[k] = lsim_rng_create((uint64_t)sc->top.seed, 0,
+						   k ? LSIM_STREAM_COPY_BASE + k
+						     : LSIM_STREAM_SHAPING);
+		if (!rngs->shaping[k]) {
+			rc = LSIM_ENOMEM;
+			continue; /* k still counts this copy: srcs[k] was not made */
+		}
+		sp.offset = (lsim_time)llround((double)gap * c->time_scale *
+					       (double)k / (double)copies);
+		rc = lsim_workload_shape_create(open_trace, &rngs->trace, &sp,
+						rngs->shaping[k], &srcs[k], d);
+	}
+	if (rc != 0) {
+		for (size_t i = 0; i + 1 < k; i++)
+			lsim_workload_destroy(srcs[i]);
+		return rc;
+	}
+	if (copies == 1) {
+		*w = srcs[0];
+		return 0;
+	}
+	return lsim_workload_merge_create(srcs, copies, false, w, d);
 }
 
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -1099,7 +1160,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 				      &sc->rec_insts, &sc->rec_classes);
 	gsl_rng_free(rngs.arrivals);
 	gsl_rng_free(rngs.lengths);
-	gsl_rng_free(rngs.shaping);
+	for (size_t i = 0; i < 64; i++)
+		gsl_rng_free(rngs.shaping[i]);
 	free(rngs.trace.path);
 	if (rc != 0)
 		return rc;

@@ -98,6 +98,13 @@ b=$("$exe" trace stats "$tmp/conv.csv" --json | sed 's/"format": "[a-z-]*", //')
 	--set workload.time_scale=0.5 --set workload.repeat=2 >/dev/null 2>&1 &&
 	[ "$(cut -d, -f2 "$tmp/shape/requests.csv" | tail -n +2 | tr '\n' ' ')" = "0 0.25 0.5 0.75 " ] \
 	&& ok "shaping: time_scale and repeat" || bad "shaping: $(cut -d, -f2 "$tmp/shape/requests.csv" | tr '\n' ' ')"
+# rate_scale 2: the trace overlaid with a copy shifted by half its mean gap
+# (vidur.csv: arrivals 0, .25, .75 s; mean gap .375 s; shift .1875 s)
+printf 'name: rs\ninstances: [{gpu: H100-SXM}]\nworkload: {kind: auto, path: %s, rate_scale: 2}\n' \
+	"$fmt/vidur.csv" > "$tmp/rs.yaml"
+"$exe" run "$tmp/rs.yaml" -o "$tmp/rs" --csv --quiet >/dev/null 2>&1
+[ "$(tail -n +2 "$tmp/rs/requests.csv" | cut -d, -f2 | tr '\n' ' ')" = "0 0.1875 0.25 0.4375 0.75 0.9375 " ] \
+	&& ok "rate_scale superposes shifted copies" || bad "rate_scale: $(cut -d, -f2 "$tmp/rs/requests.csv" | tr '\n' ' ')"
 "$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.repeat=2 >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'workload.kind' "$tmp/err" && ok "shaping a generator is refused" || bad "shaping a generator: $(cat "$tmp/err")"
 

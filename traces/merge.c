@@ -14,6 +14,7 @@ struct merger {
 	struct lsim_workload **src;
 	struct lsim_req_spec *pending;
 	bool *has, *ended;
+	bool tag;
 };
 
 static int merger_next(struct lsim_workload *w, struct lsim_req_spec *out,
@@ -46,7 +47,8 @@ static int merger_next(struct lsim_workload *w, struct lsim_req_spec *out,
 	if (best == m->n)
 		return 0;
 	*out = m->pending[best];
-	out->tenant = (int32_t)best;
+	if (m->tag)
+		out->tenant = (int32_t)best;
 	m->has[best] = false;
 	return 1;
 }
@@ -69,7 +71,8 @@ static const struct lsim_workload_ops merger_ops = {
 };
 
 int lsim_workload_merge_create(struct lsim_workload **srcs, size_t n,
-			       struct lsim_workload **out, struct lsim_diag *d)
+			       bool tag_tenants, struct lsim_workload **out,
+			       struct lsim_diag *d)
 {
 	*out = NULL;
 	struct merger *m = calloc(1, sizeof *m);
@@ -89,6 +92,7 @@ int lsim_workload_merge_create(struct lsim_workload **srcs, size_t n,
 	lsim_workload_init_base(&m->base, &merger_ops);
 	memcpy(m->src, srcs, n * sizeof *srcs);
 	m->n = n;
+	m->tag = tag_tenants;
 	*out = &m->base;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * shaping.c - workload shaping as a wrapper around any source: a time
- * window, time scaling, thinning (rate scaling down), and repetition of
- * the source back to back. Streaming: it holds one request at a time.
+ * window, time scaling, thinning (rate scaling down), repetition of the
+ * source back to back, and a constant offset (for superposed copies). Streaming: it holds one request at a time.
  */
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -80,7 +80,7 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		s->last = t;
 		s->n_round++;
 		*out = r;
-		out->arrival = s->offset + t;
+		out->arrival = s->p.offset + s->offset + t;
 		return 1;
 	}
 }

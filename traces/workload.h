@@ -7,6 +7,7 @@
 #define LLMSIM_WORKLOAD_H
 
 #include <gsl/gsl_rng.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "llmsim/llmsim.h"
@@ -144,6 +145,7 @@ struct lsim_shape_params {
 	double time_scale;	/* multiply (windowed) arrival times: 0.5 = twice as dense */
 	double keep;		/* thinning: keep each request with this probability */
 	uint64_t repeat;	/* play the source this many times back to back (>= 1) */
+	lsim_time offset;	/* added to every arrival (superposed copies) */
 };
 
 /* Opens a fresh copy of the source (for repeat); ctx is the caller's. */
@@ -163,11 +165,13 @@ int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
 /*
  * Merges sources (ownership passes, also on failure) into one stream in
  * arrival order; ties go to the lower index. Each request's tenant is the
- * index of its source. Every source keeps its own time origin, so all
- * tenants start together.
+ * index of its source when tag_tenants (otherwise it keeps the tenant its
+ * source gave). Every source keeps its own time origin, so all tenants
+ * start together.
  */
 int lsim_workload_merge_create(struct lsim_workload **srcs, size_t n,
-			       struct lsim_workload **out, struct lsim_diag *d);
+			       bool tag_tenants, struct lsim_workload **out,
+			       struct lsim_diag *d);
 
 /* What a trace reader does with a malformed line. */
 enum lsim_on_error {
