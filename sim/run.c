@@ -130,12 +130,8 @@ static void snapshot(struct lsim_sim *s)
 
 static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
 {
-	if (!s->router && !s->qos) {
-		struct lsim_instance *in = &s->inst[s->rr_next];
-		s->rr_next = (s->rr_next + 1) % s->n_inst;
-		return in;
-	}
-	snapshot(s);
+	if (s->router || s->qos)
+		snapshot(s); /* what the router and the QoS policy see */
 	if (!s->router) {
 		struct lsim_instance *in = &s->inst[s->rr_next];
 		s->rr_next = (s->rr_next + 1) % s->n_inst;

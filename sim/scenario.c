@@ -364,22 +364,20 @@ static void dump_effective(struct lsim_scenario *sc)
 		lsim_buf_printf(b, "  -\n");
 		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &sc->insts[i]);
 	}
-	lsim_buf_printf(b, "scheduler:\n  router:\n");
-	lsim_policy_dump(b, 4, sc->policies[LSIM_ROLE_ROUTER]);
-	lsim_buf_printf(b, "  queue:\n");
-	lsim_policy_dump(b, 4, sc->policies[LSIM_ROLE_QUEUE]);
-	lsim_buf_printf(b, "profiler:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_PROFILER]);
-	lsim_buf_printf(b, "allocator:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ALLOCATOR]);
-	lsim_buf_printf(b, "monitor:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_MONITOR]);
-	lsim_buf_printf(b, "adaptor:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_ADAPTOR]);
-	lsim_buf_printf(b, "synchronizer:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_SYNCHRONIZER]);
-	lsim_buf_printf(b, "qos:\n");
-	lsim_policy_dump(b, 2, sc->policies[LSIM_ROLE_QOS]);
+	/* the policies, each under its key ("scheduler.router" nests) */
+	static const enum lsim_policy_role order[] = {
+		LSIM_ROLE_ROUTER, LSIM_ROLE_QUEUE, LSIM_ROLE_PROFILER,
+		LSIM_ROLE_ALLOCATOR, LSIM_ROLE_MONITOR, LSIM_ROLE_ADAPTOR,
+		LSIM_ROLE_SYNCHRONIZER, LSIM_ROLE_QOS,
+	};
+	for (size_t i = 0; i < N_OF(order); i++) {
+		const char *key = lsim_policy_role_key(order[i]);
+		const char *dot = strchr(key, '.');
+		if (order[i] == LSIM_ROLE_ROUTER)
+			lsim_buf_printf(b, "scheduler:\n");
+		lsim_buf_printf(b, "%s%s:\n", dot ? "  " : "", dot ? dot + 1 : key);
+		lsim_policy_dump(b, dot ? 4 : 2, sc->policies[order[i]]);
+	}
 	lsim_buf_printf(b, "classes:\n");
 	for (size_t i = 0; i < sc->n_classes; i++) {
 		lsim_buf_printf(b, "  -\n");
