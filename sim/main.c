@@ -27,7 +27,7 @@ static const char usage_main[] =
 	"  run SCENARIO.yaml     simulate a scenario; write report.h5, results.sqlite\n"
 	"  check SCENARIO.yaml   validate a scenario and print its effective config\n"
 	"  validate RUN_DIR      replay a measured vLLM run and compare latencies\n"
-	"  trace stats FILE      rows, span, rate, inter-arrival CV, length percentiles\n"
+	"  trace stats FILE...   rows, span, rate, inter-arrival CV, length percentiles (per tenant)\n"
 	"  trace convert FILE -o OUT.csv   rewrite a trace in the generic CSV layout\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
@@ -284,23 +284,32 @@ static int cmd_validate(int argc, char **argv)
 }
 
 static const char usage_trace[] =
-	"usage: llmsim trace stats FILE [--json]\n"
+	"usage: llmsim trace stats FILE... [--by COLUMN] [--json]\n"
 	"       llmsim trace convert FILE -o OUT.csv\n"
 	"\n"
 	"FILE is any trace llmsim recognises: JSONL (vLLM requests.jsonl, Mooncake)\n"
 	"or CSV with the columns of the generic layout (arrival_s, prompt_tokens,\n"
 	"output_tokens), Azure LLM 2023/2024, BurstGPT, Mooncake, Vidur or\n"
 	"SplitwiseSim traces. stats prints rows, time span, mean rate, inter-arrival\n"
-	"CV and prompt/output length percentiles (--json: one object). convert writes\n"
-	"arrival_s,prompt_tokens,output_tokens,hash_ids with arrivals relative to the\n"
-	"first request, exact to the nanosecond.\n";
+	"CV and prompt/output length percentiles (--json: one object), for the whole\n"
+	"and per tenant: each FILE when several are given (merged in time order, as\n"
+	"workload.traces does), or each value of the CSV column COLUMN (--by Model\n"
+	"for BurstGPT). convert writes arrival_s,prompt_tokens,output_tokens,hash_ids\n"
+	"with arrivals relative to the first request, exact to the nanosecond.\n";
 
 static int cmd_trace(int argc, char **argv)
 {
-	const char *sub = argc > 1 ? argv[1] : NULL, *file = NULL, *out = NULL;
+	const char *sub = argc > 1 ? argv[1] : NULL, *out = NULL, *by = NULL;
+	const char **files = calloc((size_t)argc, sizeof *files);
+	size_t n_files = 0;
 	bool json = false;
+	if (!files) {
+		fputs("llmsim: out of memory\n", stderr);
+		return EXIT_FAILURE;
+	}
 	if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(usage_trace, sub ? stdout : stderr);
+		free(files);
 		return sub ? 0 : EXIT_BADINPUT;
 	}
 	for (int i = 2; i < argc; i++) {
@@ -308,40 +317,47 @@ static int cmd_trace(int argc, char **argv)
 			json = true;
 		else if (!strcmp(argv[i], "-o") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--by") && i + 1 < argc)
+			by = argv[++i];
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage_trace, stdout);
+			free(files);
 			return 0;
-		} else if (argv[i][0] != '-' && !file)
-			file = argv[i];
+		} else if (argv[i][0] != '-')
+			files[n_files++] = argv[i];
 		else {
 			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", argv[i],
 				usage_trace);
+			free(files);
 			return EXIT_BADINPUT;
 		}
 	}
 	bool stats = !strcmp(sub, "stats"), convert = !strcmp(sub, "convert");
-	if ((!stats && !convert) || !file || (convert && !out)) {
+	if ((!stats && !convert) || n_files == 0 || (convert && (!out || n_files > 1 || by))) {
 		fputs(usage_trace, stderr);
+		free(files);
 		return EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
 	int rc;
 	if (stats) {
 		struct lsim_trace_stats st;
-		rc = lsim_trace_stats(file, &st, &d);
+		rc = lsim_trace_stats(files, n_files, by, &st, &d);
 		if (rc == 0) {
 			struct lsim_buf b = {0};
 			lsim_trace_stats_format(&st, json, &b);
 			if (b.data)
 				fputs(b.data, stdout);
 			lsim_buf_release(&b);
+			lsim_trace_stats_release(&st);
 		}
 	} else {
 		size_t rows = 0;
-		rc = lsim_trace_convert(file, out, &rows, &d);
+		rc = lsim_trace_convert(files[0], out, &rows, &d);
 		if (rc == 0)
 			printf("wrote %zu requests to %s\n", rows, out);
 	}
+	free(files);
 	return rc == 0 ? 0 : bad_input(&d, rc);
 }
 

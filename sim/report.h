@@ -36,7 +36,8 @@ struct lsim_req_record {
 	int32_t predicted_output; /* profiler's prediction at arrival (-1: none) */
 	int32_t reject_reason; /* enum lsim_reject_reason (0: not rejected) */
 	int32_t slo_met; /* 1 if finished within every target of its class */
-	int32_t tenant;	 /* index of its trace in workload.traces (0 otherwise) */
+	int32_t tenant;	 /* its trace in workload.traces, or its tenant_column value (names) */
+	int32_t model;	 /* index in model_names of the model it asked for (-1: any) */
 };
 
 /* One row of /instances. */
@@ -119,6 +120,7 @@ struct lsim_class_record {
 	X(preemptions, "", "total preemptions")                                  \
 	X(prefix_hit_rate, "", "share of admitted prompt tokens found in the prefix cache") \
 	X(trace_lines_skipped, "", "malformed trace lines skipped (workload.on_error: skip)") \
+	X(trace_zero_output, "", "trace requests with 0 output tokens, failed in the trace (workload.zero_output)") \
 	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
 	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
@@ -144,8 +146,16 @@ struct lsim_run_info {
 	const char *perf_model;	 /* "roofline" or "table:<dir>" */
 };
 
+struct lsim_recstore;
+
 struct lsim_results {
 	struct lsim_run_info info;
+	/* The n_reqs request records, in arrival order: in req_store if set
+	 * (a simulation's results), else in the array reqs. reqs is also set
+	 * with a store while the store holds them in memory; it is NULL when
+	 * a long run spilled them to disk. Read them with
+	 * lsim_results_read_reqs or lsim_results_each_req. */
+	const struct lsim_recstore *req_store;
 	const struct lsim_req_record *reqs;
 	size_t n_reqs;
 	const struct lsim_inst_record *insts;
@@ -154,12 +164,27 @@ struct lsim_results {
 	size_t n_ts;
 	const struct lsim_class_record *classes;
 	size_t n_classes;
+	/* Names behind the model and tenant columns of the records (tenants
+	 * only when named by workload.tenant_column). */
+	const char *const *model_names;
+	size_t n_models;
+	const char *const *tenant_names;
+	size_t n_tenant_names;
 	struct lsim_summary summary;
 	/* Host seconds the simulation took. Not deterministic, so it is kept
 	 * out of the HDF5 and CSV files (which must be byte-identical for the
 	 * same config and seed); SQLite stores it as runs.wall_s. */
 	double wall_s;
 };
+
+/* Copies request records first .. first+n-1 of r into buf. */
+int lsim_results_read_reqs(const struct lsim_results *r, size_t first,
+			   size_t n, struct lsim_req_record *buf);
+/* Calls fn on every request record in order, in chunks; stops at the
+ * first non-zero return of fn and returns it. */
+int lsim_results_each_req(const struct lsim_results *r,
+			  int (*fn)(void *ctx, const struct lsim_req_record *q),
+			  void *ctx);
 
 /*
  * Computes summary fields from reqs and insts (all except sim_events and

@@ -48,33 +48,37 @@ static void put_str(FILE *f, const char *s, size_t max)
 	fputc('"', f);
 }
 
-static void put_requests(FILE *f, const struct lsim_results *r)
+static int put_request(void *ctx, const struct lsim_req_record *q)
+{
+	FILE *f = ctx;
+	fprintf(f, "%" PRIu64 ",", q->id);
+	put_real(f, q->arrival);
+	fputc(',', f);
+	put_real(f, q->first_scheduled);
+	fputc(',', f);
+	put_real(f, q->first_token);
+	fputc(',', f);
+	put_real(f, q->finish);
+	fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
+		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
+		   ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
+		q->prompt_tokens, q->output_tokens, q->instance,
+		q->preemptions, q->status, q->qos_class,
+		q->predicted_output, q->reject_reason, q->slo_met,
+		q->tenant, q->model);
+	return ferror(f) ? LSIM_EIO : 0;
+}
+
+static int put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 	      "output_tokens,instance,preemptions,status,qos_class,"
-	      "predicted_output,reject_reason,slo_met,tenant\n",
+	      "predicted_output,reject_reason,slo_met,tenant,model\n",
 	      f);
-	for (size_t i = 0; i < r->n_reqs; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		fprintf(f, "%" PRIu64 ",", q->id);
-		put_real(f, q->arrival);
-		fputc(',', f);
-		put_real(f, q->first_scheduled);
-		fputc(',', f);
-		put_real(f, q->first_token);
-		fputc(',', f);
-		put_real(f, q->finish);
-		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-			   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-			   ",%" PRId32 ",%" PRId32 "\n",
-			q->prompt_tokens, q->output_tokens, q->instance,
-			q->preemptions, q->status, q->qos_class,
-			q->predicted_output, q->reject_reason, q->slo_met,
-			q->tenant);
-	}
+	return lsim_results_each_req(r, put_request, f);
 }
 
-static void put_instances(FILE *f, const struct lsim_results *r)
+static int put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
@@ -103,9 +107,10 @@ static void put_instances(FILE *f, const struct lsim_results *r)
 		fprintf(f, ",%" PRId64 ",%" PRId64 "\n", in->prompt_tokens,
 			in->prefix_hit_tokens);
 	}
+	return 0;
 }
 
-static void put_timeseries(FILE *f, const struct lsim_results *r)
+static int put_timeseries(FILE *f, const struct lsim_results *r)
 {
 	fputs("t,instance,gpu_util,kv_util,queue_len,running,power_w,"
 	      "arrival_rate\n", f);
@@ -122,9 +127,10 @@ static void put_timeseries(FILE *f, const struct lsim_results *r)
 		put_real(f, s->arrival_rate);
 		fputc('\n', f);
 	}
+	return 0;
 }
 
-static void put_classes(FILE *f, const struct lsim_results *r)
+static int put_classes(FILE *f, const struct lsim_results *r)
 {
 	fputs("name,share,ttft_target,tpot_target,e2e_target,requests,completed,"
 	      "rejected,ttft_attainment,tpot_attainment,e2e_attainment,"
@@ -145,9 +151,10 @@ static void put_classes(FILE *f, const struct lsim_results *r)
 		}
 		fputc('\n', f);
 	}
+	return 0;
 }
 
-static void put_summary(FILE *f, const struct lsim_results *r)
+static int put_summary(FILE *f, const struct lsim_results *r)
 {
 	fputs("name,value,unit\n", f);
 #define LSIM_X_ROW(name, unit, help)        \
@@ -156,11 +163,29 @@ static void put_summary(FILE *f, const struct lsim_results *r)
 	fputs("," unit "\n", f);
 	LSIM_SUMMARY_FIELDS(LSIM_X_ROW)
 #undef LSIM_X_ROW
+	return 0;
+}
+
+/* The names behind the model and tenant index columns of requests.csv. */
+static int put_labels(FILE *f, const struct lsim_results *r)
+{
+	fputs("column,index,name\n", f);
+	for (size_t i = 0; i < r->n_models; i++) {
+		fprintf(f, "model,%zu,", i);
+		put_str(f, r->model_names[i], strlen(r->model_names[i]));
+		fputc('\n', f);
+	}
+	for (size_t i = 0; i < r->n_tenant_names; i++) {
+		fprintf(f, "tenant,%zu,", i);
+		put_str(f, r->tenant_names[i], strlen(r->tenant_names[i]));
+		fputc('\n', f);
+	}
+	return 0;
 }
 
 /* Writes dir/name through dir/name.tmp with put(). */
 static int write_one(const char *dir, const char *name,
-		     void (*put)(FILE *, const struct lsim_results *),
+		     int (*put)(FILE *, const struct lsim_results *),
 		     const struct lsim_results *r, struct lsim_diag *d)
 {
 	size_t len = strlen(dir) + strlen(name) + 2;
@@ -179,8 +204,7 @@ static int write_one(const char *dir, const char *name,
 		free(path);
 		return rc;
 	}
-	put(f, r);
-	int bad = ferror(f);
+	int bad = put(f, r) != 0 || ferror(f);
 	if (fclose(f) != 0 || bad)
 		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
 				   "cannot write %s: %s", tmp, strerror(errno));
@@ -196,7 +220,7 @@ static int write_one(const char *dir, const char *name,
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d)
 {
-	if (!dir || !r || (r->n_reqs && !r->reqs) ||
+	if (!dir || !r || (r->n_reqs && !r->reqs && !r->req_store) ||
 	    (r->n_insts && !r->insts) || (r->n_ts && !r->ts))
 		return lsim_diag_set(d, LSIM_EINVAL, dir ? dir : "", 0, 0, "",
 				     "missing output folder or results");
@@ -209,5 +233,7 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "summary.csv", put_summary, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "classes.csv", put_classes, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "labels.csv", put_labels, r, d);
 	return rc;
 }

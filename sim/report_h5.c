@@ -105,8 +105,50 @@ static hid_t compound(const struct member *m, size_t nm, size_t size)
  * more than one row are chunked and, where available, shuffled and
  * deflated.
  */
-static int write_table(struct h5w *w, hid_t loc, const char *name, hid_t mt,
-		       const void *rows, size_t n)
+/* Where a table's rows come from: an array, or a reader that copies rows
+ * first .. first+n-1 into buf (rows of a long run held on disk). */
+struct rows {
+	const void *array;
+	int (*read)(const void *ctx, size_t first, size_t n, void *buf);
+	const void *ctx;
+};
+
+/* Rows are written in slabs of this many bytes or more. */
+#define SLAB_BYTES ((size_t)1 << 22)
+
+static int write_rows(hid_t ds, hid_t mt, const struct rows *src, size_t n)
+{
+	if (n == 0)
+		return 0;
+	if (src->array)
+		return H5Dwrite(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+				src->array) < 0 ? -1 : 0;
+	size_t size = H5Tget_size(mt);
+	size_t slab = size ? SLAB_BYTES / size : 1;
+	if (slab < 1)
+		slab = 1;
+	void *buf = malloc(slab * size);
+	hid_t fspace = H5Dget_space(ds);
+	int rc = (!buf || fspace < 0) ? -1 : 0;
+	for (size_t at = 0; rc == 0 && at < n; at += slab) {
+		hsize_t start[1] = {at}, count[1] = {n - at < slab ? n - at : slab};
+		hid_t mspace = H5Screate_simple(1, count, NULL);
+		if (mspace < 0 || src->read(src->ctx, at, (size_t)count[0], buf) != 0 ||
+		    H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count,
+					NULL) < 0 ||
+		    H5Dwrite(ds, mt, mspace, fspace, H5P_DEFAULT, buf) < 0)
+			rc = -1;
+		if (mspace >= 0)
+			H5Sclose(mspace);
+	}
+	if (fspace >= 0)
+		H5Sclose(fspace);
+	free(buf);
+	return rc;
+}
+
+static int write_table_from(struct h5w *w, hid_t loc, const char *name,
+			    hid_t mt, const struct rows *src, size_t n)
 {
 	hid_t ft = -1, space = -1, dcpl = -1, ds = -1;
 	hsize_t dims[1] = {n};
@@ -135,7 +177,7 @@ static int write_table(struct h5w *w, hid_t loc, const char *name, hid_t mt,
 	ds = H5Dcreate2(loc, name, ft, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
 	if (ds < 0)
 		goto out;
-	if (n > 0 && H5Dwrite(ds, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0) {
+	if (write_rows(ds, mt, src, n) != 0) {
 		H5Dclose(ds);
 		ds = -1;
 		goto out;
@@ -156,6 +198,18 @@ out:;
 	if (ft >= 0)
 		H5Tclose(ft);
 	return rc;
+}
+
+static int write_table(struct h5w *w, hid_t loc, const char *name, hid_t mt,
+		       const void *rows, size_t n)
+{
+	struct rows src = {.array = rows};
+	return write_table_from(w, loc, name, mt, &src, n);
+}
+
+static int read_reqs(const void *ctx, size_t first, size_t n, void *buf)
+{
+	return lsim_results_read_reqs(ctx, first, n, buf);
 }
 
 /* Attaches a scalar attribute of memory type mt to obj. */
@@ -216,6 +270,24 @@ static int write_config(struct h5w *w, const char *yaml)
 	return rc;
 }
 
+/* Names behind an index column, one per line (index = line number). */
+static int attr_names(struct h5w *w, hid_t obj, const char *name,
+		      const char *const *names, size_t n)
+{
+	size_t len = 1;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(names[i]) + 1;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return fail(w, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s%s", i ? "\n" : "", names[i]);
+	*p = '\0';
+	int rc = attr_str(w, obj, name, s);
+	free(s);
+	return rc;
+}
+
 static int write_requests(struct h5w *w, const struct lsim_results *r)
 {
 	hid_t types[] = {H5T_NATIVE_UINT64, H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE,
@@ -239,12 +311,14 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, reject_reason, types[12]),
 		M(lsim_req_record, slo_met, types[13]),
 		M(lsim_req_record, tenant, types[13]),
+		M(lsim_req_record, model, types[13]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));
 	if (mt < 0)
 		return fail(w, "cannot build the /requests type");
-	int rc = write_table(w, w->file, "requests", mt, r->reqs, r->n_reqs);
+	struct rows src = {.array = r->reqs, .read = read_reqs, .ctx = r};
+	int rc = write_table_from(w, w->file, "requests", mt, &src, r->n_reqs);
 	H5Tclose(mt);
 	if (rc != 0)
 		return rc;
@@ -253,6 +327,11 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		return fail(w, "cannot reopen /requests");
 	rc = attr_str(w, ds, "status_codes",
 		      "0=finished 1=rejected 2=failed 3=unfinished");
+	if (rc == 0)
+		rc = attr_names(w, ds, "model_names", r->model_names, r->n_models);
+	if (rc == 0)
+		rc = attr_names(w, ds, "tenant_names", r->tenant_names,
+				r->n_tenant_names);
 	H5Dclose(ds);
 	return rc;
 }
@@ -482,7 +561,7 @@ static int write_all(struct h5w *w, const char *tmp,
 int lsim_report_h5_write(const char *path, const struct lsim_results *r,
 			 struct lsim_diag *d)
 {
-	if (!path || !r || (r->n_reqs && !r->reqs) ||
+	if (!path || !r || (r->n_reqs && !r->reqs && !r->req_store) ||
 	    (r->n_insts && !r->insts) || (r->n_ts && !r->ts))
 		return lsim_diag_set(d, LSIM_EINVAL, path ? path : "", 0, 0, "",
 				     "missing report path or results");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "recstore.h"
 #include "rng.h"
 #include "sim.h"
 
@@ -18,10 +19,12 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->seed = seed;
 	s->pue = 1.0;
 	s->sample_period = LSIM_S;
+	s->pending_slot = -1;
 	s->eng = lsim_engine_create();
 	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
 	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
-	if (!s->eng || !s->service_rng || !s->class_rng) {
+	s->model_rng = lsim_rng_create(seed, 0, LSIM_STREAM_MODELS);
+	if (!s->eng || !s->service_rng || !s->class_rng || !s->model_rng) {
 		lsim_sim_release(s);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
@@ -40,12 +43,20 @@ void lsim_sim_release(struct lsim_sim *s)
 		free(s->reqs[i].hashes);
 	}
 	free(s->reqs);
+	free(s->free_slots);
+	lsim_recstore_destroy(s->records);
 	free(s->ts);
 	lsim_workload_destroy(s->workload);
 	lsim_engine_destroy(s->eng);
 	gsl_rng_free(s->service_rng);
 	gsl_rng_free(s->class_rng);
+	gsl_rng_free(s->model_rng);
 	free(s->inst_info);
+	free(s->route_map);
+	free(s->rr_model);
+	for (size_t i = 0; i < s->n_tenant_names; i++)
+		free(s->tenant_names[i]);
+	free(s->tenant_names);
 	memset(s, 0, sizeof *s);
 }
 
@@ -64,6 +75,40 @@ struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s)
 
 static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 			int32_t req, struct lsim_request_info *info);
+static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
+		      struct lsim_req_record *o);
+
+/* Writes the request's record and frees its slot for reuse. */
+static void retire(struct lsim_sim *s, int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req_record rec;
+	to_record(s, r, &rec);
+	int rc = lsim_recstore_put(s->records, r->seq, &rec);
+	if (rc != 0 && !s->error) {
+		s->error = lsim_diag_set(&s->diag, rc, "", 0, 0, "",
+					 "cannot store the record of request %llu: %s",
+					 (unsigned long long)r->id, lsim_strerror(rc));
+		lsim_stop(s->eng);
+	}
+	r->live = false;
+	if (s->retain_requests)
+		return;
+	free(r->blocks);
+	free(r->hashes);
+	r->blocks = NULL;
+	r->hashes = NULL;
+	r->n_hashes = r->nblocks = r->cap_blocks = 0;
+	if (s->n_free == s->cap_free) {
+		size_t c = s->cap_free ? 2 * s->cap_free : 256;
+		int32_t *p = realloc(s->free_slots, c * sizeof *p);
+		if (!p)
+			return; /* the slot is lost, not the request */
+		s->free_slots = p;
+		s->cap_free = c;
+	}
+	s->free_slots[s->n_free++] = req;
+}
 
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 {
@@ -78,6 +123,7 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 				     r->finish - r->first_sched);
 		}
 	}
+	retire(s, req);
 }
 
 /* ---- policies' view ---- */
@@ -109,12 +155,10 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 
 /* ---- routing ---- */
 
-/* Fills inst_info with what policies may see of every instance. */
-static void snapshot(struct lsim_sim *s)
+/* What policies may see of one instance. */
+static void describe(const struct lsim_instance *in, struct lsim_instance_info *o)
 {
-	for (size_t i = 0; i < s->n_inst; i++) {
-		const struct lsim_instance *in = &s->inst[i];
-		struct lsim_instance_info *o = &s->inst_info[i];
+	{
 		o->id = in->id;
 		o->outstanding = in->outstanding;
 		o->waiting = (int64_t)in->wait_len;
@@ -128,29 +172,69 @@ static void snapshot(struct lsim_sim *s)
 	}
 }
 
-static struct lsim_instance *route(struct lsim_sim *s, int32_t req)
+/* Fills inst_info with every instance. */
+static void snapshot(struct lsim_sim *s)
 {
-	if (s->router || s->qos)
-		snapshot(s); /* what the router and the QoS policy see */
-	if (!s->router) {
-		struct lsim_instance *in = &s->inst[s->rr_next];
+	for (size_t i = 0; i < s->n_inst; i++) {
+		describe(&s->inst[i], &s->inst_info[i]);
+		s->route_map[i] = (int32_t)i;
+	}
+}
+
+/* Fills inst_info with the instances of model m (all if m < 0); returns
+ * how many. */
+static size_t snapshot_model(struct lsim_sim *s, int32_t m)
+{
+	if (m < 0) {
+		snapshot(s);
+		return s->n_inst;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < s->n_inst; i++)
+		if (s->inst[i].model_idx == m) {
+			describe(&s->inst[i], &s->inst_info[k]);
+			s->route_map[k++] = (int32_t)i;
+		}
+	return k;
+}
+
+/*
+ * Picks the instance for req among those of its model; *pos is its entry
+ * in inst_info (what the QoS policy sees). NULL with s->error set on a
+ * policy bug, NULL without it when no instance serves the model.
+ */
+static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
+{
+	int32_t m = s->reqs[req].model;
+	if (m < 0 && !s->router && !s->qos) { /* the plain case, kept cheap */
+		*pos = s->rr_next;
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
-		return in;
+		return &s->inst[*pos];
 	}
-	struct lsim_request_info info;
-	oracle_info(s, s->router, req, &info);
-	const struct lsim_scheduler_ops *ops = s->router->type->ops;
-	int32_t k = ops->route(s->router->state, &info, s->inst_info,
-			       (int32_t)s->n_inst);
-	if (k < 0 || (size_t)k >= s->n_inst) {
-		/* A plugin bug must not crash the run: stop with a message. */
-		s->error = LSIM_EPLUGIN;
-		lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, "scheduler.router",
-			      "policy %s returned instance %d of %zu",
-			      s->router->type->name, (int)k, s->n_inst);
+	size_t n = snapshot_model(s, m); /* what the router and QoS see */
+	if (n == 0)
 		return NULL;
+	int32_t k;
+	if (!s->router) {
+		size_t *rr = m < 0 ? &s->rr_next : &s->rr_model[m];
+		k = (int32_t)(*rr % n);
+		*rr = (*rr + 1) % n;
+	} else {
+		struct lsim_request_info info;
+		oracle_info(s, s->router, req, &info);
+		const struct lsim_scheduler_ops *ops = s->router->type->ops;
+		k = ops->route(s->router->state, &info, s->inst_info, (int32_t)n);
+		if (k < 0 || (size_t)k >= n) {
+			/* A plugin bug must not crash the run: stop with a message. */
+			s->error = LSIM_EPLUGIN;
+			lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, "scheduler.router",
+				      "policy %s returned instance %d of %zu",
+				      s->router->type->name, (int)k, n);
+			return NULL;
+		}
 	}
-	return &s->inst[k];
+	*pos = (size_t)k;
+	return &s->inst[s->route_map[k]];
 }
 
 /* Class by share (its own RNG stream), then the profiler's prediction. */
@@ -180,6 +264,17 @@ static void classify(struct lsim_sim *s, int32_t req)
 		if (s->classes[c].ttft > 0)
 			r->deadline = r->arrival + s->classes[c].ttft;
 	}
+	if (r->model < 0 && s->model_shares) {
+		double u = gsl_rng_uniform(s->model_rng), acc = 0;
+		r->model = (int32_t)s->n_models - 1;
+		for (size_t i = 0; i < s->n_models; i++) {
+			acc += s->model_shares[i];
+			if (u < acc) {
+				r->model = (int32_t)i;
+				break;
+			}
+		}
+	}
 	if (s->profiler) {
 		struct lsim_request_info info;
 		oracle_info(s, s->profiler, req, &info);
@@ -193,12 +288,63 @@ static void classify(struct lsim_sim *s, int32_t req)
 
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg);
 
+/* The model a trace label names: a served model or an instance group. */
+static int resolve_model(struct lsim_sim *s, const struct lsim_req_spec *spec,
+			 struct lsim_req *r)
+{
+	for (size_t i = 0; i < s->n_model_labels; i++)
+		if (strcmp(s->model_labels[i], spec->model_label) == 0) {
+			r->model = s->model_label_idx[i];
+			return 0;
+		}
+	return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+					"workload.model_column",
+					"request %llu names model '%s', which no instance group "
+					"serves (give it as an instance group's model or name)",
+					(unsigned long long)spec->id, spec->model_label);
+}
+
+#define MAX_TENANTS 65536
+
+/* The tenant a trace label names: numbered by first appearance. */
+static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
+			  struct lsim_req *r)
+{
+	for (size_t i = s->n_tenant_names; i-- > 0;)
+		if (strcmp(s->tenant_names[i], spec->tenant_label) == 0) {
+			r->tenant = (int32_t)i;
+			return 0;
+		}
+	if (s->n_tenant_names == MAX_TENANTS)
+		return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+						"workload.tenant_column",
+						"more than %d distinct tenants; name a tenant-like column",
+						MAX_TENANTS);
+	char **p = realloc(s->tenant_names, (s->n_tenant_names + 1) * sizeof *p);
+	if (p)
+		s->tenant_names = p;
+	char *name = p ? strdup(spec->tenant_label) : NULL;
+	if (!name)
+		return s->error = LSIM_ENOMEM;
+	r->tenant = (int32_t)s->n_tenant_names;
+	s->tenant_names[s->n_tenant_names++] = name;
+	return 0;
+}
+
 /* Reads the next request and schedules its arrival. */
 static void pull_next(struct lsim_sim *s)
 {
 	struct lsim_req_spec spec;
-	memset(&spec, 0, sizeof spec);
-	int rc = lsim_workload_next(s->workload, &spec, &s->diag);
+	int rc;
+	do {
+		memset(&spec, 0, sizeof spec);
+		rc = lsim_workload_next(s->workload, &spec, &s->diag);
+		if (rc > 0 && spec.output_tokens == 0)
+			s->zero_output_seen++;
+	} while (rc > 0 && spec.output_tokens == 0 &&
+		 s->zero_output == LSIM_ZERO_SKIP);
+	if (rc > 0 && spec.output_tokens == 0 && s->zero_output == LSIM_ZERO_ONE)
+		spec.output_tokens = 1; /* the engine always emits one token */
 	if (rc <= 0) {
 		if (rc < 0) {
 			s->error = rc;
@@ -207,19 +353,30 @@ static void pull_next(struct lsim_sim *s)
 		s->workload_done = true;
 		return;
 	}
-	if (s->n_reqs == s->cap_reqs) {
-		size_t c = s->cap_reqs ? s->cap_reqs * 2 : 1024;
-		struct lsim_req *p = realloc(s->reqs, c * sizeof *p);
-		if (!p) {
-			s->error = LSIM_ENOMEM;
-			lsim_stop(s->eng);
-			return;
+	size_t slot;
+	if (s->n_free > 0) {
+		slot = (size_t)s->free_slots[--s->n_free];
+	} else {
+		if (s->n_reqs == s->cap_reqs) {
+			size_t c = s->cap_reqs ? s->cap_reqs * 2 : 1024;
+			struct lsim_req *p = realloc(s->reqs, c * sizeof *p);
+			if (!p || c > INT32_MAX) {
+				if (p)
+					s->reqs = p;
+				s->error = LSIM_ENOMEM;
+				lsim_stop(s->eng);
+				return;
+			}
+			s->reqs = p;
+			s->cap_reqs = c;
 		}
-		s->reqs = p;
-		s->cap_reqs = c;
+		slot = s->n_reqs++;
 	}
-	struct lsim_req *r = &s->reqs[s->n_reqs];
+	struct lsim_req *r = &s->reqs[slot];
 	memset(r, 0, sizeof *r);
+	r->live = true;
+	r->seq = s->n_arrived++;
+	s->pending_slot = (int32_t)slot;
 	r->id = spec.id;
 	r->arrival = spec.arrival;
 	r->prompt = spec.prompt_tokens;
@@ -229,6 +386,13 @@ static void pull_next(struct lsim_sim *s)
 	r->status = LSIM_REQ_UNFINISHED;
 	r->tenant = spec.tenant;
 	r->trace_class = -1;
+	r->model = -1;
+	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
+	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {
+		r->live = false;
+		lsim_stop(s->eng);
+		return;
+	}
 	if (spec.class_label) {
 		for (size_t c = 0; c < s->n_classes && r->trace_class < 0; c++)
 			if (strcmp(s->classes[c].name, spec.class_label) == 0)
@@ -253,12 +417,10 @@ static void pull_next(struct lsim_sim *s)
 		r->n_hashes = spec.n_hashes;
 		r->hash_block_tokens = spec.hash_block_tokens;
 	}
-	if (!lsim_schedule(s->eng, spec.arrival, arrival, s, s->n_reqs)) {
+	if (!lsim_schedule(s->eng, spec.arrival, arrival, s, slot)) {
 		s->error = LSIM_ENOMEM;
 		lsim_stop(s->eng);
-		return;
 	}
-	s->n_reqs++;
 }
 
 /* The control plane's latency between admission and the instance. */
@@ -281,13 +443,12 @@ static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* Asks the QoS policy; a rejected request ends here with its reason. */
-static int32_t admission(struct lsim_sim *s, const struct lsim_instance *in,
-			 int32_t req)
+static int32_t admission(struct lsim_sim *s, size_t pos, int32_t req)
 {
 	struct lsim_request_info info;
 	oracle_info(s, s->qos, req, &info);
 	const struct lsim_qos_ops *ops = s->qos->type->ops;
-	const struct lsim_instance_info *target = &s->inst_info[in - s->inst];
+	const struct lsim_instance_info *target = &s->inst_info[pos];
 	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->eng));
 	if (why == 0)
 		return 0;
@@ -301,12 +462,28 @@ static int32_t admission(struct lsim_sim *s, const struct lsim_instance *in,
 
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
-	(void)eng;
 	struct lsim_sim *s = subject;
+	s->pending_slot = -1;
 	pull_next(s);
 	classify(s, (int32_t)arg);
-	struct lsim_instance *in = route(s, (int32_t)arg);
-	if (in && s->qos && admission(s, in, (int32_t)arg) != 0)
+	struct lsim_req *r = &s->reqs[arg];
+	if (r->output == 0) { /* failed in the trace (zero_output: fail) */
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_FAIL_IN_TRACE;
+		r->finish = lsim_now(eng);
+		lsim_sim_request_done(s, (int32_t)arg);
+		return;
+	}
+	size_t pos = 0;
+	struct lsim_instance *in = route(s, (int32_t)arg, &pos);
+	if (!in && !s->error) { /* no instance serves its model (adaptor) */
+		r = &s->reqs[arg];
+		r->status = LSIM_REQ_REJECTED;
+		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
+		r->finish = lsim_now(eng);
+		lsim_sim_request_done(s, (int32_t)arg);
+	}
+	if (in && s->qos && admission(s, pos, (int32_t)arg) != 0)
 		in = NULL;
 	if (in) {
 		in->routed_since_sample++;
@@ -412,16 +589,27 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 				     "no serving instance configured");
 	s->workload = w;
 	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
-	if (!s->inst_info)
+	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
+	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
+	s->records = lsim_recstore_create(s->records_in_memory);
+	if (!s->inst_info || !s->route_map || !s->rr_model || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
 	pull_next(s);
 	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
-	/* Requests that never arrived within the limit are not counted. */
-	if (limit > 0)
-		while (s->n_reqs > 0 && s->reqs[s->n_reqs - 1].arrival > limit)
+	/* The request pulled but not arrived within the limit is not counted. */
+	if (limit > 0 && s->pending_slot >= 0 &&
+	    s->reqs[s->pending_slot].arrival > limit) {
+		struct lsim_req *r = &s->reqs[s->pending_slot];
+		r->live = false;
+		s->n_arrived--;
+		free(r->hashes);
+		r->hashes = NULL;
+		if (s->retain_requests && (size_t)s->pending_slot + 1 == s->n_reqs)
 			s->n_reqs--;
+		s->pending_slot = -1;
+	}
 	lsim_time end = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = &s->inst[i];
@@ -467,6 +655,29 @@ static int targets_met(const struct lsim_req_record *q,
 	return m;
 }
 
+struct class_acc {
+	const struct lsim_sim *s;
+	struct lsim_class_record *cr;
+	double *ttft_sum;
+};
+
+static int add_to_class(void *ctx, const struct lsim_req_record *q)
+{
+	struct class_acc *a = ctx;
+	struct lsim_class_record *c = &a->cr[q->qos_class];
+	int m = targets_met(q, &a->s->classes[q->qos_class]);
+	c->requests += 1;
+	c->completed += q->status == LSIM_REQ_FINISHED;
+	c->rejected += q->status == LSIM_REQ_REJECTED;
+	c->ttft_attainment += (m & 1) != 0;
+	c->tpot_attainment += (m & 2) != 0;
+	c->e2e_attainment += (m & 4) != 0;
+	c->slo_attainment += m == 7;
+	if (q->status == LSIM_REQ_FINISHED)
+		a->ttft_sum[q->qos_class] += q->first_token - q->arrival;
+	return 0;
+}
+
 static int class_records(struct lsim_sim *s, struct lsim_results *r,
 			 struct lsim_class_record **out)
 {
@@ -489,20 +700,8 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 		cr[c].tpot_target = lsim_time_to_s(k->tpot);
 		cr[c].e2e_target = lsim_time_to_s(k->e2e);
 	}
-	for (size_t i = 0; i < r->n_reqs; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		struct lsim_class_record *c = &cr[q->qos_class];
-		int m = targets_met(q, &s->classes[q->qos_class]);
-		c->requests += 1;
-		c->completed += q->status == LSIM_REQ_FINISHED;
-		c->rejected += q->status == LSIM_REQ_REJECTED;
-		c->ttft_attainment += (m & 1) != 0;
-		c->tpot_attainment += (m & 2) != 0;
-		c->e2e_attainment += (m & 4) != 0;
-		c->slo_attainment += m == 7;
-		if (q->status == LSIM_REQ_FINISHED)
-			ttft_sum[q->qos_class] += q->first_token - q->arrival;
-	}
+	struct class_acc acc = {s, cr, ttft_sum};
+	int rc = lsim_results_each_req(r, add_to_class, &acc);
 	double span = r->summary.makespan_s;
 	for (size_t c = 0; c < n; c++) {
 		struct lsim_class_record *k = &cr[c];
@@ -518,42 +717,61 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 		}
 	}
 	free(ttft_sum);
+	if (rc != 0) {
+		free(cr);
+		return rc;
+	}
 	*out = cr;
 	return 0;
 }
 
+static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
+		      struct lsim_req_record *o)
+{
+	memset(o, 0, sizeof *o);
+	o->id = q->id;
+	o->arrival = lsim_time_to_s(q->arrival);
+	o->first_scheduled = ns_to_s_or_neg(q->first_sched);
+	o->first_token = ns_to_s_or_neg(q->first_token);
+	o->finish = ns_to_s_or_neg(q->finish);
+	o->prompt_tokens = q->prompt;
+	o->output_tokens = q->output;
+	o->instance = q->instance;
+	o->preemptions = q->preemptions;
+	o->status = q->status;
+	o->qos_class = q->qos_class;
+	o->predicted_output = q->predicted;
+	o->reject_reason = q->reject_reason;
+	o->tenant = q->tenant;
+	o->model = q->model;
+	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
+						 : NULL) == 7;
+}
+
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
-		     struct lsim_req_record **reqs_out,
 		     struct lsim_inst_record **insts_out,
 		     struct lsim_class_record **classes_out)
 {
-	struct lsim_req_record *rr = calloc(s->n_reqs ? s->n_reqs : 1, sizeof *rr);
-	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
-	if (!rr || !ir) {
-		free(rr);
-		free(ir);
-		return LSIM_ENOMEM;
-	}
+	*insts_out = NULL;
+	*classes_out = NULL;
+	if (!s->records)
+		return LSIM_ESTATE;
+	/* requests still in flight end here, unfinished */
 	for (size_t i = 0; i < s->n_reqs; i++) {
-		const struct lsim_req *q = &s->reqs[i];
-		struct lsim_req_record *o = &rr[i];
-		o->id = q->id;
-		o->arrival = lsim_time_to_s(q->arrival);
-		o->first_scheduled = ns_to_s_or_neg(q->first_sched);
-		o->first_token = ns_to_s_or_neg(q->first_token);
-		o->finish = ns_to_s_or_neg(q->finish);
-		o->prompt_tokens = q->prompt;
-		o->output_tokens = q->output;
-		o->instance = q->instance;
-		o->preemptions = q->preemptions;
-		o->status = q->status;
-		o->qos_class = q->qos_class;
-		o->predicted_output = q->predicted;
-		o->reject_reason = q->reject_reason;
-		o->tenant = q->tenant;
-		o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
-							 : NULL) == 7;
+		struct lsim_req *q = &s->reqs[i];
+		if (!q->live)
+			continue;
+		struct lsim_req_record rec;
+		to_record(s, q, &rec);
+		int rc = lsim_recstore_put(s->records, q->seq, &rec);
+		if (rc != 0)
+			return rc;
+		q->live = false;
 	}
+	lsim_recstore_truncate(s->records, s->n_arrived);
+	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
+	if (!ir)
+		return LSIM_ENOMEM;
 	for (size_t i = 0; i < s->n_inst; i++) {
 		const struct lsim_instance *in = &s->inst[i];
 		struct lsim_inst_record *o = &ir[i];
@@ -585,16 +803,21 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		}
 	}
 	memset(r, 0, sizeof *r);
-	r->reqs = rr;
-	r->n_reqs = s->n_reqs;
+	r->req_store = s->records;
+	r->reqs = lsim_recstore_array(s->records);
+	r->n_reqs = (size_t)lsim_recstore_count(s->records);
 	r->insts = ir;
 	r->n_insts = s->n_inst;
 	r->ts = s->ts;
 	r->n_ts = s->n_ts;
-	*reqs_out = rr;
+	r->model_names = s->model_names;
+	r->n_models = s->n_models;
+	r->tenant_names = (const char *const *)s->tenant_names;
+	r->n_tenant_names = s->n_tenant_names;
 	*insts_out = ir;
 	r->summary.trace_lines_skipped =
 		s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0;
+	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
 	r->summary.sim_events = (double)lsim_events_processed(s->eng);
 	struct lsim_class_record *cr = NULL;

@@ -111,6 +111,18 @@ static const struct lsim_keydef class_keys[] = {
 };
 #undef C
 
+/* workload.models: requests assigned to models by share. */
+struct model_share {
+	const char *name;
+	double share;
+};
+#define MS(f) offsetof(struct model_share, f)
+static const struct lsim_keydef model_share_keys[] = {
+	{"name", LSIM_K_STRING, MS(name), NULL, LSIM_NOBOUNDS, NULL, "model (an instance group's model or name)"},
+	{"share", LSIM_K_DOUBLE, MS(share), NULL, 0, 1, NULL, "fraction of requests for it"},
+};
+#undef MS
+
 struct wl_cfg {
 	int kind;
 	int arrival;
@@ -122,11 +134,13 @@ struct wl_cfg {
 	double time_scale, keep, rate_scale;
 	int64_t repeat;
 	int on_error;
+	int zero_output;
 	int64_t count;
 	lsim_time duration;
 	const char *path;
 	int time_format;
 	const char *arrival_column, *prompt_column, *output_column, *class_column;
+	const char *model_column, *tenant_column;
 };
 enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
 
@@ -153,6 +167,8 @@ static const struct lsim_keydef wl_keys[] = {
 	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
 	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
 	{"class_column", LSIM_K_STRING, W(class_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's QoS class (instead of shares)"},
+	{"model_column", LSIM_K_STRING, W(model_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's model (an instance group's model or name)"},
+	{"tenant_column", LSIM_K_STRING, W(tenant_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's tenant (instead of the trace's position)"},
 	{"lengths_from", LSIM_K_STRING, W(lengths_from), "", LSIM_NOBOUNDS, NULL, "generator: draw (prompt, output) pairs jointly from this trace's rows (any recognised format)"},
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
@@ -161,9 +177,10 @@ static const struct lsim_keydef wl_keys[] = {
 	{"keep", LSIM_K_DOUBLE, W(keep), "1", 1e-9, 1, NULL, "trace: keep each request with this probability (thinning)"},
 	{"repeat", LSIM_K_INT, W(repeat), "1", 1, 1e6, NULL, "trace: play the (windowed) trace this many times back to back"},
 	{"on_error", LSIM_K_ENUM, W(on_error), "fail", LSIM_NOBOUNDS, "fail|skip", "trace: stop at a malformed line, or skip and count it"},
+	{"zero_output", LSIM_K_ENUM, W(zero_output), "one", LSIM_NOBOUNDS, "one|skip|fail", "trace rows with 0 output tokens (BurstGPT's failed requests): serve with one token, drop, or count as failed at arrival"},
 };
 #undef W
-static const char *const wl_sections[] = {"prompt", "output", "traces", NULL};
+static const char *const wl_sections[] = {"prompt", "output", "traces", "models", NULL};
 
 struct len_cfg {
 	int dist;
@@ -194,9 +211,11 @@ static const struct lsim_keydef power_keys[] = {
 
 struct output_cfg {
 	lsim_time sample_period;
+	int64_t records_in_memory;
 };
 static const struct lsim_keydef output_keys[] = {
 	{"sample_period", LSIM_K_TIME, offsetof(struct output_cfg, sample_period), "1s", 0, 1e13, NULL, "time-series sampling period (0: off)"},
+	{"records_in_memory", LSIM_K_INT, offsetof(struct output_cfg, records_in_memory), "262144", 1, 1e9, NULL, "request records held in memory; beyond this they go to a temporary file (long runs)"},
 };
 
 /* ---- the scenario ---- */
@@ -217,6 +236,17 @@ struct lsim_scenario {
 	struct len_cfg len[2];
 	int32_t *len_values[2];
 	const char **traces; /* workload.traces: paths as written (tenants) */
+	struct model_share *model_shares; /* workload.models */
+	size_t n_model_shares;
+	/* distinct models of the instance groups, and the labels naming them
+	 * (model names, then group names) */
+	const char **model_names;
+	size_t n_models;
+	const char **model_labels;
+	int32_t *model_label_idx;
+	size_t n_model_labels;
+	double *model_share_by_idx; /* share of each model, or NULL */
+	int32_t *group_model;	    /* model index of each instance group */
 	size_t n_traces;
 	int32_t *pairs; /* workload.lengths_from: prompt, output, prompt, ... */
 	size_t n_pairs;
@@ -237,7 +267,6 @@ struct lsim_scenario {
 	bool sim_live;
 	int runs;
 	struct lsim_results res;
-	struct lsim_req_record *rec_reqs;
 	struct lsim_inst_record *rec_insts;
 	struct lsim_class_record *rec_classes;
 };
@@ -255,12 +284,16 @@ static char *resolve(const struct lsim_scenario *sc, const char *p)
 	return out;
 }
 
-static int bind_list(struct lsim_scenario *sc, const char *key,
-		     const struct lsim_keydef *keys, size_t nkeys,
-		     void **out, size_t *n_out, size_t elem, bool required,
-		     struct lsim_diag *d)
+/* Binds the list parent.key (path: its name in messages; parent NULL: the
+ * root) into an array of elem-sized entries. */
+static int bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent,
+			const char *key, const char *path_name,
+			const struct lsim_keydef *keys, size_t nkeys, void **out,
+			size_t *n_out, size_t elem, bool required,
+			struct lsim_diag *d)
 {
-	struct lsim_node *list = lsim_node_get(sc->doc->root, key);
+	struct lsim_node *list = lsim_node_get(parent ? parent : sc->doc->root, key);
+	key = path_name;
 	if (!list) {
 		if (required)
 			return lsim_cfg_error(d, sc->doc, sc->doc->root, key,
@@ -287,6 +320,15 @@ static int bind_list(struct lsim_scenario *sc, const char *key,
 			return rc;
 	}
 	return 0;
+}
+
+static int bind_list(struct lsim_scenario *sc, const char *key,
+		     const struct lsim_keydef *keys, size_t nkeys,
+		     void **out, size_t *n_out, size_t elem, bool required,
+		     struct lsim_diag *d)
+{
+	return bind_list_in(sc, NULL, key, key, keys, nkeys, out, n_out, elem,
+			    required, d);
 }
 
 static int bind_section(struct lsim_scenario *sc, const struct lsim_node *parent,
@@ -389,6 +431,14 @@ static void dump_effective(struct lsim_scenario *sc)
 		lsim_buf_printf(b, "  traces:\n");
 		for (size_t i = 0; i < sc->n_traces; i++)
 			lsim_buf_printf(b, "    - \"%s\"\n", sc->traces[i]);
+	}
+	if (sc->n_model_shares > 0) {
+		lsim_buf_printf(b, "  models:\n");
+		for (size_t i = 0; i < sc->n_model_shares; i++) {
+			lsim_buf_printf(b, "    -\n");
+			lsim_cfg_dump(b, 6, model_share_keys, N_OF(model_share_keys),
+				      &sc->model_shares[i]);
+		}
 	}
 	static const char *const names[2] = {"prompt", "output"};
 	for (int w = 0; w < 2; w++) {
@@ -597,6 +647,92 @@ static int bind_traces(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+static int32_t find_name(const char *const *names, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return (int32_t)i;
+	return -1;
+}
+
+/*
+ * The models the instance groups serve, the labels a trace may use for
+ * them (a model name, or a group name that names one model only), and
+ * workload.models: shares by which requests are assigned to models.
+ */
+static int build_models(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	size_t n = sc->n_insts;
+	sc->model_names = calloc(n, sizeof *sc->model_names);
+	sc->group_model = calloc(n, sizeof *sc->group_model);
+	sc->model_labels = calloc(2 * n, sizeof *sc->model_labels);
+	sc->model_label_idx = calloc(2 * n, sizeof *sc->model_label_idx);
+	if (!sc->model_names || !sc->group_model || !sc->model_labels ||
+	    !sc->model_label_idx)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *m = sc->insts[i].model;
+		int32_t k = find_name(sc->model_names, sc->n_models, m);
+		if (k < 0) {
+			k = (int32_t)sc->n_models++;
+			sc->model_names[k] = m;
+			sc->model_labels[sc->n_model_labels] = m;
+			sc->model_label_idx[sc->n_model_labels++] = k;
+		}
+		sc->group_model[i] = k;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *g = sc->insts[i].name;
+		int32_t k = find_name(sc->model_labels, sc->n_model_labels, g);
+		if (k >= 0) {
+			if (sc->model_label_idx[k] != sc->group_model[i])
+				sc->model_label_idx[k] = -1; /* names two models */
+			continue;
+		}
+		sc->model_labels[sc->n_model_labels] = g;
+		sc->model_label_idx[sc->n_model_labels++] = sc->group_model[i];
+	}
+	/* drop ambiguous group names: a trace naming one is an error */
+	size_t k = 0;
+	for (size_t i = 0; i < sc->n_model_labels; i++)
+		if (sc->model_label_idx[i] >= 0) {
+			sc->model_labels[k] = sc->model_labels[i];
+			sc->model_label_idx[k++] = sc->model_label_idx[i];
+		}
+	sc->n_model_labels = k;
+
+	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
+	int rc = bind_list_in(sc, wl, "models", "workload.models", model_share_keys,
+			      N_OF(model_share_keys), (void **)&sc->model_shares,
+			      &sc->n_model_shares, sizeof *sc->model_shares, false, d);
+	if (rc != 0 || sc->n_model_shares == 0)
+		return rc;
+	struct lsim_node *list = lsim_node_get(wl, "models");
+	if (sc->wl.model_column[0])
+		return lsim_cfg_error(d, sc->doc, list, "workload.models", LSIM_EINVAL,
+				      "give models by share or model_column, not both");
+	sc->model_share_by_idx = calloc(sc->n_models, sizeof *sc->model_share_by_idx);
+	if (!sc->model_share_by_idx)
+		return LSIM_ENOMEM;
+	double sum = 0;
+	for (size_t i = 0; i < sc->n_model_shares; i++) {
+		const struct model_share *ms = &sc->model_shares[i];
+		int32_t j = find_name(sc->model_labels, sc->n_model_labels, ms->name);
+		if (j < 0)
+			return lsim_cfg_error(d, sc->doc, list->items[i], "workload.models",
+					      LSIM_EINVAL,
+					      "model '%s' is served by no instance group "
+					      "(give an instance group's model or name)",
+					      ms->name);
+		sc->model_share_by_idx[sc->model_label_idx[j]] += ms->share;
+		sum += ms->share;
+	}
+	if (sum < 0.999999 || sum > 1.000001)
+		return lsim_cfg_error(d, sc->doc, list, "workload.models", LSIM_EINVAL,
+				      "the shares add up to %g, not 1", sum);
+	return 0;
+}
+
 /* workload.lengths_from: every (prompt, output) pair of a trace. */
 static int load_pairs(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -741,6 +877,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
 	if (rc == 0)
 		rc = bind_traces(sc, d);
+	if (rc == 0)
+		rc = build_models(sc, d);
 	if (rc == 0 && sc->wl.class_column[0] && sc->n_classes == 0)
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
 				    "workload.class_column", LSIM_EINVAL,
@@ -798,10 +936,8 @@ static void release_run(struct lsim_scenario *sc)
 	if (sc->sim_live)
 		lsim_sim_release(&sc->sim);
 	sc->sim_live = false;
-	free(sc->rec_reqs);
 	free(sc->rec_insts);
 	free(sc->rec_classes);
-	sc->rec_reqs = NULL;
 	sc->rec_insts = NULL;
 	sc->rec_classes = NULL;
 }
@@ -825,6 +961,12 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->len_values[1]);
 	free(sc->pairs);
 	free(sc->traces);
+	free(sc->model_shares);
+	free(sc->model_names);
+	free(sc->model_labels);
+	free(sc->model_label_idx);
+	free(sc->model_share_by_idx);
+	free(sc->group_model);
 	lsim_buf_release(&sc->effective);
 	free(sc->dir);
 	lsim_doc_destroy(sc->doc);
@@ -890,16 +1032,24 @@ static int open_one(const struct wl_cfg *c, const char *path,
 			.output_col = c->output_column,
 		};
 		map.class_col = c->class_column;
+		map.model_col = c->model_column;
+		map.tenant_col = c->tenant_column;
 		rc = lsim_workload_csv_open(path, &map, w, d);
-	} else if (c->kind == WL_AUTO && c->class_column[0]) {
+	} else if (c->kind == WL_AUTO && (c->class_column[0] || c->model_column[0] ||
+					  c->tenant_column[0])) {
 		const char *fmt = NULL;
 		struct lsim_csv_map map;
 		rc = lsim_workload_detect(path, &fmt, &map, d);
+		const char *key = c->class_column[0]   ? "workload.class_column"
+				  : c->model_column[0] ? "workload.model_column"
+						       : "workload.tenant_column";
 		if (rc == 0 && strcmp(fmt, "jsonl") == 0)
-			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "workload.class_column",
-					   "class_column needs a CSV trace");
+			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, key,
+					   "%s needs a CSV trace", key + 9);
 		if (rc == 0) {
 			map.class_col = c->class_column;
+			map.model_col = c->model_column;
+			map.tenant_col = c->tenant_column;
 			rc = lsim_workload_csv_open(path, &map, w, d);
 		}
 	} else if (c->kind == WL_AUTO) {
@@ -1096,6 +1246,7 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 				return rc;
 			}
 			in->node = sc->placement ? sc->placement[next_id] : -1;
+			in->model_idx = sc->group_model[i];
 			next_id++;
 		}
 	}
@@ -1133,8 +1284,16 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.synchronizer = sc->policies[LSIM_ROLE_SYNCHRONIZER];
 	sc->sim.classes = sc->classes;
 	sc->sim.n_classes = sc->n_classes;
+	sc->sim.model_names = sc->model_names;
+	sc->sim.n_models = sc->n_models;
+	sc->sim.model_labels = sc->model_labels;
+	sc->sim.model_label_idx = sc->model_label_idx;
+	sc->sim.n_model_labels = sc->n_model_labels;
+	sc->sim.model_shares = sc->model_share_by_idx;
 	sc->sim.pue = sc->power.pue;
+	sc->sim.zero_output = sc->wl.zero_output;
 	sc->sim.sample_period = sc->output.sample_period;
+	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
 	struct progress_bridge bridge = {progress, progress_ctx};
 	if (progress) {
 		sc->sim.progress = progress_hook;
@@ -1154,7 +1313,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	sc->sim.progress = NULL;
 	if (rc == 0)
-		rc = lsim_sim_results(&sc->sim, &sc->res, &sc->rec_reqs,
+		rc = lsim_sim_results(&sc->sim, &sc->res,
 				      &sc->rec_insts, &sc->rec_classes);
 	gsl_rng_free(rngs.arrivals);
 	gsl_rng_free(rngs.lengths);

@@ -43,6 +43,8 @@ struct lsim_service_cfg {
 /* Internal state of one request. Indices, never pointers: the array grows. */
 struct lsim_req {
 	uint64_t id;
+	uint64_t seq; /* arrival order: the index of its record */
+	bool live;    /* the slot holds a request that has not ended */
 	lsim_time arrival, first_sched, first_token, finish;
 	int32_t prompt, output;
 	int32_t generated; /* output tokens produced so far */
@@ -61,6 +63,7 @@ struct lsim_req {
 	int32_t reject_reason; /* enum lsim_reject_reason */
 	int32_t tenant;	       /* source trace of a merged workload */
 	int32_t trace_class;   /* class named by the trace's class column, or -1 */
+	int32_t model;	       /* index in model_names: the instances that may serve it */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;
@@ -88,6 +91,7 @@ struct lsim_instance {
 	const struct lsim_model_arch *model;
 	int32_t tp;
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
+	int32_t model_idx; /* index in the run's model_names */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;
@@ -129,9 +133,20 @@ struct lsim_sim {
 	struct lsim_engine *eng;
 	uint64_t seed;
 	gsl_rng *service_rng;
+	/* Request slots: a slot is reused once its request ended and its
+	 * record went to the store, so memory follows the requests in
+	 * flight, not the length of the run. */
 	struct lsim_req *reqs;
-	size_t n_reqs, cap_reqs;
+	size_t n_reqs, cap_reqs; /* slots used (high-water mark), allocated */
+	int32_t *free_slots;
+	size_t n_free, cap_free;
+	int32_t pending_slot;	 /* the request pulled but not yet arrived, or -1 */
+	bool retain_requests;	 /* never reuse slots: reqs[i] is the i-th
+				  * arrival after the run (tests, validate) */
+	uint64_t n_arrived;	 /* requests pulled from the workload */
 	size_t n_done; /* finished, rejected or failed */
+	struct lsim_recstore *records; /* one record per request, by seq */
+	size_t records_in_memory;      /* before spilling (0: the default) */
 	struct lsim_instance *inst;
 	size_t n_inst;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
@@ -146,6 +161,22 @@ struct lsim_sim {
 	const struct lsim_qos_class *classes; /* borrowed */
 	size_t n_classes;
 	gsl_rng *class_rng;
+	/* Models: instances serve one each; a request goes only to instances
+	 * of its model, named by a trace column (a label: a model or an
+	 * instance group name) or drawn by share. */
+	const char *const *model_names; /* borrowed; n_models >= 1 */
+	size_t n_models;
+	const char *const *model_labels; /* borrowed: label -> model_label_idx */
+	const int32_t *model_label_idx;
+	size_t n_model_labels;
+	const double *model_shares; /* borrowed, per model, or NULL */
+	gsl_rng *model_rng;
+	int32_t *route_map;	    /* scratch: inst_info entry -> instance */
+	size_t *rr_model;	    /* round-robin position per model */
+	/* Tenants named by a trace column (workload.tenant_column), by first
+	 * appearance; owned. */
+	char **tenant_names;
+	size_t n_tenant_names;
 	struct lsim_workload *workload;
 	bool workload_done;
 	int error; /* first error from a handler (e.g. bad trace line) */
@@ -155,6 +186,9 @@ struct lsim_sim {
 	struct lsim_ts_sample *ts;
 	size_t n_ts, cap_ts;
 	double pue;
+	/* What a request with 0 output tokens (failed in its trace) becomes. */
+	enum { LSIM_ZERO_ONE, LSIM_ZERO_SKIP, LSIM_ZERO_FAIL } zero_output;
+	uint64_t zero_output_seen; /* such requests read from the workload */
 	/* Called at every sample (the CLI draws a progress bar). */
 	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
 	void *progress_ctx;
@@ -193,11 +227,11 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 /* Called by instances when a request ends. */
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
 /*
- * Fills r with arrays owned by s (reqs, insts, ts) and computes the
- * summary. Records are freed by lsim_sim_release.
+ * Fills r with records owned by s (the request store, ts) or allocated
+ * for the caller (*insts_out, *classes_out: free them) and computes the
+ * summary. Requests still in flight are recorded as unfinished.
  */
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
-		     struct lsim_req_record **reqs_out,
 		     struct lsim_inst_record **insts_out,
 		     struct lsim_class_record **classes_out);
 

@@ -2,7 +2,8 @@
  * summary.c - the run summary: request counts by status, makespan,
  * throughput, TTFT/TPOT/E2E means and percentiles (GSL), queue wait, and
  * instance totals (utilisation, energy, cost). The definitions are the
- * ones documented in docs/output.md.
+ * ones documented in docs/output.md. The request records are streamed:
+ * one pass for the totals, then one latency column in memory at a time.
  */
 #include <stdlib.h>
 
@@ -30,98 +31,140 @@ static void fill_dist(double *x, size_t n, struct dist out)
 	*out.p99 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.99);
 }
 
+/* Pass 1 over the records: counts, makespan, tokens, SLO, queue wait. */
+struct totals {
+	struct lsim_summary *s;
+	size_t seen;
+	double first_arrival, last_finish, out_tokens, met;
+	size_t n_ttft, n_tpot, n_e2e, n_wait;
+	long double wait_mean; /* gsl_stats_mean's recurrence, streamed */
+};
+
+static int add_totals(void *ctx, const struct lsim_req_record *q)
+{
+	struct totals *t = ctx;
+	struct lsim_summary *s = t->s;
+	if (t->seen++ == 0 || q->arrival < t->first_arrival)
+		t->first_arrival = q->arrival;
+	s->preemptions += q->preemptions;
+	t->met += q->slo_met ? 1.0 : 0.0;
+	switch (q->status) {
+	case LSIM_REQ_FINISHED:
+		if (s->completed == 0.0 || q->finish > t->last_finish)
+			t->last_finish = q->finish;
+		s->completed += 1.0;
+		t->out_tokens += q->output_tokens;
+		t->n_e2e++;
+		if (q->first_token >= 0.0) {
+			t->n_ttft++;
+			t->n_tpot += q->output_tokens > 1;
+		}
+		if (q->first_scheduled >= 0.0) {
+			double x = q->first_scheduled - q->arrival;
+			t->wait_mean += (x - t->wait_mean) / (long double)++t->n_wait;
+		}
+		break;
+	case LSIM_REQ_REJECTED: s->rejected += 1.0; break;
+	case LSIM_REQ_FAILED: s->failed += 1.0; break;
+	default: s->unfinished += 1.0; break;
+	}
+	return 0;
+}
+
+/* One latency of every finished request that has it, gathered in order. */
+enum latency { TTFT, TPOT, E2E };
+struct column {
+	enum latency which;
+	double *x;
+	size_t n;
+};
+
+static int add_latency(void *ctx, const struct lsim_req_record *q)
+{
+	struct column *c = ctx;
+	if (q->status != LSIM_REQ_FINISHED)
+		return 0;
+	switch (c->which) {
+	case TTFT:
+		if (q->first_token >= 0.0)
+			c->x[c->n++] = q->first_token - q->arrival;
+		break;
+	case TPOT:
+		if (q->first_token >= 0.0 && q->output_tokens > 1)
+			c->x[c->n++] = (q->finish - q->first_token) /
+				       (double)(q->output_tokens - 1);
+		break;
+	case E2E: c->x[c->n++] = q->finish - q->arrival; break;
+	}
+	return 0;
+}
+
+/* Loads one latency column (n values) and fills its mean and percentiles:
+ * one column in memory at a time, whatever the length of the run. */
+static int latency_dist(const struct lsim_results *r, enum latency which,
+			size_t n, struct dist out)
+{
+	struct column c = {.which = which};
+	if (n > 0 && !(c.x = malloc(n * sizeof *c.x)))
+		return LSIM_ENOMEM;
+	int rc = lsim_results_each_req(r, add_latency, &c);
+	if (rc == 0 && c.n != n)
+		rc = LSIM_ESTATE; /* the records changed between passes */
+	if (rc == 0)
+		fill_dist(c.x, n, out);
+	free(c.x);
+	return rc;
+}
+
 int lsim_summary_compute(struct lsim_results *r)
 {
-	if (!r || (r->n_reqs > 0 && !r->reqs) || (r->n_insts > 0 && !r->insts))
+	if (!r || (r->n_reqs > 0 && !r->reqs && !r->req_store) ||
+	    (r->n_insts > 0 && !r->insts))
 		return LSIM_EINVAL;
 	struct lsim_summary *s = &r->summary;
-	double sim_events = s->sim_events; /* set by the caller: keep */
-	double skipped = s->trace_lines_skipped;
+	/* set by the caller: keep */
+	double sim_events = s->sim_events, skipped = s->trace_lines_skipped;
+	double zero_output = s->trace_zero_output;
 #define LSIM_X_ZERO(name, unit, help) s->name = 0.0;
 	LSIM_SUMMARY_FIELDS(LSIM_X_ZERO)
 #undef LSIM_X_ZERO
 	s->sim_events = sim_events;
 	s->trace_lines_skipped = skipped;
+	s->trace_zero_output = zero_output;
 
+	struct totals t = {.s = s};
+	int rc = lsim_results_each_req(r, add_totals, &t);
+	if (rc != 0)
+		return rc;
 	size_t n = r->n_reqs;
-	double *buf = NULL;
-	if (n > 0) {
-		buf = malloc(n * sizeof *buf);
-		if (!buf)
-			return LSIM_ENOMEM;
-	}
-
-	/* Counts, makespan, tokens, preemptions. */
-	double first_arrival = 0.0, last_finish = 0.0, out_tokens = 0.0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		if (i == 0 || q->arrival < first_arrival)
-			first_arrival = q->arrival;
-		s->preemptions += q->preemptions;
-		switch (q->status) {
-		case LSIM_REQ_FINISHED:
-			if (s->completed == 0.0 || q->finish > last_finish)
-				last_finish = q->finish;
-			s->completed += 1.0;
-			out_tokens += q->output_tokens;
-			break;
-		case LSIM_REQ_REJECTED: s->rejected += 1.0; break;
-		case LSIM_REQ_FAILED: s->failed += 1.0; break;
-		default: s->unfinished += 1.0; break;
-		}
-	}
 	s->requests = (double)n;
-	double met = 0.0;
-	for (size_t i = 0; i < n; i++)
-		met += r->reqs[i].slo_met ? 1.0 : 0.0;
 	if (n > 0)
-		s->slo_attainment = met / (double)n;
-	if (s->completed > 0.0 && last_finish > first_arrival) {
-		s->makespan_s = last_finish - first_arrival;
+		s->slo_attainment = t.met / (double)n;
+	if (s->completed > 0.0 && t.last_finish > t.first_arrival) {
+		s->makespan_s = t.last_finish - t.first_arrival;
 		s->throughput_rps = s->completed / s->makespan_s;
-		s->output_tokens_per_s = out_tokens / s->makespan_s;
-		s->goodput_rps = met / s->makespan_s;
+		s->output_tokens_per_s = t.out_tokens / s->makespan_s;
+		s->goodput_rps = t.met / s->makespan_s;
 	}
+	s->queue_wait_mean_s = (double)t.wait_mean;
 
 	/* Latency distributions over completed requests. */
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		if (q->status == LSIM_REQ_FINISHED && q->first_token >= 0.0)
-			buf[k++] = q->first_token - q->arrival;
-	}
-	fill_dist(buf, k, (struct dist){&s->ttft_mean_s, &s->ttft_p50_s,
+	rc = latency_dist(r, TTFT, t.n_ttft,
+			  (struct dist){&s->ttft_mean_s, &s->ttft_p50_s,
 					&s->ttft_p90_s, &s->ttft_p95_s,
 					&s->ttft_p99_s});
-	k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		if (q->status == LSIM_REQ_FINISHED && q->first_token >= 0.0 &&
-		    q->output_tokens > 1)
-			buf[k++] = (q->finish - q->first_token) /
-				   (double)(q->output_tokens - 1);
-	}
-	fill_dist(buf, k, (struct dist){&s->tpot_mean_s, &s->tpot_p50_s,
-					&s->tpot_p90_s, &s->tpot_p95_s,
-					&s->tpot_p99_s});
-	k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		if (q->status == LSIM_REQ_FINISHED)
-			buf[k++] = q->finish - q->arrival;
-	}
-	fill_dist(buf, k, (struct dist){&s->e2e_mean_s, &s->e2e_p50_s,
-					&s->e2e_p90_s, &s->e2e_p95_s,
-					&s->e2e_p99_s});
-	k = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lsim_req_record *q = &r->reqs[i];
-		if (q->status == LSIM_REQ_FINISHED && q->first_scheduled >= 0.0)
-			buf[k++] = q->first_scheduled - q->arrival;
-	}
-	if (k > 0)
-		s->queue_wait_mean_s = gsl_stats_mean(buf, 1, k);
-	free(buf);
+	if (rc == 0)
+		rc = latency_dist(r, TPOT, t.n_tpot,
+				  (struct dist){&s->tpot_mean_s, &s->tpot_p50_s,
+						&s->tpot_p90_s, &s->tpot_p95_s,
+						&s->tpot_p99_s});
+	if (rc == 0)
+		rc = latency_dist(r, E2E, t.n_e2e,
+				  (struct dist){&s->e2e_mean_s, &s->e2e_p50_s,
+						&s->e2e_p90_s, &s->e2e_p95_s,
+						&s->e2e_p99_s});
+	if (rc != 0)
+		return rc;
 
 	/* Instances: GPU-weighted busy fraction, energy and cost. */
 	double busy = 0.0, life = 0.0, admitted = 0.0, hits = 0.0;

@@ -184,6 +184,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		lsim_perf_destroy(perf);
 		return rc;
 	}
+	s.retain_requests = true; /* compared request by request below */
 	s.sample_period = 0;
 	struct lsim_engine_cfg ec = {
 		.max_num_seqs = m->max_num_seqs,

@@ -78,6 +78,14 @@ for pair in burstgpt.csv:burstgpt burstgpt_v3.csv:burstgpt vidur.csv:vidur \
 done
 out=$("$exe" trace stats "$fmt/vidur.csv" --json)
 case "$out" in *'"rows": 3, "span_s": 0.750000'*'"prompt_tokens": {"mean": 597.333, "p50": 512.0'*) ok "trace stats values";; *) bad "trace stats values: $out";; esac
+# per tenant: by a column (BurstGPT Model: ChatGPT rows at 5 s and 45 s,
+# prompts 472 and 1087), and by file (several files merged)
+out=$("$exe" trace stats "$fmt/burstgpt.csv" --by Model --json)
+case "$out" in *'"rows": 3,'*'"tenants": [{"tenant": "ChatGPT", "rows": 2, "span_s": 40.000000,'*'"prompt_tokens": {"mean": 779.500,'*'{"tenant": "GPT-4", "rows": 1,'*) ok "trace stats per tenant (--by)";; *) bad "trace stats --by: $out";; esac
+out=$("$exe" trace stats "$fmt/burstgpt.csv" "$fmt/vidur.csv" --json)
+case "$out" in *'"format": "mixed", "rows": 6,'*'"tenant": "'*'burstgpt.csv", "rows": 3,'*'vidur.csv", "rows": 3, "span_s": 0.750000'*) ok "trace stats per file";; *) bad "trace stats per file: $out";; esac
+"$exe" trace stats "$fmt/burstgpt.csv" --by Nope >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "burstgpt.csv:1: --by: no column 'Nope'" "$tmp/err" && ok "trace stats --by unknown column" || bad "--by Nope: rc=$rc $(cat "$tmp/err")"
 "$exe" trace stats "$fmt/unknown.csv" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'unknown.csv:1: workload.path: unrecognised trace header' "$tmp/err" \
 	&& ok "unknown trace format" || bad "unknown trace format: $(cat "$tmp/err")"
@@ -140,6 +148,34 @@ sed 's/GPT-4, share/GPT4, share/' "$tmp/cc.yaml" > "$tmp/cc2.yaml"
 [ $rc -eq 2 ] && grep -q "workload.class_column: request 2 names class 'GPT-4'" "$tmp/err" && [ ! -e "$tmp/cc2/report.h5" ] \
 	&& ok "unknown class in the trace" || bad "unknown class: rc=$rc $(cat "$tmp/err")"
 
+# models and tenants by trace column: requests go only to instances of
+# their model (by model name or group name); tenants numbered by first
+# appearance, names in labels.csv
+printf 'arrival_s,prompt_tokens,output_tokens,model,user\n0,100,5,Llama-3.1-70B,bob\n0.1,100,5,small,alice\n0.2,100,5,Llama-3.1-8B,bob\n0.3,100,5,big,carol\n' > "$tmp/mm.csv"
+printf 'name: mm\ninstances:\n  - {name: small, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 2}\n  - {name: big, model: Llama-3.1-70B, gpu: H100-SXM, tp: 4}\nworkload: {kind: auto, path: %s, model_column: model, tenant_column: user}\n' \
+	"$tmp/mm.csv" > "$tmp/mm.yaml"
+"$exe" run "$tmp/mm.yaml" -o "$tmp/mm" --csv --quiet >/dev/null 2>"$tmp/err" || bad "model_column run: $(cat "$tmp/err")"
+got=$(tail -n +2 "$tmp/mm/requests.csv" | cut -d, -f8,15,16 | tr '\n' ' ')
+[ "$got" = "2,0,1 0,1,0 1,0,0 2,2,1 " ] && grep -q '^model,1,Llama-3.1-70B$' "$tmp/mm/labels.csv" \
+	&& grep -q '^tenant,2,carol$' "$tmp/mm/labels.csv" \
+	&& ok "model_column routes to the model's instances; tenant_column names tenants" || bad "model/tenant column: $got"
+sed 's/^0.3,100,5,big/0.3,100,5,GPT-4/' "$tmp/mm.csv" > "$tmp/mm2.csv"
+sed "s|$tmp/mm.csv|$tmp/mm2.csv|" "$tmp/mm.yaml" > "$tmp/mm2.yaml"
+"$exe" run "$tmp/mm2.yaml" -o "$tmp/mm2" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "workload.model_column: request 3 names model 'GPT-4', which no instance group serves" "$tmp/err" \
+	&& ok "unknown model in the trace" || bad "unknown model: rc=$rc $(cat "$tmp/err")"
+# models by share: 400 requests, 3/4 to the 70B group (binomial sd 8.7)
+printf 'name: ms\ninstances:\n  - {name: small, model: Llama-3.1-8B, gpu: H100-SXM}\n  - {name: big, model: Llama-3.1-70B, gpu: H100-SXM, tp: 4}\nworkload:\n  count: 400\n  rate: 5\n  models: [{name: small, share: 0.25}, {name: Llama-3.1-70B, share: 0.75}]\n' > "$tmp/ms.yaml"
+"$exe" run "$tmp/ms.yaml" -o "$tmp/ms" --csv --quiet >/dev/null 2>"$tmp/err" || bad "models by share run: $(cat "$tmp/err")"
+big=$(tail -n +2 "$tmp/ms/requests.csv" | awk -F, '$16 == 1' | wc -l)
+mism=$(tail -n +2 "$tmp/ms/requests.csv" | awk -F, '$8 != $16' | wc -l)
+[ "$big" -ge 270 ] && [ "$big" -le 330 ] && [ "$mism" -eq 0 ] \
+	&& ok "models by share: $big of 400 to the 70B model, each on its model's instance" || bad "models by share: big=$big mismatched=$mism"
+sed 's/share: 0.75/share: 0.7/' "$tmp/ms.yaml" > "$tmp/ms2.yaml"
+"$exe" run "$tmp/ms2.yaml" -o "$tmp/ms2" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "workload.models: the shares add up to 0.95, not 1" "$tmp/err" \
+	&& ok "model shares must add up to 1" || bad "model shares: rc=$rc $(cat "$tmp/err")"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
@@ -154,6 +190,31 @@ done
 [ $same -eq 1 ] && ok "byte-identical outputs for the same seed"
 "$exe" run "$scen/small.yaml" -o "$tmp/c" --csv --quiet --seed 12 >/dev/null 2>&1
 cmp -s "$tmp/a/requests.csv" "$tmp/c/requests.csv" && bad "--seed does not change the workload" || ok "--seed varies the workload"
+
+# records spilled to disk (a long run) give the same outputs byte for byte
+# (report.h5 differs: it holds the effective config, with the override)
+"$exe" run "$scen/small.yaml" -o "$tmp/sp" --csv --quiet --set output.records_in_memory=7 >/dev/null 2>&1 || bad "run small spilled"
+same=1
+for f in requests.csv instances.csv timeseries.csv summary.csv classes.csv; do
+	cmp -s "$tmp/a/$f" "$tmp/sp/$f" || { same=0; bad "spilled records: $f differs"; }
+done
+[ $same -eq 1 ] && ok "records spilled to disk give identical outputs"
+
+# BurstGPT logs failed requests with 0 response tokens: workload.zero_output
+for mode in one skip fail; do
+	printf 'name: z\ninstances: [{gpu: H100-SXM}]\nworkload: {kind: auto, path: %s, zero_output: %s}\n' \
+		"$fmt/burstgpt.csv" "$mode" > "$tmp/z_$mode.yaml"
+	"$exe" run "$tmp/z_$mode.yaml" -o "$tmp/z_$mode" --csv --quiet >/dev/null 2>&1 || bad "zero_output $mode run"
+done
+zf() { grep "^$2," "$tmp/z_$1/summary.csv" | cut -d, -f2; }
+[ "$(zf one requests)/$(zf one completed)/$(zf one trace_zero_output)" = "3/3/1" ] \
+	&& [ "$(sed -n 3p "$tmp/z_one/requests.csv" | cut -d, -f7)" = "1" ] \
+	&& ok "zero_output one: served with one token" || bad "zero_output one: $(cat "$tmp/z_one/summary.csv" | head -5)"
+[ "$(zf skip requests)/$(zf skip completed)/$(zf skip trace_zero_output)" = "2/2/1" ] \
+	&& ok "zero_output skip: dropped and counted" || bad "zero_output skip"
+[ "$(zf fail requests)/$(zf fail completed)/$(zf fail failed)" = "3/2/1" ] \
+	&& [ "$(sed -n 3p "$tmp/z_fail/requests.csv" | cut -d, -f10,13)" = "2,5" ] \
+	&& ok "zero_output fail: failed at arrival, reason 5" || bad "zero_output fail: $(sed -n 3p "$tmp/z_fail/requests.csv")"
 
 # conservation: every arrived request ends exactly once
 n=$(($(wc -l < "$tmp/a/requests.csv") - 1))

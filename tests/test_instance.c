@@ -119,6 +119,7 @@ static void run_trace(struct lsim_sim *s, const char *rows, int64_t blocks,
 	struct lsim_diag d = {0};
 	assert_int_equal(lsim_sim_init(s, 1, &d), 0);
 	s->sample_period = 0;
+	s->retain_requests = true; /* the tests read s->reqs[i] */
 	struct lsim_engine_cfg cfg = {
 		.max_num_seqs = max_seqs, .max_num_batched_tokens = max_tokens,
 		.block_size = 16, .num_gpu_blocks = blocks,
@@ -249,6 +250,7 @@ static void test_trace_prefix_hashes(void **state)
 	struct lsim_sim s;
 	assert_int_equal(lsim_sim_init(&s, 1, &d), 0);
 	s.sample_period = 0;
+	s.retain_requests = true;
 	struct lsim_engine_cfg cfg = {
 		.max_num_seqs = 8, .max_num_batched_tokens = 4096, .block_size = 16,
 		.num_gpu_blocks = 1000, .gpu_memory_utilization = 0.9,

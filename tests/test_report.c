@@ -24,6 +24,7 @@
 #include <hdf5_hl.h>
 #include <sqlite3.h>
 
+#include "recstore.h"
 #include "report.h"
 
 #define EPS 1e-12
@@ -63,6 +64,9 @@ static const struct lsim_ts_sample ts[] = {
 	{1.0, 0, 1.0, 0.5, 1, 4, 700.0},
 };
 
+static const char *const model_names[] = {"Llama-3.1-8B"};
+static const char *const tenant_names[] = {"alice"};
+
 static struct lsim_results make_results(const char *run_id)
 {
 	struct lsim_results r;
@@ -81,6 +85,10 @@ static struct lsim_results make_results(const char *run_id)
 	r.n_insts = sizeof insts / sizeof insts[0];
 	r.ts = ts;
 	r.n_ts = sizeof ts / sizeof ts[0];
+	r.model_names = model_names;
+	r.n_models = 1;
+	r.tenant_names = tenant_names;
+	r.n_tenant_names = 1;
 	r.summary.sim_events = 1234;
 	r.wall_s = 0.25;
 	assert_int_equal(lsim_summary_compute(&r), 0);
@@ -388,6 +396,44 @@ static void test_h5_identical(void **state)
 	assert_no_tmp(dir);
 }
 
+/* Records held by a store that spilled to disk (a long run) read back the
+ * same, give the same summary and the same HDF5 bytes as the array. */
+static void test_spilled_store(void **state)
+{
+	const char *dir = *state;
+	struct lsim_recstore *st = lsim_recstore_create(3);
+	assert_non_null(st);
+	/* put out of order, as requests end */
+	for (size_t k = N_REQS; k-- > 0;)
+		assert_int_equal(lsim_recstore_put(st, k, &reqs[k]), 0);
+	assert_int_equal(lsim_recstore_count(st), N_REQS);
+	assert_null(lsim_recstore_array(st)); /* spilled */
+	struct lsim_req_record back[N_REQS];
+	assert_int_equal(lsim_recstore_read(st, 0, N_REQS, back), 0);
+	assert_memory_equal(back, reqs, sizeof back);
+	assert_int_equal(lsim_recstore_read(st, 5, N_REQS, back), LSIM_ERANGE);
+
+	struct lsim_results a = make_results("run-a"), b = a;
+	b.reqs = NULL;
+	b.req_store = st;
+	assert_int_equal(lsim_summary_compute(&a), 0);
+	assert_int_equal(lsim_summary_compute(&b), 0);
+	assert_memory_equal(&a.summary, &b.summary, sizeof a.summary);
+	char p1[512], p2[512];
+	join(p1, sizeof p1, dir, "a.h5");
+	join(p2, sizeof p2, dir, "b.h5");
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_report_h5_write(p1, &a, &d), 0);
+	assert_int_equal(lsim_report_h5_write(p2, &b, &d), 0);
+	size_t n1, n2;
+	char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	free(b1);
+	free(b2);
+	lsim_recstore_destroy(st);
+}
+
 static void test_h5_failures(void **state)
 {
 	const char *dir = *state;
@@ -444,7 +490,7 @@ static void test_sqlite(void **state)
 #define LSIM_X_COUNT(name, unit, help) n_metrics++;
 	LSIM_SUMMARY_FIELDS(LSIM_X_COUNT)
 #undef LSIM_X_COUNT
-	assert_true(n_metrics == 33);
+	assert_true(n_metrics == 34);
 
 	struct lsim_diag d = {0};
 	struct lsim_results a = make_results("run-a");
@@ -522,9 +568,13 @@ static void test_csv(void **state)
 	check_csv(dir, "requests.csv", 0,
 		  "id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 		  "output_tokens,instance,preemptions,status,qos_class,"
-		  "predicted_output,reject_reason,slo_met,tenant");
-	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0");
-	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0");
+		  "predicted_output,reject_reason,slo_met,tenant,model");
+	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0,0");
+	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0,0");
+	/* the names behind the model and tenant columns */
+	check_csv(dir, "labels.csv", 0, "column,index,name");
+	check_csv(dir, "labels.csv", 1, "model,0,Llama-3.1-8B");
+	check_csv(dir, "labels.csv", 2, "tenant,0,alice");
 	check_csv(dir, "instances.csv", 0,
 		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
@@ -553,6 +603,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
 						remove_tmpdir),
 		cmocka_unit_test_setup_teardown(test_h5_identical, make_tmpdir,
+						remove_tmpdir),
+		cmocka_unit_test_setup_teardown(test_spilled_store, make_tmpdir,
 						remove_tmpdir),
 		cmocka_unit_test_setup_teardown(test_h5_failures, make_tmpdir,
 						remove_tmpdir),

@@ -207,8 +207,9 @@ struct csv_reader {
 	char *names[N_COLS];
 	int idx[N_COLS];
 	int need; /* fields a row must have */
-	char *class_name; /* optional class column */
-	int class_idx;	  /* its index, -1 without one */
+	/* optional label columns: QoS class, model, tenant */
+	char *label_name[LSIM_N_LABELS];
+	int label_idx[LSIM_N_LABELS]; /* -1 without one */
 	enum lsim_time_format fmt;
 	bool have_first;
 	lsim_time t0, prev;
@@ -333,8 +334,6 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 				     lsim_csv_field_col(r->csv, r->idx[COL_PROMPT]),
 				     r->names[COL_PROMPT],
 				     "prompt token count is 0; a request needs at least one prompt token");
-	if (out->output_tokens == 0)
-		out->output_tokens = 1; /* the engine always emits one token */
 	/* the row is good: only now does it set the time origin and order */
 	if (!r->have_first) {
 		r->have_first = true;
@@ -342,8 +341,11 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 	}
 	r->prev = t;
 	out->arrival = t - r->t0;
-	if (r->class_idx >= 0)
-		out->class_label = lsim_csv_field(r->csv, r->class_idx);
+	const char **labels[LSIM_N_LABELS] = {&out->class_label, &out->model_label,
+					       &out->tenant_label};
+	for (int k = 0; k < LSIM_N_LABELS; k++)
+		if (r->label_idx[k] >= 0)
+			*labels[k] = lsim_csv_field(r->csv, r->label_idx[k]);
 	return 1;
 }
 
@@ -375,7 +377,8 @@ static void csv_destroy(struct lsim_workload *w)
 	lsim_csv_close(r->csv);
 	for (int c = 0; c < N_COLS; c++)
 		free(r->names[c]);
-	free(r->class_name);
+	for (int k = 0; k < LSIM_N_LABELS; k++)
+		free(r->label_name[k]);
 	free(r);
 }
 
@@ -414,11 +417,18 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	lsim_workload_init_base(&r->base, &csv_ops);
 	r->fmt = map->arrival_format;
-	r->class_idx = -1;
+	static const char *const label_keys[LSIM_N_LABELS] = {
+		"workload.class_column", "workload.model_column",
+		"workload.tenant_column"};
+	const char *label_cols[LSIM_N_LABELS] = {map->class_col, map->model_col,
+						 map->tenant_col};
 	int rc = 0;
-	if (map->class_col && map->class_col[0] &&
-	    !(r->class_name = strdup(map->class_col)))
-		rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
+	for (int k = 0; k < LSIM_N_LABELS; k++) {
+		r->label_idx[k] = -1;
+		if (label_cols[k] && label_cols[k][0] &&
+		    !(r->label_name[k] = strdup(label_cols[k])))
+			rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
+	}
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (!(r->names[c] = strdup(cols[c])))
 			rc = lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
@@ -431,17 +441,20 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 	if (rc == 0)
 		rc = lsim_csv_require(r->csv, (const char *const *)r->names, N_COLS,
 				      r->idx, d);
-	if (rc == 0 && r->class_name) {
-		const char *cn = r->class_name;
-		rc = lsim_csv_require(r->csv, &cn, 1, &r->class_idx, d);
+	for (int k = 0; k < LSIM_N_LABELS && rc == 0; k++) {
+		const char *cn = r->label_name[k];
+		if (!cn)
+			continue;
+		rc = lsim_csv_require(r->csv, &cn, 1, &r->label_idx[k], d);
 		if (rc != 0 && d)
-			snprintf(d->key, sizeof d->key, "workload.class_column");
+			snprintf(d->key, sizeof d->key, "%s", label_keys[k]);
 	}
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (r->idx[c] + 1 > r->need)
 			r->need = r->idx[c] + 1;
-	if (rc == 0 && r->class_idx + 1 > r->need)
-		r->need = r->class_idx + 1;
+	for (int k = 0; k < LSIM_N_LABELS && rc == 0; k++)
+		if (r->label_idx[k] + 1 > r->need)
+			r->need = r->label_idx[k] + 1;
 	if (rc != 0) {
 		csv_destroy(&r->base);
 		return rc;

@@ -637,9 +637,10 @@ static int setup_pairs(struct generator *g, const struct lsim_gen_params *p,
 				     "%zu pairs are more than the random generator can pick from",
 				     p->n_pairs);
 	for (size_t i = 0; i < 2 * p->n_pairs; i++)
-		if (p->pairs[i] < 1)
+		if (p->pairs[i] < (i % 2 ? 0 : 1))
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "workload.pairs",
-					     "pair %zu has %s length %d; lengths must be at least 1",
+					     "pair %zu has %s length %d; prompts need at least 1 "
+					     "token, outputs at least 0 (a failed request)",
 					     i / 2, i % 2 ? "output" : "prompt",
 					     (int)p->pairs[i]);
 	g->pairs = p->pairs;

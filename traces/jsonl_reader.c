@@ -210,8 +210,6 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
 				     prompt_keys[pk],
 				     "prompt length is 0; a request needs at least one prompt token");
-	if (out->output_tokens == 0)
-		out->output_tokens = 1; /* the engine always emits one token */
 	rc = get_hashes(r, o, out, d);
 	if (rc != 0)
 		return rc;

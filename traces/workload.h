@@ -16,7 +16,8 @@ struct lsim_req_spec {
 	uint64_t id;	       /* 0, 1, 2 ... in arrival order */
 	lsim_time arrival;     /* ns since the workload's start (first arrival >= 0) */
 	int32_t prompt_tokens; /* >= 1 */
-	int32_t output_tokens; /* >= 1 */
+	int32_t output_tokens; /* >= 1; 0 only from traces: the request failed
+				* there (BurstGPT logs failures so) */
 	/* Prefix-cache block hashes of the prompt (Mooncake hash_ids: one per
 	 * 512-token block), or NULL/0. Owned by the workload; valid until the
 	 * next call of lsim_workload_next. */
@@ -24,10 +25,14 @@ struct lsim_req_spec {
 	int32_t n_hashes;
 	int32_t hash_block_tokens; /* tokens per hashed block (512 for Mooncake) */
 	int32_t tenant; /* which merged trace it came from (0 for a single source) */
-	/* The QoS class named by the trace's class column, or NULL. Valid until
-	 * the next call of lsim_workload_next. */
+	/* The QoS class, model and tenant named by the trace's label columns
+	 * (CSV: workload.class_column, model_column, tenant_column), or NULL.
+	 * Valid until the next call of lsim_workload_next. */
 	const char *class_label;
+	const char *model_label;
+	const char *tenant_label;
 };
+enum { LSIM_N_LABELS = 3 }; /* class, model, tenant */
 
 struct lsim_workload;
 
@@ -115,13 +120,15 @@ struct lsim_csv_map {
 	const char *prompt_col;
 	const char *output_col;
 	const char *class_col; /* optional: a column naming each request's QoS class */
+	const char *model_col; /* optional: ... its model */
+	const char *tenant_col; /* optional: ... its tenant */
 };
 
 /*
  * Opens a CSV trace with a header row. Arrival times are made relative to
  * the first row. Rows must be in non-decreasing time order (an error
  * otherwise). Handles CRLF and quoted fields. Rows with output 0 are
- * read with output 1.
+ * passed on with output 0 (the run decides: workload.zero_output).
  */
 int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 			   struct lsim_workload **out, struct lsim_diag *d);

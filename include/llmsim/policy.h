@@ -144,6 +144,11 @@ enum lsim_reject_reason {
 	LSIM_REJECT_QUEUE_FULL = 2,   /* the target's waiting queue is at its bound */
 	LSIM_REJECT_SLO_MISS = 3,     /* predicted to miss its class's TTFT target */
 	LSIM_REJECT_RATE_LIMIT = 4,   /* its class's token bucket is empty */
+	/* Not a QoS decision: with workload.zero_output: fail, a trace request
+	 * with no output tokens (a failure logged by the trace) ends failed. */
+	LSIM_FAIL_IN_TRACE = 5,
+	/* Not a QoS decision: no instance serves the request's model. */
+	LSIM_REJECT_NO_INSTANCE = 6,
 };
 
 struct lsim_qos_ops {
