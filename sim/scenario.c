@@ -141,6 +141,7 @@ struct wl_cfg {
 	int time_format;
 	const char *arrival_column, *prompt_column, *output_column, *class_column;
 	const char *model_column, *tenant_column;
+	bool jsonl_mapped; /* kind jsonl with arrival/prompt/output keys given */
 };
 enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
 
@@ -162,13 +163,13 @@ static const struct lsim_keydef wl_keys[] = {
 	{"count", LSIM_K_INT, W(count), "1000", 0, 1e12, NULL, "generator: requests (0: until duration)"},
 	{"duration", LSIM_K_TIME, W(duration), "0s", 0, 9.0e18, NULL, "generator: stop arrivals here (0: use count)"},
 	{"path", LSIM_K_STRING, W(path), "", LSIM_NOBOUNDS, NULL, "csv/jsonl: trace file, relative to the scenario"},
-	{"time_format", LSIM_K_ENUM, W(time_format), "datetime", LSIM_NOBOUNDS, "seconds|milliseconds|datetime", "csv: arrival column format"},
-	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv: arrival time column"},
-	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv: prompt tokens column"},
-	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv: output tokens column"},
-	{"class_column", LSIM_K_STRING, W(class_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's QoS class (instead of shares)"},
-	{"model_column", LSIM_K_STRING, W(model_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's model (an instance group's model or name)"},
-	{"tenant_column", LSIM_K_STRING, W(tenant_column), "", LSIM_NOBOUNDS, NULL, "csv/auto: a column naming each request's tenant (instead of the trace's position)"},
+	{"time_format", LSIM_K_ENUM, W(time_format), "datetime", LSIM_NOBOUNDS, "seconds|milliseconds|datetime", "csv/jsonl mapping: arrival column format"},
+	{"arrival_column", LSIM_K_STRING, W(arrival_column), "TIMESTAMP", LSIM_NOBOUNDS, NULL, "csv (jsonl: with the other two, a key mapping): arrival time column"},
+	{"prompt_column", LSIM_K_STRING, W(prompt_column), "ContextTokens", LSIM_NOBOUNDS, NULL, "csv/jsonl mapping: prompt tokens column"},
+	{"output_column", LSIM_K_STRING, W(output_column), "GeneratedTokens", LSIM_NOBOUNDS, NULL, "csv/jsonl mapping: output tokens column"},
+	{"class_column", LSIM_K_STRING, W(class_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's QoS class (instead of shares)"},
+	{"model_column", LSIM_K_STRING, W(model_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's model (an instance group's model or name)"},
+	{"tenant_column", LSIM_K_STRING, W(tenant_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's tenant (instead of the trace's position)"},
 	{"lengths_from", LSIM_K_STRING, W(lengths_from), "", LSIM_NOBOUNDS, NULL, "generator: draw (prompt, output) pairs jointly from this trace's rows (any recognised format)"},
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
@@ -647,6 +648,31 @@ static int bind_traces(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/* kind: jsonl with arrival_column, prompt_column and output_column given
+ * reads those keys (a generic JSONL); all three or none. */
+static int check_jsonl_mapping(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	static const char *const keys[] = {"arrival_column", "prompt_column",
+					   "output_column"};
+	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
+	int given = 0;
+	for (size_t i = 0; i < N_OF(keys); i++)
+		given += lsim_node_get(wl, keys[i]) != NULL;
+	if (sc->wl.kind != WL_JSONL || given == 0)
+		return 0;
+	for (size_t i = 0; i < N_OF(keys) && given < 3; i++)
+		if (!lsim_node_get(wl, keys[i])) {
+			char key[64];
+			snprintf(key, sizeof key, "workload.%s", keys[i]);
+			return lsim_cfg_error(d, sc->doc, wl, key, LSIM_EINVAL,
+					      "a JSONL key mapping needs arrival_column, "
+					      "prompt_column and output_column; %s is missing",
+					      keys[i]);
+		}
+	sc->wl.jsonl_mapped = true;
+	return 0;
+}
+
 static int32_t find_name(const char *const *names, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++)
@@ -876,6 +902,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = bind_section(sc, root, "workload", "workload", wl_keys,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
 	if (rc == 0)
+		rc = check_jsonl_mapping(sc, d);
+	if (rc == 0)
 		rc = bind_traces(sc, d);
 	if (rc == 0)
 		rc = build_models(sc, d);
@@ -1023,39 +1051,40 @@ struct run_rngs {
 static int open_one(const struct wl_cfg *c, const char *path,
 		    struct lsim_workload **w, struct lsim_diag *d)
 {
+	/* the scenario's mapping: columns of a CSV, keys of a JSONL (only
+	 * when given: jsonl_mapped), label columns of either */
+	struct lsim_csv_map map = {
+		.arrival_col = c->arrival_column,
+		.arrival_format = (enum lsim_time_format)c->time_format,
+		.prompt_col = c->prompt_column,
+		.output_col = c->output_column,
+		.class_col = c->class_column,
+		.model_col = c->model_column,
+		.tenant_col = c->tenant_column,
+	};
+	bool labels = c->class_column[0] || c->model_column[0] || c->tenant_column[0];
 	int rc;
 	if (c->kind == WL_CSV) {
-		struct lsim_csv_map map = {
-			.arrival_col = c->arrival_column,
-			.arrival_format = (enum lsim_time_format)c->time_format,
-			.prompt_col = c->prompt_column,
-			.output_col = c->output_column,
-		};
-		map.class_col = c->class_column;
-		map.model_col = c->model_column;
-		map.tenant_col = c->tenant_column;
 		rc = lsim_workload_csv_open(path, &map, w, d);
-	} else if (c->kind == WL_AUTO && (c->class_column[0] || c->model_column[0] ||
-					  c->tenant_column[0])) {
+	} else if (c->kind == WL_JSONL) {
+		if (!c->jsonl_mapped)
+			map.arrival_col = map.prompt_col = map.output_col = NULL;
+		rc = lsim_workload_jsonl_open_map(path, &map, w, d);
+	} else if (labels) { /* auto: the format's own columns plus the labels */
 		const char *fmt = NULL;
-		struct lsim_csv_map map;
-		rc = lsim_workload_detect(path, &fmt, &map, d);
-		const char *key = c->class_column[0]   ? "workload.class_column"
-				  : c->model_column[0] ? "workload.model_column"
-						       : "workload.tenant_column";
-		if (rc == 0 && strcmp(fmt, "jsonl") == 0)
-			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, key,
-					   "%s needs a CSV trace", key + 9);
-		if (rc == 0) {
-			map.class_col = c->class_column;
-			map.model_col = c->model_column;
-			map.tenant_col = c->tenant_column;
-			rc = lsim_workload_csv_open(path, &map, w, d);
+		struct lsim_csv_map known;
+		rc = lsim_workload_detect(path, &fmt, &known, d);
+		known.class_col = map.class_col;
+		known.model_col = map.model_col;
+		known.tenant_col = map.tenant_col;
+		if (rc == 0 && strcmp(fmt, "jsonl") == 0) {
+			known.arrival_col = known.prompt_col = known.output_col = NULL;
+			rc = lsim_workload_jsonl_open_map(path, &known, w, d);
+		} else if (rc == 0) {
+			rc = lsim_workload_csv_open(path, &known, w, d);
 		}
-	} else if (c->kind == WL_AUTO) {
-		rc = lsim_workload_open_auto(path, w, d);
 	} else {
-		rc = lsim_workload_jsonl_open(path, w, d);
+		rc = lsim_workload_open_auto(path, w, d);
 	}
 	if (rc == 0 && c->on_error == 1)
 		lsim_workload_set_on_error(*w, LSIM_ON_ERROR_SKIP);

@@ -164,6 +164,19 @@ sed "s|$tmp/mm.csv|$tmp/mm2.csv|" "$tmp/mm.yaml" > "$tmp/mm2.yaml"
 "$exe" run "$tmp/mm2.yaml" -o "$tmp/mm2" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "workload.model_column: request 3 names model 'GPT-4', which no instance group serves" "$tmp/err" \
 	&& ok "unknown model in the trace" || bad "unknown model: rc=$rc $(cat "$tmp/err")"
+# generic JSONL: the scenario names the keys (and their time unit)
+printf '{"t_ms": 1000, "in": 50, "out": 4, "who": "x"}\n{"t_ms": 1250.5, "in": 60, "out": 2, "who": 7}\n' > "$tmp/g.jsonl"
+printf 'name: gj\ninstances: [{gpu: H100-SXM}]\nworkload: {kind: jsonl, path: %s, arrival_column: t_ms, time_format: milliseconds, prompt_column: in, output_column: out, tenant_column: who}\n' \
+	"$tmp/g.jsonl" > "$tmp/gj.yaml"
+"$exe" run "$tmp/gj.yaml" -o "$tmp/gj" --csv --quiet >/dev/null 2>"$tmp/err" || bad "generic jsonl run: $(cat "$tmp/err")"
+got=$(tail -n +2 "$tmp/gj/requests.csv" | cut -d, -f2,6,7,15 | tr '\n' ' ')
+[ "$got" = "0,50,4,0 0.2505,60,2,1 " ] && grep -q '^tenant,1,7$' "$tmp/gj/labels.csv" \
+	&& ok "generic JSONL with a key mapping" || bad "generic jsonl: $got"
+sed 's/, output_column: out//' "$tmp/gj.yaml" > "$tmp/gj2.yaml"
+"$exe" run "$tmp/gj2.yaml" -o "$tmp/gj2" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "workload.output_column: a JSONL key mapping needs" "$tmp/err" \
+	&& ok "partial JSONL mapping" || bad "partial jsonl mapping: rc=$rc $(cat "$tmp/err")"
+
 # models by share: 400 requests, 3/4 to the 70B group (binomial sd 8.7)
 printf 'name: ms\ninstances:\n  - {name: small, model: Llama-3.1-8B, gpu: H100-SXM}\n  - {name: big, model: Llama-3.1-70B, gpu: H100-SXM, tp: 4}\nworkload:\n  count: 400\n  rate: 5\n  models: [{name: small, share: 0.25}, {name: Llama-3.1-70B, share: 0.75}]\n' > "$tmp/ms.yaml"
 "$exe" run "$tmp/ms.yaml" -o "$tmp/ms" --csv --quiet >/dev/null 2>"$tmp/err" || bad "models by share run: $(cat "$tmp/err")"

@@ -29,6 +29,13 @@ struct jsonl_reader {
 	lsim_time t0, prev;
 	uint64_t *hashes; /* hash_ids of the current line */
 	size_t hash_cap;
+	/* the keys read: the known layouts, or the scenario's mapping */
+	const char *pkeys[3], *okeys[3];
+	size_t n_keys;
+	bool mapped;		 /* arrival key and unit fixed by the mapping */
+	bool datetime;		 /* mapped arrival is a datetime string */
+	char *map_keys[3 + LSIM_N_LABELS]; /* owned copies: a, p, o, labels */
+	char label_buf[LSIM_N_LABELS][256];
 };
 
 static const char *const prompt_keys[] = {"input_toks", "prompt_len",
@@ -62,6 +69,9 @@ static int get_count(struct jsonl_reader *r, json_object *o,
 	size_t k = 0;
 	while (k < nkeys && !json_object_object_get_ex(o, keys[k], &v))
 		k++;
+	if (k == nkeys && nkeys == 1)
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+				     keys[0], "no %s length: expected '%s'", what, keys[0]);
 	if (k == nkeys)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
 				     keys[0], "no %s length: expected '%s', '%s' or '%s'",
@@ -99,6 +109,18 @@ static int get_arrival(struct jsonl_reader *r, json_object *o, const char *key,
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
 				     "no '%s' here, though the first line has it", key);
 	int64_t unit = scale == 9 ? LSIM_S : LSIM_MS;
+	if (r->datetime) {
+		if (!json_object_is_type(v, json_type_string))
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     key, "time %s is not a datetime string",
+					     json_object_to_json_string(v));
+		if (lsim_wl_parse_datetime(json_object_get_string(v), t) != 0)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     key, "time %s is malformed (expected "
+						  "YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM])",
+					     json_object_to_json_string(v));
+		return 0;
+	}
 	if (json_object_is_type(v, json_type_int)) {
 		if (__builtin_mul_overflow(json_object_get_int64(v), unit, t))
 			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
@@ -171,6 +193,33 @@ static int get_hashes(struct jsonl_reader *r, json_object *o,
 	return 0;
 }
 
+/* The mapped label keys (class, model, tenant): strings or numbers. */
+static int get_labels(struct jsonl_reader *r, json_object *o,
+		      struct lsim_req_spec *out, struct lsim_diag *d)
+{
+	const char **labels[LSIM_N_LABELS] = {&out->class_label, &out->model_label,
+					       &out->tenant_label};
+	for (int k = 0; k < LSIM_N_LABELS; k++) {
+		const char *key = r->map_keys[3 + k];
+		json_object *v = NULL;
+		if (!key)
+			continue;
+		if (!json_object_object_get_ex(o, key, &v) || !v)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+					     "no '%s' here", key);
+		const char *s = json_object_is_type(v, json_type_string)
+					? json_object_get_string(v)
+					: json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+		if (json_object_is_type(v, json_type_object) ||
+		    json_object_is_type(v, json_type_array))
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+					     "'%s' must be a string or a number", key);
+		snprintf(r->label_buf[k], sizeof r->label_buf[k], "%s", s);
+		*labels[k] = r->label_buf[k];
+	}
+	return 0;
+}
+
 static int parse_object(struct jsonl_reader *r, json_object *o,
 			struct lsim_req_spec *out, struct lsim_diag *d)
 {
@@ -186,6 +235,9 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
 				     "queued_ts",
 				     "no arrival time: expected 'queued_ts' (s), 'arrival_time' (s) or 'timestamp' (ms)");
+	if (r->mapped && !json_object_object_get_ex(o, akey, NULL))
+		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, akey,
+				     "no arrival time: expected '%s'", akey);
 	int64_t t = 0;
 	int rc = get_arrival(r, o, akey, scale, &t, d);
 	if (rc != 0)
@@ -199,16 +251,18 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 				     akey,
 				     "arrival is too far from the first line's");
 	size_t pk = 0;
-	rc = get_count(r, o, prompt_keys, N_OF(prompt_keys), "prompt",
-		       &out->prompt_tokens, &pk, d);
+	rc = get_count(r, o, r->pkeys, r->n_keys, "prompt", &out->prompt_tokens,
+		       &pk, d);
 	if (rc == 0)
-		rc = get_count(r, o, output_keys, N_OF(output_keys), "output",
+		rc = get_count(r, o, r->okeys, r->n_keys, "output",
 			       &out->output_tokens, NULL, d);
+	if (rc == 0)
+		rc = get_labels(r, o, out, d);
 	if (rc != 0)
 		return rc;
 	if (out->prompt_tokens == 0)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
-				     prompt_keys[pk],
+				     r->pkeys[pk],
 				     "prompt length is 0; a request needs at least one prompt token");
 	rc = get_hashes(r, o, out, d);
 	if (rc != 0)
@@ -317,6 +371,8 @@ static void jsonl_destroy(struct lsim_workload *w)
 	free(r->path);
 	free(r->line);
 	free(r->hashes);
+	for (size_t k = 0; k < N_OF(r->map_keys); k++)
+		free(r->map_keys[k]);
 	free(r);
 }
 
@@ -327,6 +383,12 @@ static const struct lsim_workload_ops jsonl_ops = {
 
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 			     struct lsim_diag *d)
+{
+	return lsim_workload_jsonl_open_map(path, NULL, out, d);
+}
+
+int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *map,
+				 struct lsim_workload **out, struct lsim_diag *d)
 {
 	if (!out)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "",
@@ -341,7 +403,36 @@ int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 	lsim_workload_init_base(&r->base, &jsonl_ops);
 	r->path = strdup(path);
 	r->tok = json_tokener_new();
-	if (!r->path || !r->tok) {
+	bool nomem = false;
+	if (map) {
+		const char *keys[3 + LSIM_N_LABELS] = {
+			map->arrival_col, map->prompt_col, map->output_col,
+			map->class_col,	  map->model_col,  map->tenant_col};
+		for (size_t k = 0; k < N_OF(keys); k++)
+			if (keys[k] && keys[k][0] && !(r->map_keys[k] = strdup(keys[k])))
+				nomem = true;
+	}
+	if (map && map->arrival_col && map->arrival_col[0]) {
+		r->mapped = true;
+		r->arrival_key = r->map_keys[0];
+		r->arrival_scale = map->arrival_format == LSIM_TF_MILLISECONDS ? 6 : 9;
+		r->datetime = map->arrival_format == LSIM_TF_DATETIME;
+		r->pkeys[0] = r->map_keys[1];
+		r->okeys[0] = r->map_keys[2];
+		r->n_keys = 1;
+		if (!nomem && (!r->map_keys[0] || !r->map_keys[1] || !r->map_keys[2])) {
+			jsonl_destroy(&r->base);
+			return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0,
+					     "workload.arrival_column",
+					     "a JSONL mapping needs the arrival, prompt and "
+					     "output keys");
+		}
+	} else {
+		memcpy(r->pkeys, prompt_keys, sizeof prompt_keys);
+		memcpy(r->okeys, output_keys, sizeof output_keys);
+		r->n_keys = N_OF(prompt_keys);
+	}
+	if (!r->path || !r->tok || nomem) {
 		jsonl_destroy(&r->base);
 		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	}

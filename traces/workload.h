@@ -143,6 +143,17 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
  */
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 			     struct lsim_diag *d);
+/*
+ * The same with the scenario's key mapping (generic JSONL): the arrival
+ * under map->arrival_col in map->arrival_format (seconds or milliseconds
+ * as numbers, datetime as a string), lengths under map->prompt_col and
+ * map->output_col, and optional label keys (class, model, tenant) whose
+ * values are strings or numbers. "hash_ids" is read as for Mooncake.
+ * map NULL, or without an arrival key: the known layouts above (with the
+ * map's label keys, if any).
+ */
+int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *map,
+				 struct lsim_workload **out, struct lsim_diag *d);
 
 /* ---- shaping: a wrapper that transforms any source ---- */
 
