@@ -54,6 +54,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->inst_info);
 	free(s->route_map);
 	free(s->rr_model);
+	free(s->ctx_by_model);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);
@@ -331,20 +332,63 @@ static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
 	return 0;
 }
 
+/* The longest prompt + output the instances of a trace request's model
+ * accept, or 0 for no limit. */
+static int64_t context_of(const struct lsim_sim *s, const struct lsim_req_spec *spec)
+{
+	if (spec->model_label)
+		for (size_t i = 0; i < s->n_model_labels; i++)
+			if (strcmp(s->model_labels[i], spec->model_label) == 0)
+				return s->ctx_by_model[s->model_label_idx[i]];
+	return s->ctx_any; /* any instance (an unknown label fails later) */
+}
+
+/* 1: the trace request is longer than its model's context (an error in d
+ * unless skipped), 0: it fits. */
+static int too_long(struct lsim_sim *s, const struct lsim_req_spec *spec)
+{
+	int64_t ctx = spec->src_path ? context_of(s, spec) : 0;
+	int64_t need = (int64_t)spec->prompt_tokens + spec->output_tokens;
+	if (ctx <= 0 || need <= ctx)
+		return 0;
+	if (s->skip_bad_lines) {
+		s->context_skipped++;
+		return 1;
+	}
+	s->error = lsim_diag_set(&s->diag, LSIM_EFORMAT, spec->src_path, spec->src_line,
+				 spec->src_col, spec->src_key ? spec->src_key : "",
+				 "prompt %d + output %d tokens exceed the context of the "
+				 "model's instances (%lld tokens, max_model_len); skip such "
+				 "lines with workload.on_error: skip",
+				 (int)spec->prompt_tokens, (int)spec->output_tokens,
+				 (long long)ctx);
+	return 1;
+}
+
 /* Reads the next request and schedules its arrival. */
 static void pull_next(struct lsim_sim *s)
 {
 	struct lsim_req_spec spec;
 	int rc;
-	do {
+	for (;;) {
 		memset(&spec, 0, sizeof spec);
 		rc = lsim_workload_next(s->workload, &spec, &s->diag);
-		if (rc > 0 && spec.output_tokens == 0)
+		if (rc <= 0)
+			break;
+		if (spec.output_tokens == 0) {
 			s->zero_output_seen++;
-	} while (rc > 0 && spec.output_tokens == 0 &&
-		 s->zero_output == LSIM_ZERO_SKIP);
-	if (rc > 0 && spec.output_tokens == 0 && s->zero_output == LSIM_ZERO_ONE)
-		spec.output_tokens = 1; /* the engine always emits one token */
+			if (s->zero_output == LSIM_ZERO_SKIP)
+				continue;
+			if (s->zero_output == LSIM_ZERO_ONE)
+				spec.output_tokens = 1; /* the engine emits one token */
+		}
+		if (!too_long(s, &spec))
+			break;
+		if (s->error) {
+			rc = s->error;
+			break;
+		}
+	}
 	if (rc <= 0) {
 		if (rc < 0) {
 			s->error = rc;
@@ -591,8 +635,26 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
 	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
+	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
+	for (size_t i = 0; s->ctx_by_model && i < s->n_inst; i++) {
+		const struct lsim_instance *in = &s->inst[i];
+		int64_t c = in->service_mode ? 0 : in->max_model_len;
+		if (c <= 0) /* one unlimited instance lifts the limit */
+			c = INT64_MAX;
+		if (c > s->ctx_any)
+			s->ctx_any = c;
+		if (in->model_idx >= 0 && (size_t)in->model_idx < s->n_models &&
+		    c > s->ctx_by_model[in->model_idx])
+			s->ctx_by_model[in->model_idx] = c;
+	}
+	if (s->ctx_any == INT64_MAX)
+		s->ctx_any = 0;
+	for (size_t m = 0; s->ctx_by_model && m < s->n_models; m++)
+		if (s->ctx_by_model[m] == INT64_MAX)
+			s->ctx_by_model[m] = 0;
 	s->records = lsim_recstore_create(s->records_in_memory);
-	if (!s->inst_info || !s->route_map || !s->rr_model || !s->records)
+	if (!s->inst_info || !s->route_map || !s->rr_model || !s->ctx_by_model ||
+	    !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
@@ -816,7 +878,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->n_tenant_names = s->n_tenant_names;
 	*insts_out = ir;
 	r->summary.trace_lines_skipped =
-		s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0;
+		(s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0) +
+		(double)s->context_skipped;
 	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
 	r->summary.sim_events = (double)lsim_events_processed(s->eng);

@@ -1321,6 +1321,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.model_shares = sc->model_share_by_idx;
 	sc->sim.pue = sc->power.pue;
 	sc->sim.zero_output = sc->wl.zero_output;
+	sc->sim.skip_bad_lines = sc->wl.on_error == 1;
 	sc->sim.sample_period = sc->output.sample_period;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
 	struct progress_bridge bridge = {progress, progress_ctx};

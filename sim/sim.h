@@ -189,6 +189,13 @@ struct lsim_sim {
 	/* What a request with 0 output tokens (failed in its trace) becomes. */
 	enum { LSIM_ZERO_ONE, LSIM_ZERO_SKIP, LSIM_ZERO_FAIL } zero_output;
 	uint64_t zero_output_seen; /* such requests read from the workload */
+	/* Trace requests longer than every instance of their model accepts
+	 * (max_model_len): an error naming the line, or skipped and counted
+	 * with skip_bad_lines (workload.on_error: skip). */
+	bool skip_bad_lines;
+	uint64_t context_skipped;
+	int64_t *ctx_by_model; /* longest prompt+output per model (0: no limit) */
+	int64_t ctx_any;       /* ... of any instance */
 	/* Called at every sample (the CLI draws a progress bar). */
 	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
 	void *progress_ctx;

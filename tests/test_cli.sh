@@ -148,6 +148,17 @@ sed 's/GPT-4, share/GPT4, share/' "$tmp/cc.yaml" > "$tmp/cc2.yaml"
 [ $rc -eq 2 ] && grep -q "workload.class_column: request 2 names class 'GPT-4'" "$tmp/err" && [ ! -e "$tmp/cc2/report.h5" ] \
 	&& ok "unknown class in the trace" || bad "unknown class: rc=$rc $(cat "$tmp/err")"
 
+# a trace request longer than its model's context: an error naming file,
+# line and column (BurstGPT line 3: 1087 + 0 -> 1 tokens > 1000), or skipped
+printf 'name: ctx\ninstances: [{gpu: H100-SXM, max_model_len: 1000}]\nworkload: {kind: auto, path: %s}\n' \
+	"$fmt/burstgpt.csv" > "$tmp/ctx.yaml"
+"$exe" run "$tmp/ctx.yaml" -o "$tmp/ctx" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "burstgpt.csv:3:.*Request tokens: prompt 1087 + output 1 tokens exceed the context of the model's instances (1000 tokens" "$tmp/err" \
+	&& [ ! -e "$tmp/ctx/report.h5" ] && ok "request beyond the model's context" || bad "context: rc=$rc $(cat "$tmp/err")"
+"$exe" run "$tmp/ctx.yaml" -o "$tmp/ctx2" --csv --quiet --set workload.on_error=skip >/dev/null 2>"$tmp/err" || bad "context skip run: $(cat "$tmp/err")"
+[ "$(grep '^requests,' "$tmp/ctx2/summary.csv")/$(grep '^trace_lines_skipped,' "$tmp/ctx2/summary.csv")" = "requests,2,/trace_lines_skipped,1," ] \
+	&& ok "requests beyond the context skipped and counted" || bad "context skip: $(head -3 "$tmp/ctx2/summary.csv")"
+
 # models and tenants by trace column: requests go only to instances of
 # their model (by model name or group name); tenants numbered by first
 # appearance, names in labels.csv

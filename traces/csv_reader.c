@@ -341,6 +341,10 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 	}
 	r->prev = t;
 	out->arrival = t - r->t0;
+	out->src_path = path;
+	out->src_line = line;
+	out->src_col = lsim_csv_field_col(r->csv, r->idx[COL_PROMPT]);
+	out->src_key = r->names[COL_PROMPT];
 	const char **labels[LSIM_N_LABELS] = {&out->class_label, &out->model_label,
 					       &out->tenant_label};
 	for (int k = 0; k < LSIM_N_LABELS; k++)

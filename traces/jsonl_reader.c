@@ -276,6 +276,10 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 	}
 	r->prev = t;
 	out->arrival = t - r->t0;
+	out->src_path = r->path;
+	out->src_line = r->lineno;
+	out->src_col = 0;
+	out->src_key = r->pkeys[pk];
 	return 1;
 }
 

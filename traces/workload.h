@@ -31,6 +31,12 @@ struct lsim_req_spec {
 	const char *class_label;
 	const char *model_label;
 	const char *tenant_label;
+	/* Where a trace request came from (NULL for generators): the file,
+	 * line, and the column (1-based; 0 in JSONL) and name of its prompt
+	 * field, for messages about the request. Valid until the next call. */
+	const char *src_path;
+	int32_t src_line, src_col;
+	const char *src_key;
 };
 enum { LSIM_N_LABELS = 3 }; /* class, model, tenant */
 
