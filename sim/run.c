@@ -35,8 +35,10 @@ void lsim_sim_release(struct lsim_sim *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n_inst; i++)
-		lsim_instance_release(&s->inst[i]);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		lsim_instance_release(s->inst[i]);
+		free(s->inst[i]);
+	}
 	free(s->inst);
 	for (size_t i = 0; i < s->n_reqs; i++) {
 		free(s->reqs[i].blocks);
@@ -63,15 +65,27 @@ void lsim_sim_release(struct lsim_sim *s)
 
 struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s)
 {
-	struct lsim_instance *p =
-		realloc(s->inst, (s->n_inst + 1) * sizeof *p);
-	if (!p)
+	/* Instances are allocated one by one and never move: events hold
+	 * pointers to them, and instances may be added while the run goes. */
+	if (s->n_inst == s->cap_inst) {
+		size_t c = s->cap_inst ? 2 * s->cap_inst : 8;
+		struct lsim_instance **p = realloc(s->inst, c * sizeof *p);
+		if (!p)
+			return NULL;
+		s->inst = p;
+		s->cap_inst = c;
+	}
+	struct lsim_instance *in = calloc(1, sizeof *in);
+	if (!in)
 		return NULL;
-	s->inst = p;
-	/* Instances hold no pointers to themselves except through events,
-	 * which are only scheduled once the run starts. */
-	memset(&s->inst[s->n_inst], 0, sizeof *p);
-	return &s->inst[s->n_inst++];
+	s->inst[s->n_inst++] = in;
+	return in;
+}
+
+void lsim_sim_drop_instance(struct lsim_sim *s)
+{
+	if (s->n_inst > 0)
+		free(s->inst[--s->n_inst]);
 }
 
 static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
@@ -177,7 +191,7 @@ static void describe(const struct lsim_instance *in, struct lsim_instance_info *
 static void snapshot(struct lsim_sim *s)
 {
 	for (size_t i = 0; i < s->n_inst; i++) {
-		describe(&s->inst[i], &s->inst_info[i]);
+		describe(s->inst[i], &s->inst_info[i]);
 		s->route_map[i] = (int32_t)i;
 	}
 }
@@ -192,8 +206,8 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < s->n_inst; i++)
-		if (s->inst[i].model_idx == m) {
-			describe(&s->inst[i], &s->inst_info[k]);
+		if (s->inst[i]->model_idx == m) {
+			describe(s->inst[i], &s->inst_info[k]);
 			s->route_map[k++] = (int32_t)i;
 		}
 	return k;
@@ -210,7 +224,7 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 	if (m < 0 && !s->router && !s->qos) { /* the plain case, kept cheap */
 		*pos = s->rr_next;
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
-		return &s->inst[*pos];
+		return s->inst[*pos];
 	}
 	size_t n = snapshot_model(s, m); /* what the router and QoS see */
 	if (n == 0)
@@ -235,7 +249,7 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 		}
 	}
 	*pos = (size_t)k;
-	return &s->inst[s->route_map[k]];
+	return s->inst[s->route_map[k]];
 }
 
 /* Class by share (its own RNG stream), then the profiler's prediction. */
@@ -550,7 +564,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
 	for (size_t i = 0; i < s->n_inst; i++) {
-		struct lsim_instance *in = &s->inst[i];
+		struct lsim_instance *in = s->inst[i];
 		lsim_time busy = in->busy_ns;
 		if (!in->service_mode && in->busy)
 			busy += now - in->step_start;
@@ -637,7 +651,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
 	for (size_t i = 0; s->ctx_by_model && i < s->n_inst; i++) {
-		const struct lsim_instance *in = &s->inst[i];
+		const struct lsim_instance *in = s->inst[i];
 		int64_t c = in->service_mode ? 0 : in->max_model_len;
 		if (c <= 0) /* one unlimited instance lifts the limit */
 			c = INT64_MAX;
@@ -674,7 +688,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	}
 	lsim_time end = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
-		struct lsim_instance *in = &s->inst[i];
+		struct lsim_instance *in = s->inst[i];
 		if (in->busy && !in->service_mode)
 			in->busy_ns += end - in->step_start;
 		in->stop = end;
@@ -835,7 +849,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	if (!ir)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; i < s->n_inst; i++) {
-		const struct lsim_instance *in = &s->inst[i];
+		const struct lsim_instance *in = s->inst[i];
 		struct lsim_inst_record *o = &ir[i];
 		o->id = in->id;
 		snprintf(o->gpu, sizeof o->gpu, "%.31s", in->gpu ? in->gpu->name : "");

@@ -1271,7 +1271,7 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 								(int32_t)ic->tp, perf, d);
 			}
 			if (rc != 0) {
-				sc->sim.n_inst--;
+				lsim_sim_drop_instance(&sc->sim);
 				return rc;
 			}
 			in->node = sc->placement ? sc->placement[next_id] : -1;

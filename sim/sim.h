@@ -147,8 +147,8 @@ struct lsim_sim {
 	size_t n_done; /* finished, rejected or failed */
 	struct lsim_recstore *records; /* one record per request, by seq */
 	size_t records_in_memory;      /* before spilling (0: the default) */
-	struct lsim_instance *inst;
-	size_t n_inst;
+	struct lsim_instance **inst; /* each allocated on its own: stable */
+	size_t n_inst, cap_inst;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
 	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
@@ -226,8 +226,10 @@ int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 
 int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d);
 void lsim_sim_release(struct lsim_sim *s);
-/* Adds an instance slot; returns its pointer (valid until the next add). */
+/* Adds a zeroed instance; returns it (its address never changes). */
 struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s);
+/* Frees the instance added last, whose init failed (it holds nothing). */
+void lsim_sim_drop_instance(struct lsim_sim *s);
 /* Runs the workload (ownership passes) to completion or until limit. */
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d);

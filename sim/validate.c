@@ -201,7 +201,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     perf, d)
 		: LSIM_ENOMEM;
 	if (rc != 0 && in)
-		s.n_inst--;
+		lsim_sim_drop_instance(&s);
 	struct lsim_workload *w = NULL;
 	if (rc == 0)
 		rc = lsim_workload_jsonl_open(jsonl, &w, d);

@@ -149,8 +149,8 @@ static void test_single_request_timing(void **state)
 	assert_int_equal(r->first_token, 10100 * LSIM_US);
 	/* then 4 decode steps of 10.001 ms */
 	assert_int_equal(r->finish, 10100 * LSIM_US + 4 * 10001 * LSIM_US);
-	assert_int_equal(s.inst[0].iterations, 5);
-	assert_int_equal(lsim_kv_free(s.inst[0].kv), 100);
+	assert_int_equal(s.inst[0]->iterations, 5);
+	assert_int_equal(lsim_kv_free(s.inst[0]->kv), 100);
 	lsim_sim_release(&s);
 }
 
@@ -195,8 +195,8 @@ static void test_preemption_bounded(void **state)
 	assert_int_equal(s.n_done, 12);
 	assert_true(total > 0);	   /* the scenario does preempt */
 	assert_true(max_pre <= 12); /* but no request is starved */
-	assert_int_equal(s.inst[0].preemptions, total);
-	assert_int_equal(lsim_kv_free(s.inst[0].kv), 40);
+	assert_int_equal(s.inst[0]->preemptions, total);
+	assert_int_equal(lsim_kv_free(s.inst[0]->kv), 40);
 	/* FCFS: completion order follows arrival order */
 	for (size_t i = 1; i < s.n_reqs; i++)
 		assert_true(s.reqs[i].finish >= s.reqs[i - 1].finish);
