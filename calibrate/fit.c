@@ -192,17 +192,6 @@ static double curve_solve(struct curve *c, double p[2])
 
 /* ---- interference: slowdown = 1 + a u / (1 - u)^b ---- */
 
-static double clamp_u(double u)
-{
-	return u < 0 ? 0 : u > 0.99 ? 0.99 : u;
-}
-
-double lsim_pcie_slowdown(double a, double b, double u)
-{
-	u = clamp_u(u);
-	return 1.0 + a * u * pow(1.0 - u, -b);
-}
-
 static void interference_eval(const double *p, double u, double *f,
 			      double *dp)
 {
@@ -861,7 +850,8 @@ struct entry {
 
 enum {
 	E_TFLOPS, E_HBM, E_HBM_BW, E_PCIE, E_NVLINK, E_TDP, E_IDLE, E_PRICE,
-	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_ALLREDUCE, E_INTERF, E_N
+	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_ALLREDUCE, E_INTERF,
+	E_INTERF_EXP, E_N
 };
 
 static const struct {
@@ -884,6 +874,7 @@ static const struct {
 	[E_LAUNCH] = {"launch_latency", K_TIME, 5e-6, "no launch measured"},
 	[E_ALLREDUCE] = {"allreduce_latency", K_TIME, 30e-6, "all-reduce is not measured"},
 	[E_INTERF] = {"pcie_interference", K_NUM, 0, "no contention measured"},
+	[E_INTERF_EXP] = {"pcie_interference_exp", K_NUM, 1, "no contention measured"},
 };
 
 /* Copies text into a YAML double-quoted scalar body (escapes " and \). */
@@ -975,7 +966,7 @@ static void build_entries(struct entry *e, const struct lsim_calib_raw *raw,
 	for (int i = 0; i < E_N; i++) {
 		e[i].key = entry_defs[i].key;
 		e[i].kind = entry_defs[i].kind;
-		if (base && i != E_INTERF) {
+		if (base && i != E_INTERF && i != E_INTERF_EXP) {
 			e[i].v = base_value(base, i);
 			e[i].placeholder = false;
 			const char *p = base_prov(base_doc, e[i].key);
@@ -1048,11 +1039,13 @@ static void build_entries(struct entry *e, const struct lsim_calib_raw *raw,
 		set_measured(&e[E_LAUNCH], fit->launch_eager_s,
 			     "measured: eager launches of an empty kernel, median per launch%s",
 			     isfinite(fit->launch_graph_s) ? "; graph launch in the comment block" : "");
-	if (fit->have_interference)
+	if (fit->have_interference) {
 		set_measured(&e[E_INTERF], clamp(fit->interference.a, 0, 100),
-			     "measured: a of slowdown = 1 + a u / (1 - u)^b, b = %.4g, %zu points, rms %.2f%% (hw.c keeps only a, the low-load slope)",
-			     fit->interference.b, fit->interference.n,
-			     100 * fit->interference.rms_rel);
+			     "measured: a of slowdown = 1 + a u / (1 - u)^b, %zu points, rms %.2f%%",
+			     fit->interference.n, 100 * fit->interference.rms_rel);
+		set_measured(&e[E_INTERF_EXP], clamp(fit->interference.b, 0, 10),
+			     "measured: b of the same fit");
+	}
 	if (!base && e[E_IDLE].v > e[E_TDP].v)
 		e[E_IDLE].v = e[E_TDP].v;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "hw.h"
 #include "llmsim/llmsim.h"
 
 #ifdef __cplusplus
@@ -58,8 +59,7 @@ int lsim_fit_interference(const double *u, const double *slowdown, size_t n,
 			  struct lsim_interference_fit *out,
 			  struct lsim_diag *d);
 
-/* The curve above, with u clamped to [0, 0.99]. */
-double lsim_pcie_slowdown(double a, double b, double u);
+/* The curve itself is the simulator's: lsim_pcie_slowdown in sim/hw.h. */
 
 /* eff(m) = e_max * m / (m + m_half), m = tokens (GEMM rows). */
 struct lsim_efficiency_fit {

@@ -4,6 +4,7 @@
  * (KV bytes per token, weight bytes).
  */
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,12 @@ double lsim_model_weight_bytes(const struct lsim_model_arch *m)
 	return m->params * m->bytes_per_param;
 }
 
+double lsim_pcie_slowdown(double a, double b, double u)
+{
+	u = u < 0 ? 0 : u > 0.99 ? 0.99 : u;
+	return 1.0 + a * u * pow(1.0 - u, -b);
+}
+
 static void copy_field(char *dst, size_t size, const char *src)
 {
 	snprintf(dst, size, "%s", src ? src : "");
@@ -42,7 +49,7 @@ static void copy_field(char *dst, size_t size, const char *src)
 struct gpu_raw {
 	const char *name, *provenance, *source;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
-	double mfu_max, mfu_half, mbu, interference;
+	double mfu_max, mfu_half, mbu, interference, interference_exp;
 	lsim_time launch, allreduce;
 };
 
@@ -64,7 +71,8 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"mbu", LSIM_K_DOUBLE, G(mbu), NULL, 0.01, 1, NULL, "achievable fraction of hbm_bw"},
 	{"launch_latency", LSIM_K_TIME, G(launch), NULL, 0, 1e9, NULL, "per-kernel launch overhead"},
 	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
-	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "kernel slowdown per unit PCIe load (reserved)"},
+	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
+	{"pcie_interference_exp", LSIM_K_DOUBLE, G(interference_exp), "1", 0, 10, NULL, "b of the kernel slowdown curve"},
 };
 #undef G
 
@@ -113,6 +121,8 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->mbu = raw.mbu;
 		g->launch_s = lsim_time_to_s(raw.launch);
 		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
+		g->pcie_interference = raw.interference;
+		g->pcie_interference_exp = raw.interference_exp;
 	}
 	lsim_doc_destroy(doc);
 	return rc;

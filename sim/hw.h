@@ -30,6 +30,10 @@ struct lsim_gpu_profile {
 	double mbu;	     /* achievable fraction of hbm_bw */
 	double launch_s;     /* per-kernel launch overhead, seconds */
 	double allreduce_latency_s; /* fixed latency of one all-reduce */
+	/* Kernels slow down with the GPU's PCIe load u: time is multiplied by
+	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
+	double pcie_interference;     /* a: 0 = no slowdown */
+	double pcie_interference_exp; /* b */
 };
 
 struct lsim_model_arch {
@@ -49,6 +53,10 @@ struct lsim_model_arch {
 	int bytes_per_param; /* 2 for bf16 */
 	int max_context;
 };
+
+/* slowdown(u) = 1 + a * u / (1 - u)^b for PCIe utilisation u, clamped to
+ * [0, 0.99]: queueing-like growth towards saturation. */
+double lsim_pcie_slowdown(double a, double b, double u);
 
 /* Bytes of KV cache per token (all layers, K and V). */
 double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m);

@@ -133,6 +133,8 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->start = 0;
 	in->ready = 0;
 	in->stop = -1;
+	in->state = LSIM_INST_READY; /* warm unless a cold start is set up */
+	in->gpu0 = -1;
 }
 
 int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
@@ -312,12 +314,77 @@ static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 	r->hashed = 0;
 }
 
+static void schedule_step(struct lsim_instance *in);
+
+/* A swap transfer of request arg (its slot) ended. */
+static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[arg];
+	if (--r->swap_flows > 0)
+		return;
+	if (!r->swapped) {
+		/* swapped in: it runs again from where it stopped */
+		in->swapping_in--;
+		if (in->run_len < in->run_cap)
+			in->run[in->run_len++] = (int32_t)arg;
+		if (!in->busy && !in->kick_pending)
+			schedule_step(in);
+		return;
+	}
+	/* swapped out: it may be the request the queue waits for */
+	if (!in->busy && !in->kick_pending)
+		schedule_step(in);
+}
+
+/* Moves bytes of request ri's KV between its GPUs and the host as tp
+ * flows (out: GPU -> host); false if the links refuse. */
+static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
+			  bool out)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	for (int32_t k = 0; k < in->tp; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, in->gpu0 + k, path)
+			    : lsim_topo_path_host_to_gpu(&s->topo, in->gpu0 + k, path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes / in->tp,
+			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {
+			if (!s->error)
+				s->error = LSIM_ESTATE;
+			return false;
+		}
+		r->swap_flows++;
+	}
+	in->swap_bytes += bytes;
+	return true;
+}
+
 static void preempt(struct lsim_instance *in, int32_t ri)
 {
 	struct lsim_req *r = &in->sim->reqs[ri];
 	int64_t before = work_of(r);
+	double bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
+	bool swap = in->cfg.preemption_mode == LSIM_PREEMPT_SWAP && in->gpu0 >= 0 &&
+		    in->sim->net && r->computed > 0 &&
+		    in->swap_used + bytes <= in->cfg.swap_space;
 	free_blocks(in, r);
-	r->computed = 0;
+	if (swap && swap_transfer(in, ri, bytes, true)) {
+		/* the KV lives on in host memory; its blocks are free now (the
+		 * copy leaves before the next step reuses them) */
+		r->swapped = true;
+		r->swapped_bytes = bytes;
+		in->swap_used += bytes;
+		in->swaps++;
+	} else {
+		r->computed = 0;
+	}
 	in->queued_tokens += work_of(r) - before;
 	r->preemptions++;
 	in->preemptions++;
@@ -419,9 +486,26 @@ static void schedule_step(struct lsim_instance *in)
 
 	/* Then waiting requests, unless this step preempted. */
 	while (!preempted && budget > 0 && in->wait_len > 0 &&
-	       in->run_len < (size_t)in->cfg.max_num_seqs) {
+	       in->run_len + (size_t)in->swapping_in < (size_t)in->cfg.max_num_seqs) {
 		int32_t ri = wait_front(in);
 		struct lsim_req *r = &s->reqs[ri];
+		if (r->swapped) {
+			/* back in: blocks for its KV, then the copy to the GPU;
+			 * it runs once the copy is done (swap_moved) */
+			if (r->swap_flows > 0 ||
+			    !ensure_blocks(in, r, r->computed)) {
+				if (r->swap_flows == 0)
+					free_blocks(in, r);
+				break;
+			}
+			wait_pop_front(in);
+			r->swapped = false;
+			in->swap_used -= r->swapped_bytes;
+			in->swapping_in++;
+			if (!swap_transfer(in, ri, r->swapped_bytes, false))
+				break;
+			continue;
+		}
 		int32_t n_new = admit(in, r, budget);
 		if (n_new == 0) {
 			free_blocks(in, r);

@@ -59,6 +59,8 @@ struct lsim_inst_record {
 	int32_t node;	  /* cluster node it was placed on (-1: no cluster given) */
 	int64_t prompt_tokens; /* prompt (+ recomputed) tokens at admissions */
 	int64_t prefix_hit_tokens; /* of which found in the prefix cache */
+	int64_t swaps;	  /* preemptions by swap (KV to host memory) */
+	double swap_bytes; /* KV bytes moved to the host and back */
 };
 
 /* One row of /timeseries: one sample of one instance. */

@@ -82,7 +82,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
-	      "prefix_hit_tokens\n",
+	      "prefix_hit_tokens,swaps,swap_bytes\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -104,8 +104,10 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->energy_j);
 		fputc(',', f);
 		put_real(f, in->cost_usd);
-		fprintf(f, ",%" PRId64 ",%" PRId64 "\n", in->prompt_tokens,
-			in->prefix_hit_tokens);
+		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", in->prompt_tokens,
+			in->prefix_hit_tokens, in->swaps);
+		put_real(f, in->swap_bytes);
+		fputc('\n', f);
 	}
 	return 0;
 }

@@ -361,6 +361,8 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, cost_usd, types[13]),
 		M(lsim_inst_record, prompt_tokens, types[15]),
 		M(lsim_inst_record, prefix_hit_tokens, types[15]),
+		M(lsim_inst_record, swaps, types[15]),
+		M(lsim_inst_record, swap_bytes, types[13]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */

@@ -49,12 +49,15 @@ void lsim_sim_release(struct lsim_sim *s)
 	lsim_recstore_destroy(s->records);
 	free(s->ts);
 	lsim_workload_destroy(s->workload);
+	lsim_topo_release(&s->topo);
+	lsim_net_destroy(s->net); /* before the engine its events are in */
 	lsim_engine_destroy(s->eng);
 	gsl_rng_free(s->service_rng);
 	gsl_rng_free(s->class_rng);
 	gsl_rng_free(s->model_rng);
 	free(s->inst_info);
 	free(s->route_map);
+	free(s->held);
 	free(s->rr_model);
 	free(s->ctx_by_model);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
@@ -196,17 +199,22 @@ static void snapshot(struct lsim_sim *s)
 	}
 }
 
-/* Fills inst_info with the instances of model m (all if m < 0); returns
- * how many. */
+static bool serves(const struct lsim_instance *in, int32_t m)
+{
+	return m < 0 || in->model_idx == m;
+}
+
+/* Fills inst_info with the ready instances of model m (any model if
+ * m < 0); returns how many. */
 static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 {
-	if (m < 0) {
+	if (m < 0 && s->n_ready == s->n_inst) {
 		snapshot(s);
 		return s->n_inst;
 	}
 	size_t k = 0;
 	for (size_t i = 0; i < s->n_inst; i++)
-		if (s->inst[i]->model_idx == m) {
+		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
 			describe(s->inst[i], &s->inst_info[k]);
 			s->route_map[k++] = (int32_t)i;
 		}
@@ -221,7 +229,8 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 {
 	int32_t m = s->reqs[req].model;
-	if (m < 0 && !s->router && !s->qos) { /* the plain case, kept cheap */
+	if (m < 0 && !s->router && !s->qos && s->n_ready == s->n_inst) {
+		/* the plain case, kept cheap */
 		*pos = s->rr_next;
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
 		return s->inst[*pos];
@@ -518,6 +527,77 @@ static int32_t admission(struct lsim_sim *s, size_t pos, int32_t req)
 	return why;
 }
 
+static int hold(struct lsim_sim *s, int32_t req)
+{
+	if (s->held_len == s->held_cap) {
+		size_t c = s->held_cap ? 2 * s->held_cap : 64;
+		int32_t *p = malloc(c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		for (size_t i = 0; i < s->held_len; i++)
+			p[i] = s->held[(s->held_head + i) % s->held_cap];
+		free(s->held);
+		s->held = p;
+		s->held_head = 0;
+		s->held_cap = c;
+	}
+	s->held[(s->held_head + s->held_len++) % s->held_cap] = req;
+	return 0;
+}
+
+/* Routes, admits and hands over (after the control-plane delay) a request
+ * that has arrived; holds it while its model's instances are all still
+ * starting; rejects it when no live instance serves its model. */
+static void dispatch(struct lsim_sim *s, int32_t req)
+{
+	size_t pos = 0;
+	struct lsim_instance *in = route(s, req, &pos);
+	if (!in && !s->error) {
+		int32_t m = s->reqs[req].model;
+		bool starting = false;
+		for (size_t i = 0; i < s->n_inst && !starting; i++)
+			starting = serves(s->inst[i], m) &&
+				   s->inst[i]->state < LSIM_INST_READY;
+		if (starting) {
+			if (hold(s, req) != 0)
+				s->error = LSIM_ENOMEM;
+			return;
+		}
+		struct lsim_req *r = &s->reqs[req];
+		r->status = LSIM_REQ_REJECTED;
+		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+	}
+	if (in && s->qos && admission(s, pos, req) != 0)
+		in = NULL;
+	if (in) {
+		in->routed_since_sample++;
+		lsim_time delay = dispatch_delay(s, req);
+		if (delay <= 0)
+			lsim_instance_submit(in, req);
+		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
+			s->error = LSIM_ENOMEM;
+	}
+}
+
+void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
+{
+	in->state = LSIM_INST_READY;
+	in->ready = lsim_now(s->eng);
+	in->last_sample = in->ready;
+	s->n_ready++;
+	/* every held request tries again, in arrival order, once */
+	for (size_t n = s->held_len; n > 0 && !s->error; n--) {
+		int32_t req = s->held[s->held_head];
+		s->held_head = (s->held_head + 1) % s->held_cap;
+		s->held_len--;
+		dispatch(s, req);
+	}
+	if (s->error)
+		lsim_stop(s->eng);
+}
+
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_sim *s = subject;
@@ -532,25 +612,7 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 		lsim_sim_request_done(s, (int32_t)arg);
 		return;
 	}
-	size_t pos = 0;
-	struct lsim_instance *in = route(s, (int32_t)arg, &pos);
-	if (!in && !s->error) { /* no instance serves its model (adaptor) */
-		r = &s->reqs[arg];
-		r->status = LSIM_REQ_REJECTED;
-		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
-		r->finish = lsim_now(eng);
-		lsim_sim_request_done(s, (int32_t)arg);
-	}
-	if (in && s->qos && admission(s, pos, (int32_t)arg) != 0)
-		in = NULL;
-	if (in) {
-		in->routed_since_sample++;
-		lsim_time delay = dispatch_delay(s, (int32_t)arg);
-		if (delay <= 0)
-			lsim_instance_submit(in, (int32_t)arg);
-		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, arg))
-			s->error = LSIM_ENOMEM;
-	}
+	dispatch(s, (int32_t)arg);
 	if (s->error)
 		lsim_stop(s->eng);
 }
@@ -670,6 +732,9 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	if (!s->inst_info || !s->route_map || !s->rr_model || !s->ctx_by_model ||
 	    !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	s->n_ready = 0;
+	for (size_t i = 0; i < s->n_inst; i++)
+		s->n_ready += s->inst[i]->state == LSIM_INST_READY;
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
 	pull_next(s);
@@ -858,7 +923,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->tp = in->tp;
 		o->node = in->node;
 		o->start = lsim_time_to_s(in->start);
-		o->ready = lsim_time_to_s(in->ready);
+		o->ready = ns_to_s_or_neg(in->ready);
 		o->stop = lsim_time_to_s(in->stop);
 		double busy = lsim_time_to_s(in->busy_ns);
 		if (in->service_mode)
@@ -870,6 +935,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->kv_blocks = lsim_instance_kv_blocks(in);
 		o->prompt_tokens = in->prompt_tokens_admitted;
 		o->prefix_hit_tokens = in->prefix_hit_tokens;
+		o->swaps = in->swaps;
+		o->swap_bytes = in->swap_bytes;
 		double life = o->stop - o->start;
 		if (in->gpu) {
 			double gpu_j = in->gpu->idle_w * life +

@@ -39,7 +39,7 @@ static const char *const top_sections[] = {"cluster", "instances", "scheduler",
 					   "profiler", "allocator", "qos", "monitor",
 					   "adaptor", "synchronizer", "classes",
 					   "workload",
-					   "power", "output", NULL};
+					   "power", "output", "network", NULL};
 
 struct node_cfg {
 	const char *name;
@@ -70,6 +70,9 @@ struct inst_cfg {
 	lsim_time service_time;
 	int service_dist;
 	int64_t min_kv_tokens;
+	bool cold_start;
+	lsim_time engine_init;
+	double swap_space; /* per GPU */
 };
 
 enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
@@ -95,6 +98,10 @@ static const struct lsim_keydef inst_keys[] = {
 	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
+	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
+	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
+	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
+	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
 };
 #undef I
 
@@ -210,6 +217,36 @@ static const struct lsim_keydef power_keys[] = {
 	{"pue", LSIM_K_DOUBLE, offsetof(struct power_cfg, pue), "1.0", 1, 5, NULL, "power usage effectiveness of the facility"},
 };
 
+/* network: the links of the cluster (sim/links.h); 0 bandwidths take the
+ * GPU profile's pcie_bw / nvlink_bw. */
+struct net_cfg {
+	int64_t gpus_per_switch, nodes_per_tor;
+	double pcie_bw, host_bw, nvlink_bw, nic_bw, oversubscription, spine_bw,
+		storage_bw;
+	lsim_time pcie_latency, host_latency, nvlink_latency, nic_latency,
+		tor_latency, spine_latency, storage_latency;
+};
+#define NC(f) offsetof(struct net_cfg, f)
+static const struct lsim_keydef net_keys[] = {
+	{"gpus_per_switch", LSIM_K_INT, NC(gpus_per_switch), "2", 1, 64, NULL, "GPUs sharing one PCIe switch uplink to the host"},
+	{"nodes_per_tor", LSIM_K_INT, NC(nodes_per_tor), "32", 1, 1e5, NULL, "nodes under one top-of-rack switch"},
+	{"pcie_bw", LSIM_K_BW, NC(pcie_bw), "0", 0, 1e13, NULL, "GPU PCIe link, per direction (0: the GPU profile's pcie_bw)"},
+	{"host_bw", LSIM_K_BW, NC(host_bw), "63GB/s", 1, 1e13, NULL, "PCIe switch uplink / root complex, shared by both directions"},
+	{"nvlink_bw", LSIM_K_BW, NC(nvlink_bw), "0", 0, 1e13, NULL, "GPU NVLink to the NVSwitch, per direction (0: the GPU profile's nvlink_bw; none if that is 0)"},
+	{"nic_bw", LSIM_K_BW, NC(nic_bw), "400GB/s", 1, 1e13, NULL, "node NIC to its ToR, per direction"},
+	{"oversubscription", LSIM_K_DOUBLE, NC(oversubscription), "1", 0.01, 1000, NULL, "ToR downlink : uplink capacity"},
+	{"spine_bw", LSIM_K_BW, NC(spine_bw), "0", 0, 1e15, NULL, "the spine as one shared link (0: non-blocking)"},
+	{"storage_bw", LSIM_K_BW, NC(storage_bw), "50GB/s", 1, 1e13, NULL, "storage service egress (weights, checkpoints)"},
+	{"pcie_latency", LSIM_K_TIME, NC(pcie_latency), "1us", 0, 1e10, NULL, "PCIe link latency"},
+	{"host_latency", LSIM_K_TIME, NC(host_latency), "500ns", 0, 1e10, NULL, "switch uplink latency"},
+	{"nvlink_latency", LSIM_K_TIME, NC(nvlink_latency), "1us", 0, 1e10, NULL, "NVLink latency"},
+	{"nic_latency", LSIM_K_TIME, NC(nic_latency), "2us", 0, 1e10, NULL, "NIC, cable and ToR port"},
+	{"tor_latency", LSIM_K_TIME, NC(tor_latency), "1us", 0, 1e10, NULL, "ToR uplink to the spine"},
+	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
+	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
+};
+#undef NC
+
 struct output_cfg {
 	lsim_time sample_period;
 	int64_t records_in_memory;
@@ -254,6 +291,9 @@ struct lsim_scenario {
 	size_t n_len_values[2];
 	struct power_cfg power;
 	struct output_cfg output;
+	struct net_cfg net;
+	int32_t *placement_gpu; /* first local GPU of each replica on its node */
+	int32_t gpus_per_node_max;
 	/* loaded data, parallel to insts */
 	struct lsim_gpu_profile *gpus;
 	struct lsim_model_arch *models;
@@ -457,6 +497,8 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_cfg_dump(b, 2, power_keys, N_OF(power_keys), &sc->power);
 	lsim_buf_printf(b, "output:\n");
 	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
+	lsim_buf_printf(b, "network:\n");
+	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
 	uint64_t h = fnv1a(b->data ? b->data : "", 0xcbf29ce484222325ULL);
 	snprintf(sc->run_id, sizeof sc->run_id, "%016llx", (unsigned long long)h);
 }
@@ -490,7 +532,9 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	for (size_t i = 0; i < sc->n_insts; i++)
 		n_replicas += (size_t)sc->insts[i].replicas;
 	sc->placement = calloc(n_replicas ? n_replicas : 1, sizeof *sc->placement);
-	if (!nodes || !sc->placement) {
+	sc->placement_gpu = calloc(n_replicas ? n_replicas : 1,
+				   sizeof *sc->placement_gpu);
+	if (!nodes || !sc->placement || !sc->placement_gpu) {
 		free(nodes);
 		return LSIM_ENOMEM;
 	}
@@ -500,6 +544,8 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 			nodes[k].id = (int32_t)k;
 			nodes[k].group = (int32_t)g;
 			nodes[k].gpus_total = (int32_t)sc->nodes[g].gpus_per_node;
+			if (nodes[k].gpus_total > sc->gpus_per_node_max)
+				sc->gpus_per_node_max = nodes[k].gpus_total;
 			nodes[k].gpus_free = nodes[k].gpus_total;
 		}
 	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
@@ -549,6 +595,8 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 						    "allocator %s chose node %d, which does not fit",
 						    alloc->type->name, (int)at);
 			} else {
+				sc->placement_gpu[next] = nodes[at].gpus_total -
+							  nodes[at].gpus_free;
 				nodes[at].gpus_free -= (int32_t)ic->tp;
 				nodes[at].instances++;
 				sc->placement[next++] = at;
@@ -923,6 +971,25 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_section(sc, root, "output", "output", output_keys,
 				  N_OF(output_keys), NULL, &sc->output, d);
+	if (rc == 0)
+		rc = bind_section(sc, root, "network", "network", net_keys,
+				  N_OF(net_keys), NULL, &sc->net, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		if ((sc->insts[i].cold_start ||
+		     sc->insts[i].eng.preemption_mode == LSIM_PREEMPT_SWAP) &&
+		    (!lsim_node_get(root, "cluster") || sc->insts[i].perf == PERF_SERVICE)) {
+			bool cold = sc->insts[i].cold_start;
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].%s", i,
+				 cold ? "cold_start" : "preemption_mode");
+			rc = lsim_cfg_error(d, sc->doc,
+					    lsim_node_get(root, "instances")->items[i], key,
+					    LSIM_EINVAL,
+					    "%s moves %s over the cluster's links: it needs a "
+					    "cluster section and a model (not perf: service)",
+					    cold ? "a cold start" : "swapping",
+					    cold ? "weights" : "KV blocks");
+		}
 	if (rc == 0 && sc->wl.kind != WL_GENERATOR && !sc->wl.path[0] &&
 	    !lsim_node_get(lsim_node_get(root, "workload"), "traces"))
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
@@ -978,6 +1045,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	destroy_policies(sc);
 	free(sc->classes);
 	free(sc->placement);
+	free(sc->placement_gpu);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
 	free(sc->table_dirs);
@@ -1226,6 +1294,51 @@ static int open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 	return lsim_workload_merge_create(srcs, copies, false, w, d);
 }
 
+/* The cluster's links: one topology of all nodes, as many GPUs per node
+ * as the largest node group; bandwidths not given come from the first
+ * node group's GPU profile. */
+static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (sc->n_nodes == 0)
+		return 0;
+	const struct net_cfg *c = &sc->net;
+	struct lsim_topo_params def;
+	lsim_topo_params_default(&def);
+	double pcie = def.pcie_bw, nvlink = def.nvlink_bw;
+	for (size_t i = 0; i < sc->n_insts; i++)
+		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0) {
+			pcie = sc->gpus[i].pcie_bw;
+			nvlink = sc->gpus[i].nvlink_bw;
+			break;
+		}
+	int64_t nodes = 0;
+	for (size_t i = 0; i < sc->n_nodes; i++)
+		nodes += sc->nodes[i].count;
+	struct lsim_topo_params p = {
+		.nodes = (int32_t)nodes,
+		.gpus_per_node = sc->gpus_per_node_max,
+		.gpus_per_switch = (int32_t)c->gpus_per_switch,
+		.nodes_per_tor = (int32_t)c->nodes_per_tor,
+		.pcie_bw = c->pcie_bw > 0 ? c->pcie_bw : pcie,
+		.host_bw = c->host_bw,
+		.nvlink_bw = c->nvlink_bw > 0 ? c->nvlink_bw : nvlink,
+		.nic_bw = c->nic_bw,
+		.oversubscription = c->oversubscription,
+		.spine_bw = c->spine_bw,
+		.storage_bw = c->storage_bw,
+		.pcie_latency = c->pcie_latency,
+		.host_latency = c->host_latency,
+		.nvlink_latency = c->nvlink_latency,
+		.nic_latency = c->nic_latency,
+		.tor_latency = c->tor_latency,
+		.spine_latency = c->spine_latency,
+		.storage_latency = c->storage_latency,
+	};
+	if (p.gpus_per_switch > p.gpus_per_node)
+		p.gpus_per_switch = p.gpus_per_node;
+	return lsim_sim_set_network(&sc->sim, &p, d);
+}
+
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	int32_t next_id = 0;
@@ -1264,9 +1377,11 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 								       &sc->gpus[i],
 								       &rp, &perf, d);
 				}
+				struct lsim_engine_cfg eng = ic->eng;
+				eng.swap_space = ic->swap_space * (double)ic->tp;
 				if (rc == 0)
 					rc = lsim_instance_init(in, &sc->sim, next_id,
-								&ic->eng, &sc->gpus[i],
+								&eng, &sc->gpus[i],
 								&sc->models[i],
 								(int32_t)ic->tp, perf, d);
 			}
@@ -1276,6 +1391,14 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 			}
 			in->node = sc->placement ? sc->placement[next_id] : -1;
 			in->model_idx = sc->group_model[i];
+			if (sc->placement)
+				in->gpu0 = in->node * sc->gpus_per_node_max +
+					   sc->placement_gpu[next_id];
+			if (ic->cold_start) {
+				rc = lsim_instance_cold_start(in, ic->engine_init, d);
+				if (rc != 0)
+					return rc;
+			}
 			next_id++;
 		}
 	}
@@ -1331,7 +1454,9 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	}
 	struct run_rngs rngs = {0};
 	struct lsim_workload *w = NULL;
-	rc = build_instances(sc, d);
+	rc = build_network(sc, d);
+	if (rc == 0)
+		rc = build_instances(sc, d);
 	if (rc == 0)
 		rc = open_workload(sc, &rngs, &w, d);
 	struct timespec t0, t1;

@@ -12,6 +12,7 @@
 
 #include "hw.h"
 #include "kvcache.h"
+#include "links.h"
 #include "llmsim/engine.h"
 #include "llmsim/policy.h"
 #include "perf.h"
@@ -29,7 +30,13 @@ struct lsim_engine_cfg {
 	int64_t max_model_len; /* 0: the model's max_context */
 	bool enable_prefix_caching;
 	bool enable_chunked_prefill;
+	int preemption_mode; /* enum lsim_preemption */
+	double swap_space;   /* host bytes for swapped KV, per instance */
 };
+
+/* What a preempted request loses: its KV is dropped and recomputed, or
+ * moved to host memory over PCIe and back (needs the cluster's links). */
+enum lsim_preemption { LSIM_PREEMPT_RECOMPUTE, LSIM_PREEMPT_SWAP };
 
 /* Service-time mode (queueing validation): each request holds one of
  * max_num_seqs servers for a drawn time; no batching, no KV. */
@@ -64,6 +71,10 @@ struct lsim_req {
 	int32_t tenant;	       /* source trace of a merged workload */
 	int32_t trace_class;   /* class named by the trace's class column, or -1 */
 	int32_t model;	       /* index in model_names: the instances that may serve it */
+	/* swap: KV bytes on the host, and transfers of it still moving */
+	double swapped_bytes;
+	int32_t swap_flows;
+	bool swapped;	       /* its KV is on the host (computed tokens kept) */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;
@@ -81,6 +92,16 @@ struct lsim_sim;
 struct lsim_wait_entry;
 struct lsim_policy;
 
+/* Lifecycle of an instance. Only ready instances take requests; an
+ * instance costs money from provisioning to stopped. */
+enum lsim_inst_state {
+	LSIM_INST_PROVISIONING, /* the machine is being acquired */
+	LSIM_INST_LOADING,	/* weights moving in, then engine start-up */
+	LSIM_INST_READY,
+	LSIM_INST_DRAINING,	/* no new requests; in-flight ones finish */
+	LSIM_INST_STOPPED,
+};
+
 struct lsim_instance {
 	int32_t id;
 	struct lsim_sim *sim;
@@ -92,6 +113,10 @@ struct lsim_instance {
 	int32_t tp;
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	int32_t model_idx; /* index in the run's model_names */
+	int state;	   /* enum lsim_inst_state */
+	int32_t gpu0;	   /* first of its tp GPUs in the topology (-1: none) */
+	int loads_left;	   /* weight flows of a cold start still moving */
+	lsim_time engine_init; /* start-up after the weights are in */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;
@@ -123,6 +148,10 @@ struct lsim_instance {
 	lsim_time last_sample;
 	int64_t iterations, tokens, preemptions;
 	int64_t prompt_tokens_admitted; /* tokens of prompts at admission */
+	double swap_used;		/* host bytes holding swapped KV */
+	double swap_bytes;		/* moved out + in */
+	int64_t swaps;			/* preemptions by swap */
+	int32_t swapping_in;		/* requests whose KV is moving back */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;
@@ -147,6 +176,9 @@ struct lsim_sim {
 	size_t n_done; /* finished, rejected or failed */
 	struct lsim_recstore *records; /* one record per request, by seq */
 	size_t records_in_memory;      /* before spilling (0: the default) */
+	/* The cluster's links (NULL without a cluster section). */
+	struct lsim_net *net;
+	struct lsim_topo topo;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
 	size_t n_inst, cap_inst;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
@@ -157,6 +189,11 @@ struct lsim_sim {
 	struct lsim_policy *adaptor;  /* borrowed; NULL = static */
 	struct lsim_policy *synchronizer; /* borrowed; NULL = perfect */
 	size_t rr_next;
+	size_t n_ready; /* instances in state ready */
+	/* Requests that arrived while no instance of their model was ready
+	 * (all still loading): FIFO, routed when one becomes ready. */
+	int32_t *held;
+	size_t held_head, held_len, held_cap;
 	struct lsim_instance_info *inst_info; /* scratch for routers */
 	const struct lsim_qos_class *classes; /* borrowed */
 	size_t n_classes;
@@ -235,6 +272,21 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d);
 /* Called by instances when a request ends. */
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
+/* The instance is ready from now: it takes requests, held ones first. */
+void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
+
+/* ---- lifecycle and links (lifecycle.c) ---- */
+
+/* Builds the cluster's links (before instances are added). */
+int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,
+			 struct lsim_diag *d);
+/*
+ * Starts the instance cold: its tp GPUs (from gpu0) each load their share
+ * of the weights from storage as flows over the links; engine_init after
+ * the last one it becomes ready.
+ */
+int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
+			     struct lsim_diag *d);
 /*
  * Fills r with records owned by s (the request store, ts) or allocated
  * for the caller (*insts_out, *classes_out: free them) and computes the

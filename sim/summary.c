@@ -171,7 +171,7 @@ int lsim_summary_compute(struct lsim_results *r)
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
 		busy += in->busy_s * in->tp;
-		if (in->stop > in->ready)
+		if (in->ready >= 0 && in->stop > in->ready)
 			life += (in->stop - in->ready) * in->tp;
 		s->energy_j += in->energy_j;
 		s->cost_usd += in->cost_usd;

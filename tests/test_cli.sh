@@ -200,6 +200,37 @@ sed 's/share: 0.75/share: 0.7/' "$tmp/ms.yaml" > "$tmp/ms2.yaml"
 [ $rc -eq 2 ] && grep -q "workload.models: the shares add up to 0.95, not 1" "$tmp/err" \
 	&& ok "model shares must add up to 1" || bad "model shares: rc=$rc $(cat "$tmp/err")"
 
+# cold start: Llama-3.1-8B weights (8.03e9 params x 2 bytes = 16.06 GB) from
+# storage at 10 GB/s over storage, ToR, NIC, host and PCIe links (latency
+# 100 + 1 + 2 + 0.5 + 1 us), then engine_init 5 s: ready at 6.6061045 s;
+# requests that arrive meanwhile wait for it. Two replicas share the
+# storage link: 5 + 0.0001045 + 3.212 s.
+printf 'name: cold\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 8}]\nnetwork: {storage_bw: 10GB/s}\ninstances:\n  - {model: Llama-3.1-8B, gpu: H100-SXM, cold_start: true, engine_init: 5s}\nworkload: {count: 3, rate: 100}\n' > "$tmp/cold.yaml"
+"$exe" run "$tmp/cold.yaml" -o "$tmp/cold" --csv --quiet >/dev/null 2>"$tmp/err" || bad "cold start run: $(cat "$tmp/err")"
+[ "$(sed -n 2p "$tmp/cold/instances.csv" | cut -d, -f6,7)" = "0,6.6061045" ] \
+	&& [ "$(tail -n +2 "$tmp/cold/requests.csv" | cut -d, -f3 | sort -u)" = "6.6061045" ] \
+	&& ok "cold start: weights over the links plus engine init; requests held" || bad "cold start: $(cat "$tmp/cold/instances.csv")"
+"$exe" run "$tmp/cold.yaml" -o "$tmp/cold2" --csv --quiet --set instances.0.replicas=2 >/dev/null 2>&1
+[ "$(tail -n +2 "$tmp/cold2/instances.csv" | cut -d, -f7 | tr '\n' ' ')" = "8.2121045 8.2121045 " ] \
+	&& ok "two cold starts share the storage link" || bad "two cold starts: $(cat "$tmp/cold2/instances.csv")"
+sed 's/^cluster.*$//' "$tmp/cold.yaml" > "$tmp/cold3.yaml"
+"$exe" run "$tmp/cold3.yaml" -o "$tmp/cold3" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "instances\[0\].cold_start: a cold start moves weights over the cluster's links" "$tmp/err" \
+	&& ok "cold start needs a cluster" || bad "cold start without cluster: rc=$rc $(cat "$tmp/err")"
+
+# KV swap: preempted requests keep their KV in host memory, so the tokens
+# processed are the no-preemption minimum 12 x (200 + 299) = 5988, and the
+# bytes moved are twice (out and back) whole tokens of 131072 B of KV
+for m in recompute swap; do
+	"$exe" run "$scen/swap.yaml" -o "$tmp/sw_$m" --csv --quiet --set instances.0.preemption_mode=$m >/dev/null 2>"$tmp/err" || bad "swap scenario $m: $(cat "$tmp/err")"
+done
+IFS=, read -r rtok rpre rswaps <<< "$(sed -n 2p "$tmp/sw_recompute/instances.csv" | cut -d, -f11,12,18)"
+IFS=, read -r stok spre sswaps sbytes <<< "$(sed -n 2p "$tmp/sw_swap/instances.csv" | cut -d, -f11,12,18,19)"
+[ "$stok" = 5988 ] && [ "$rtok" -gt 5988 ] && [ "$spre" -gt 0 ] && [ "$sswaps" = "$spre" ] && [ "$rswaps" = 0 ] \
+	&& [ $((sbytes % 262144)) -eq 0 ] && [ "$(grep '^completed,' "$tmp/sw_swap/summary.csv")" = "completed,12," ] \
+	&& ok "KV swap: no recompute ($stok vs $rtok tokens), $sswaps swaps, $sbytes bytes" \
+	|| bad "KV swap: swap $stok/$spre/$sswaps/$sbytes recompute $rtok/$rpre/$rswaps"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

@@ -1,0 +1,1315 @@
+/*
+ * links.c - the link model: flows sharing directed links max-min fairly,
+ * FIFO message queues, and the cluster topology builder. Semantics are in
+ * sim/links.h; the algorithm and its cost in docs/links.md.
+ *
+ * Data layout (indices, never pointers: arrays grow with realloc):
+ *   - links[]: bandwidth in bytes/ns, latency, the lanes (flows moving data
+ *     across it, each with the hop at which the flow crosses it, so that a
+ *     swap-remove fixes the moved flow's back-index in O(1)), the sum of
+ *     their rates and the statistics integrated up to t_last.
+ *   - flows[]: a pool of slots with a free list and a generation per slot;
+ *     a handle is (generation << 32) | slot. Each flow keeps its path, its
+ *     position in each link's lanes, its bytes left as of `last`, its rate
+ *     and one engine event (activation while latent, completion after).
+ *   - msgs[]: a pool of in-flight messages with a free list.
+ *
+ * Rate changes are batched: a flow that starts or ends marks its links
+ * dirty and one "settle" event at the current time recomputes the
+ * component(s) reachable from the dirty links, once for every change made
+ * at that instant. Storage for lanes and scratch is reserved when a flow is
+ * started, so event handlers never allocate (except inside the engine).
+ */
+#include "links.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A rate within this relative distance of the old one counts as unchanged
+ * (recomputation in another order differs by rounding only). */
+#define RATE_RTOL 1e-12
+
+enum { FLOW_FREE = -1 };
+
+/* A flow crossing a link: which flow, and at which hop of its path. */
+struct lane {
+	int32_t flow;
+	int32_t hop;
+};
+
+/* Per flow slot, kept apart from struct flow so that the searches of a
+ * recomputation touch 8 bytes per flow: equal to net->epoch when the flow
+ * was reached (seen) and when its rate was fixed (frozen). */
+struct fmark {
+	uint32_t seen, frozen;
+};
+
+struct link {
+	/* recomputation scratch first */
+	uint32_t mark; /* == net->epoch: in the component */
+	int32_t nu;    /* unfrozen flows while filling */
+	double rem;    /* capacity left while filling */
+	double bw;     /* bytes/ns */
+	lsim_time latency;
+	enum lsim_link_kind kind;
+	struct lane *lanes;
+	int32_t n_lanes, cap_lanes;
+	int32_t n_reserved; /* unfinished flows whose path crosses it */
+	double rate_sum;    /* bytes/ns */
+	/* statistics, integrated up to t_last */
+	lsim_time t_last;
+	double bytes;
+	double util_ns;
+	lsim_time busy_ns;
+	double util_sampled; /* util_ns at the last sample */
+	lsim_time t_sampled;
+	/* message queue */
+	lsim_time msg_free_at;
+	double msg_bytes;
+	int64_t n_msgs;
+	lsim_time msg_busy_ns;
+	bool dirty;
+};
+
+/* The fields a recomputation reads come first (one or two cache lines). */
+struct flow {
+	int32_t n_hops;
+	int32_t hop[LSIM_PATH_MAX];
+	int32_t state; /* FLOW_FREE or enum lsim_flow_state */
+	double rate;   /* bytes/ns */
+	double new_rate;
+	double cap;    /* bytes/ns; 0: none */
+	double bytes;
+	double left;   /* bytes left as of `last` */
+	uint64_t recomputed;
+	uint32_t gen;
+	int32_t next_free;
+	int32_t pos[LSIM_PATH_MAX]; /* index in links[hop[i]].lanes */
+	lsim_time last, start, finish;
+	lsim_event_id ev;
+	lsim_flow_done_fn done;
+	void *ctx;
+	uint64_t arg;
+	uint64_t rate_changes;
+};
+
+struct msg {
+	lsim_msg_done_fn done;
+	void *ctx;
+	uint64_t arg;
+	double bytes;
+	int32_t hop[LSIM_PATH_MAX];
+	int32_t n_hops, cur;
+	int32_t next_free;
+	lsim_event_id ev;
+};
+
+struct heap_ent {
+	double key;
+	int32_t link;
+};
+
+struct capped {
+	double cap;
+	int32_t flow;
+};
+
+struct lsim_net {
+	struct lsim_engine *eng;
+	struct link *links;
+	int32_t n_links, cap_links;
+	struct flow *flows;
+	int32_t n_slots, cap_flows, free_flow;
+	struct msg *msgs;
+	int32_t n_msg_slots, cap_msgs, free_msg;
+	int32_t *dirty;
+	int32_t n_dirty;
+	lsim_event_id settle_ev;
+	uint32_t epoch;
+	struct fmark *fm; /* cap_flows */
+	/* scratch, sized to the pools */
+	int32_t *comp_flows; /* cap_flows */
+	int32_t *comp_links; /* cap_links */
+	struct heap_ent *heap; /* cap_links */
+	struct capped *capped; /* cap_flows */
+	int32_t n_heap;
+	int32_t n_changed;
+	struct lsim_net_stats st;
+};
+
+const char *lsim_link_kind_name(enum lsim_link_kind k)
+{
+	static const char *const names[LSIM_LINK_KIND_COUNT] = {
+		"pcie", "host", "nvlink", "nic", "tor", "spine", "storage",
+	};
+	if ((int)k < 0 || k >= LSIM_LINK_KIND_COUNT)
+		return "?";
+	return names[k];
+}
+
+/* ---- utilities ---- */
+
+/* Grows *p (elements of size sz) to hold at least need; 0 or LSIM_ENOMEM. */
+static int reserve(void **p, int32_t *cap, int32_t need, size_t sz)
+{
+	if (need <= *cap)
+		return 0;
+	int64_t want = *cap ? (int64_t)*cap : 8;
+	while (want < need)
+		want *= 2;
+	if (want > INT32_MAX)
+		want = INT32_MAX;
+	void *q = realloc(*p, (size_t)want * sz);
+	if (!q)
+		return LSIM_ENOMEM;
+	*p = q;
+	*cap = (int32_t)want;
+	return 0;
+}
+
+/* Reallocates *p to n elements of size sz (a failure leaves *p as it
+ * was: arrays grown together may end up with different sizes, which is
+ * harmless because only the smallest, the recorded capacity, is used). */
+static int grow_to(void **p, int32_t n, size_t sz)
+{
+	void *q = realloc(*p, (size_t)n * sz);
+	if (!q)
+		return LSIM_ENOMEM;
+	*p = q;
+	return 0;
+}
+
+/* Nanoseconds to move `bytes` at `rate` bytes/ns, rounded up, where a
+ * quotient within 1e-6 ns above an integer counts as that integer (so
+ * that 1e9 B at 10 B/ns is 1e8 ns, not 1e8 + 1). */
+static lsim_time xfer_ns(double bytes, double rate)
+{
+	if (bytes <= 0)
+		return 0;
+	if (rate <= 0)
+		return LSIM_TIME_MAX;
+	double x = ceil(bytes / rate - 1e-6);
+	if (x <= 0)
+		return 0;
+	if (x >= 9.0e18)
+		return LSIM_TIME_MAX;
+	return (lsim_time)x;
+}
+
+static lsim_time add_time(lsim_time a, lsim_time b)
+{
+	if (b >= LSIM_TIME_MAX - a)
+		return LSIM_TIME_MAX;
+	return a + b;
+}
+
+static lsim_flow_id flow_handle(const struct lsim_net *net, int32_t slot)
+{
+	return ((uint64_t)net->flows[slot].gen << 32) | (uint32_t)slot;
+}
+
+/* The slot of a live flow handle, or -1. */
+static int32_t flow_lookup(const struct lsim_net *net, lsim_flow_id id)
+{
+	if (!net)
+		return -1;
+	uint32_t slot = (uint32_t)(id & 0xffffffffu);
+	uint32_t gen = (uint32_t)(id >> 32);
+	if (slot >= (uint32_t)net->n_slots)
+		return -1;
+	const struct flow *f = &net->flows[slot];
+	if (f->state == FLOW_FREE || f->gen != gen)
+		return -1;
+	return (int32_t)slot;
+}
+
+/* Integrates a link's statistics up to now. */
+static void link_advance(struct link *l, lsim_time now)
+{
+	lsim_time dt = now - l->t_last;
+	if (dt <= 0)
+		return;
+	l->bytes += l->rate_sum * (double)dt;
+	l->util_ns += l->rate_sum / l->bw * (double)dt;
+	if (l->n_lanes > 0)
+		l->busy_ns += dt;
+	l->t_last = now;
+}
+
+static void settle_fire(struct lsim_engine *eng, void *subject,
+			uint64_t arg);
+
+static void mark_dirty(struct lsim_net *net, int32_t link)
+{
+	struct link *l = &net->links[link];
+	if (l->dirty)
+		return;
+	l->dirty = true;
+	net->dirty[net->n_dirty++] = link;
+}
+
+static void ensure_settle(struct lsim_net *net)
+{
+	if (net->settle_ev || net->n_dirty == 0)
+		return;
+	net->settle_ev = lsim_schedule(net->eng, lsim_now(net->eng),
+				       settle_fire, net, 0);
+}
+
+static void lane_remove(struct lsim_net *net, int32_t link, int32_t p)
+{
+	struct link *l = &net->links[link];
+	int32_t last = --l->n_lanes;
+	if (p != last) {
+		struct lane mv = l->lanes[last];
+		l->lanes[p] = mv;
+		net->flows[mv.flow].pos[mv.hop] = p;
+	}
+}
+
+/* Takes an active flow off its links: statistics up to now, its rate out
+ * of the sums, the links marked for recomputation. */
+static void flow_detach(struct lsim_net *net, int32_t slot, lsim_time now)
+{
+	struct flow *f = &net->flows[slot];
+	for (int32_t h = 0; h < f->n_hops; h++) {
+		int32_t id = f->hop[h];
+		struct link *l = &net->links[id];
+		link_advance(l, now);
+		lane_remove(net, id, f->pos[h]);
+		l->rate_sum -= f->rate;
+		if (l->n_lanes == 0)
+			l->rate_sum = 0;
+		mark_dirty(net, id);
+	}
+}
+
+static void flow_free(struct lsim_net *net, int32_t slot)
+{
+	struct flow *f = &net->flows[slot];
+	for (int32_t h = 0; h < f->n_hops; h++)
+		net->links[f->hop[h]].n_reserved--;
+	f->state = FLOW_FREE;
+	f->gen = f->gen == UINT32_MAX ? 1u : f->gen + 1u;
+	f->ev = 0;
+	f->next_free = net->free_flow;
+	net->free_flow = slot;
+	net->st.flows_active--;
+}
+
+/* ---- network ---- */
+
+struct lsim_net *lsim_net_create(struct lsim_engine *eng)
+{
+	if (!eng)
+		return NULL;
+	struct lsim_net *net = calloc(1, sizeof *net);
+	if (!net)
+		return NULL;
+	net->eng = eng;
+	net->free_flow = -1;
+	net->free_msg = -1;
+	return net;
+}
+
+void lsim_net_destroy(struct lsim_net *net)
+{
+	if (!net)
+		return;
+	for (int32_t i = 0; i < net->n_slots; i++)
+		if (net->flows[i].state != FLOW_FREE && net->flows[i].ev)
+			lsim_cancel(net->eng, net->flows[i].ev);
+	for (int32_t i = 0; i < net->n_msg_slots; i++)
+		if (net->msgs[i].ev)
+			lsim_cancel(net->eng, net->msgs[i].ev);
+	if (net->settle_ev)
+		lsim_cancel(net->eng, net->settle_ev);
+	for (int32_t i = 0; i < net->n_links; i++)
+		free(net->links[i].lanes);
+	free(net->links);
+	free(net->flows);
+	free(net->msgs);
+	free(net->dirty);
+	free(net->comp_flows);
+	free(net->comp_links);
+	free(net->heap);
+	free(net->capped);
+	free(net->fm);
+	free(net);
+}
+
+int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
+		  lsim_time latency, int32_t *id, struct lsim_diag *d)
+{
+	if (!net)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no network");
+	if ((int)kind < 0 || kind >= LSIM_LINK_KIND_COUNT)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kind",
+				     "unknown link kind %d", (int)kind);
+	if (!(bw > 0) || !isfinite(bw))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "bandwidth",
+				     "link bandwidth must be a positive number of bytes/s, got %g",
+				     bw);
+	if (latency < 0)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "latency",
+				     "link latency must be >= 0, got %lld ns",
+				     (long long)latency);
+	int32_t n = net->n_links;
+	if (n == INT32_MAX)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "too many links");
+	if (n == net->cap_links) {
+		int32_t want = n > INT32_MAX / 2 ? INT32_MAX : (n ? 2 * n : 8);
+		if (grow_to((void **)&net->links, want, sizeof *net->links) ||
+		    grow_to((void **)&net->dirty, want, sizeof *net->dirty) ||
+		    grow_to((void **)&net->comp_links, want,
+			    sizeof *net->comp_links) ||
+		    grow_to((void **)&net->heap, want, sizeof *net->heap))
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+					     "out of memory");
+		net->cap_links = want;
+	}
+	struct link *l = &net->links[n];
+	memset(l, 0, sizeof *l);
+	l->bw = bw / 1e9;
+	l->latency = latency;
+	l->kind = kind;
+	l->t_last = lsim_now(net->eng);
+	l->t_sampled = l->t_last;
+	net->n_links = n + 1;
+	if (id)
+		*id = n;
+	return 0;
+}
+
+int32_t lsim_net_n_links(const struct lsim_net *net)
+{
+	return net ? net->n_links : 0;
+}
+
+int lsim_link_get(const struct lsim_net *net, int32_t link,
+		  struct lsim_link_info *out)
+{
+	if (!net || link < 0 || link >= net->n_links || !out)
+		return LSIM_EINVAL;
+	const struct link *l = &net->links[link];
+	lsim_time dt = lsim_now(net->eng) - l->t_last;
+	if (dt < 0)
+		dt = 0;
+	out->kind = l->kind;
+	out->bw = l->bw * 1e9;
+	out->latency = l->latency;
+	out->n_flows = l->n_lanes;
+	out->util = l->rate_sum / l->bw;
+	out->bytes = l->bytes + l->rate_sum * (double)dt;
+	out->busy_ns = l->busy_ns + (l->n_lanes > 0 ? dt : 0);
+	out->util_ns = l->util_ns + l->rate_sum / l->bw * (double)dt;
+	out->msg_bytes = l->msg_bytes;
+	out->n_msgs = l->n_msgs;
+	out->msg_busy_ns = l->msg_busy_ns;
+	return 0;
+}
+
+double lsim_link_sample_util(struct lsim_net *net, int32_t link)
+{
+	if (!net || link < 0 || link >= net->n_links)
+		return -1.0;
+	struct link *l = &net->links[link];
+	lsim_time now = lsim_now(net->eng);
+	link_advance(l, now);
+	lsim_time dt = now - l->t_sampled;
+	if (dt <= 0)
+		return l->rate_sum / l->bw;
+	double u = (l->util_ns - l->util_sampled) / (double)dt;
+	l->util_sampled = l->util_ns;
+	l->t_sampled = now;
+	return u;
+}
+
+lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
+			    int32_t n)
+{
+	lsim_time t = 0;
+	for (int32_t i = 0; net && path && i < n; i++)
+		if (path[i] >= 0 && path[i] < net->n_links)
+			t = add_time(t, net->links[path[i]].latency);
+	return t;
+}
+
+void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out)
+{
+	if (!out)
+		return;
+	if (!net) {
+		memset(out, 0, sizeof *out);
+		return;
+	}
+	*out = net->st;
+}
+
+/* ---- max-min fair rates by progressive filling ---- */
+
+static bool heap_before(const struct heap_ent *a, const struct heap_ent *b)
+{
+	return a->key < b->key || (a->key == b->key && a->link < b->link);
+}
+
+static void heap_push(struct lsim_net *net, double key, int32_t link)
+{
+	struct heap_ent e = {key, link};
+	struct heap_ent *h = net->heap;
+	int32_t i = net->n_heap++;
+	while (i > 0) {
+		int32_t p = (i - 1) / 2;
+		if (!heap_before(&e, &h[p]))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = e;
+}
+
+static struct heap_ent heap_pop(struct lsim_net *net)
+{
+	struct heap_ent *h = net->heap;
+	struct heap_ent top = h[0];
+	struct heap_ent e = h[--net->n_heap];
+	int32_t n = net->n_heap, i = 0;
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && heap_before(&h[c + 1], &h[c]))
+			c++;
+		if (!heap_before(&h[c], &e))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (n > 0)
+		h[i] = e;
+	return top;
+}
+
+static int cmp_capped(const void *a, const void *b)
+{
+	const struct capped *x = a, *y = b;
+	if (x->cap != y->cap)
+		return x->cap < y->cap ? -1 : 1;
+	return (x->flow > y->flow) - (x->flow < y->flow);
+}
+
+/* Fixes a flow's rate at `rate`; a flow whose rate moves is appended to
+ * the changed list (comp_flows, free once the caps are collected). */
+static void freeze(struct lsim_net *net, int32_t slot, double rate)
+{
+	struct flow *f = &net->flows[slot];
+	f->new_rate = rate;
+	f->recomputed++;
+	net->fm[slot].frozen = net->epoch;
+	bool same = f->rate > 0 ? fabs(rate - f->rate) <= RATE_RTOL * f->rate
+				: rate == 0;
+	if (!same)
+		net->comp_flows[net->n_changed++] = slot;
+	for (int32_t h = 0; h < f->n_hops; h++) {
+		struct link *m = &net->links[f->hop[h]];
+		m->rem -= rate;
+		m->nu--;
+	}
+}
+
+/*
+ * Max-min fair rates of the nF flows in comp_flows over the nL links in
+ * comp_links (a union of whole components), written to new_rate; the
+ * flows whose rate changed are left in comp_flows[0 .. n_changed).
+ * Progressive filling with a lazy heap: a link's fair share rem / nu only
+ * grows as flows elsewhere freeze (they freeze at the current minimum,
+ * which is at most the link's share), so a stale key is a lower bound; a
+ * popped link whose share has grown is pushed back with its new key, and a
+ * popped link whose key is current is the bottleneck. A rate cap acts as a
+ * private link of that capacity: the smallest unfrozen cap competes with
+ * the heap's top.
+ */
+static void fill(struct lsim_net *net, int32_t nF, int32_t nL)
+{
+	net->n_heap = 0;
+	for (int32_t i = 0; i < nL; i++) {
+		struct link *l = &net->links[net->comp_links[i]];
+		l->rem = l->bw;
+		l->nu = l->n_lanes;
+		if (l->nu > 0)
+			heap_push(net, l->rem / l->nu, net->comp_links[i]);
+	}
+	int32_t n_cap = 0;
+	for (int32_t i = 0; i < nF; i++) {
+		int32_t s = net->comp_flows[i];
+		if (net->flows[s].cap > 0)
+			net->capped[n_cap++] =
+				(struct capped){net->flows[s].cap, s};
+	}
+	if (n_cap > 1)
+		qsort(net->capped, (size_t)n_cap, sizeof *net->capped,
+		      cmp_capped);
+	net->n_changed = 0;
+	int32_t ci = 0, left = nF;
+	while (left > 0) {
+		while (ci < n_cap &&
+		       net->fm[net->capped[ci].flow].frozen == net->epoch)
+			ci++;
+		if (ci < n_cap &&
+		    (net->n_heap == 0 || net->capped[ci].cap <= net->heap[0].key)) {
+			freeze(net, net->capped[ci].flow, net->capped[ci].cap);
+			ci++;
+			left--;
+			continue;
+		}
+		if (net->n_heap == 0)
+			break; /* every flow crosses a link: not reached */
+		struct heap_ent top = heap_pop(net);
+		struct link *l = &net->links[top.link];
+		if (l->nu <= 0)
+			continue;
+		double s = l->rem > 0 ? l->rem / l->nu : 0;
+		if (s > top.key) {
+			heap_push(net, s, top.link);
+			continue;
+		}
+		for (int32_t k = 0; k < l->n_lanes; k++) {
+			int32_t fs = l->lanes[k].flow;
+			if (net->fm[fs].frozen != net->epoch) {
+				freeze(net, fs, s);
+				left--;
+			}
+		}
+	}
+}
+
+static void complete_fire(struct lsim_engine *eng, void *subject,
+			  uint64_t arg);
+
+/* Gives a flow its new rate: bytes left up to now at the old rate, link
+ * sums and statistics, and its completion event moved. */
+static void set_rate(struct lsim_net *net, int32_t slot, lsim_time now)
+{
+	struct flow *f = &net->flows[slot];
+	double nr = f->new_rate;
+	f->left -= f->rate * (double)(now - f->last);
+	f->last = now;
+	for (int32_t h = 0; h < f->n_hops; h++) {
+		struct link *l = &net->links[f->hop[h]];
+		link_advance(l, now);
+		l->rate_sum += nr - f->rate;
+	}
+	f->rate = nr;
+	f->rate_changes++;
+	net->st.rate_changes++;
+	f->finish = add_time(now, xfer_ns(f->left, nr));
+	if (f->finish == LSIM_TIME_MAX) {
+		/* stalled (no capacity left): waits for the next change */
+		if (f->ev)
+			lsim_cancel(net->eng, f->ev);
+		f->ev = 0;
+		return;
+	}
+	if (f->ev && lsim_reschedule(net->eng, f->ev, f->finish) == 0)
+		return;
+	f->ev = lsim_schedule(net->eng, f->finish, complete_fire, net,
+			      (uint64_t)slot);
+}
+
+/*
+ * Recomputes the rates of every flow in the components that touch a dirty
+ * link: a breadth-first search over the flow-link graph collects them,
+ * progressive filling computes the rates, and only flows whose rate moved
+ * are advanced and rescheduled.
+ */
+static void settle(struct lsim_net *net)
+{
+	lsim_time now = lsim_now(net->eng);
+	if (net->epoch == UINT32_MAX) {
+		/* wrap: clear every mark so that no stale one matches */
+		memset(net->fm, 0, (size_t)net->n_slots * sizeof *net->fm);
+		for (int32_t i = 0; i < net->n_links; i++)
+			net->links[i].mark = 0;
+		net->epoch = 0;
+	}
+	uint32_t ep = ++net->epoch;
+	int32_t nL = 0, nF = 0;
+	for (int32_t i = 0; i < net->n_dirty; i++) {
+		struct link *l = &net->links[net->dirty[i]];
+		l->dirty = false;
+		if (l->mark != ep) {
+			l->mark = ep;
+			net->comp_links[nL++] = net->dirty[i];
+		}
+	}
+	net->n_dirty = 0;
+	for (int32_t i = 0; i < nL; i++) {
+		const struct link *l = &net->links[net->comp_links[i]];
+		for (int32_t k = 0; k < l->n_lanes; k++) {
+			int32_t s = l->lanes[k].flow;
+			if (net->fm[s].seen == ep)
+				continue;
+			net->fm[s].seen = ep;
+			const struct flow *f = &net->flows[s];
+			net->comp_flows[nF++] = s;
+			for (int32_t h = 0; h < f->n_hops; h++) {
+				struct link *m = &net->links[f->hop[h]];
+				if (m->mark != ep) {
+					m->mark = ep;
+					net->comp_links[nL++] = f->hop[h];
+				}
+			}
+		}
+	}
+	net->st.recomputations++;
+	net->st.flows_recomputed += (uint64_t)nF;
+	net->st.links_recomputed += (uint64_t)nL;
+	if (nF == 0)
+		return;
+	fill(net, nF, nL);
+	for (int32_t i = 0; i < net->n_changed; i++)
+		set_rate(net, net->comp_flows[i], now);
+}
+
+static void settle_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_net *net = subject;
+	net->settle_ev = 0;
+	settle(net);
+}
+
+/* ---- flows ---- */
+
+/* The flow has delivered its bytes (left is what its rates leave over,
+ * a rounding residual): corrects the links' byte counts to the exact size,
+ * frees it and calls its callback. */
+static void finish(struct lsim_net *net, int32_t slot, double left)
+{
+	lsim_time now = lsim_now(net->eng);
+	struct flow *f = &net->flows[slot];
+	if (f->state == LSIM_FLOW_ACTIVE) {
+		for (int32_t h = 0; h < f->n_hops; h++) {
+			struct link *l = &net->links[f->hop[h]];
+			l->bytes += left;
+			l->util_ns += left / l->bw;
+		}
+		flow_detach(net, slot, now);
+	}
+	double r = fabs(left);
+	if (r > net->st.max_residual)
+		net->st.max_residual = r;
+	net->st.flows_finished++;
+	net->st.bytes_requested += f->bytes;
+	net->st.bytes_delivered += f->bytes - left;
+	lsim_flow_done_fn done = f->done;
+	void *ctx = f->ctx;
+	uint64_t arg = f->arg;
+	lsim_flow_id id = flow_handle(net, slot);
+	flow_free(net, slot);
+	ensure_settle(net);
+	if (done)
+		done(ctx, id, arg);
+}
+
+static void activate(struct lsim_net *net, int32_t slot)
+{
+	lsim_time now = lsim_now(net->eng);
+	struct flow *f = &net->flows[slot];
+	f->state = LSIM_FLOW_ACTIVE;
+	f->last = now;
+	f->rate = 0;
+	for (int32_t h = 0; h < f->n_hops; h++) {
+		int32_t id = f->hop[h];
+		struct link *l = &net->links[id];
+		link_advance(l, now);
+		f->pos[h] = l->n_lanes;
+		l->lanes[l->n_lanes++] = (struct lane){slot, h};
+		mark_dirty(net, id);
+	}
+	ensure_settle(net);
+}
+
+static void activate_fire(struct lsim_engine *eng, void *subject,
+			  uint64_t arg)
+{
+	struct lsim_net *net = subject;
+	int32_t slot = (int32_t)arg;
+	net->flows[slot].ev = 0;
+	if (net->flows[slot].bytes <= 0)
+		finish(net, slot, 0);
+	else
+		activate(net, slot);
+}
+
+static void complete_fire(struct lsim_engine *eng, void *subject,
+			  uint64_t arg)
+{
+	struct lsim_net *net = subject;
+	int32_t slot = (int32_t)arg;
+	struct flow *f = &net->flows[slot];
+	lsim_time now = lsim_now(eng);
+	f->ev = 0;
+	f->left -= f->rate * (double)(now - f->last);
+	f->last = now;
+	/* Less than a nanosecond's worth left (or rounding of the size) is
+	 * done; more cannot happen while events follow rate changes, but is
+	 * handled by waiting for the rest. */
+	if (f->left > f->rate + 1e-9 * f->bytes) {
+		f->finish = add_time(now, xfer_ns(f->left, f->rate));
+		if (f->finish != LSIM_TIME_MAX)
+			f->ev = lsim_schedule(eng, f->finish, complete_fire,
+					      net, arg);
+		return;
+	}
+	finish(net, slot, f->left);
+}
+
+static int check_path(const struct lsim_net *net, const int32_t *path,
+		      int32_t n, bool unique, struct lsim_diag *d)
+{
+	if (!path || n < 1 || n > LSIM_PATH_MAX)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "path",
+				     "a path has 1 to %d links, got %d",
+				     LSIM_PATH_MAX, (int)n);
+	for (int32_t i = 0; i < n; i++) {
+		if (path[i] < 0 || path[i] >= net->n_links)
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "path",
+					     "hop %d: no link %d (the network has %d)",
+					     (int)i, (int)path[i],
+					     (int)net->n_links);
+		for (int32_t j = 0; unique && j < i; j++)
+			if (path[j] == path[i])
+				return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0,
+						     "path",
+						     "link %d appears twice in the path",
+						     (int)path[i]);
+	}
+	return 0;
+}
+
+int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
+		    lsim_flow_id *id, struct lsim_diag *d)
+{
+	if (!net || !req)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "",
+				     "no network or request");
+	int rc = check_path(net, req->path, req->n_hops, true, d);
+	if (rc)
+		return rc;
+	if (!(req->bytes >= 0) || !isfinite(req->bytes))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "bytes",
+				     "flow size must be >= 0 bytes, got %g",
+				     req->bytes);
+	if (isnan(req->rate_cap) || isinf(req->rate_cap))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "rate_cap",
+				     "rate cap must be finite, got %g",
+				     req->rate_cap);
+	/* Room for this flow in every structure an event may touch. */
+	int32_t slot = net->free_flow;
+	if (slot < 0) {
+		if (net->n_slots == INT32_MAX)
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+					     "too many flows");
+		int32_t n = net->n_slots;
+		if (n == net->cap_flows) {
+			int32_t want = n > INT32_MAX / 2 ? INT32_MAX
+							 : (n ? 2 * n : 8);
+			if (grow_to((void **)&net->flows, want,
+				    sizeof *net->flows) ||
+			    grow_to((void **)&net->comp_flows, want,
+				    sizeof *net->comp_flows) ||
+			    grow_to((void **)&net->capped, want,
+				    sizeof *net->capped) ||
+			    grow_to((void **)&net->fm, want, sizeof *net->fm))
+				return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0,
+						     "", "out of memory");
+			net->cap_flows = want;
+		}
+		slot = net->n_slots++;
+		net->flows[slot].gen = 1;
+		net->flows[slot].state = FLOW_FREE;
+		net->flows[slot].next_free = net->free_flow;
+		net->free_flow = slot;
+	}
+	for (int32_t h = 0; h < req->n_hops; h++) {
+		struct link *l = &net->links[req->path[h]];
+		if (reserve((void **)&l->lanes, &l->cap_lanes,
+			    l->n_reserved + 1, sizeof *l->lanes))
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+					     "out of memory");
+	}
+	lsim_time now = lsim_now(net->eng);
+	lsim_time lat = lsim_path_latency(net, req->path, req->n_hops);
+	struct flow *f = &net->flows[slot];
+	f->state = LSIM_FLOW_LATENT;
+	f->n_hops = req->n_hops;
+	memcpy(f->hop, req->path, (size_t)req->n_hops * sizeof *f->hop);
+	f->bytes = req->bytes;
+	f->left = req->bytes;
+	f->rate = 0;
+	f->cap = req->rate_cap > 0 ? req->rate_cap / 1e9 : 0;
+	f->last = now;
+	f->start = now;
+	f->finish = LSIM_TIME_MAX;
+	f->ev = 0;
+	f->done = req->done;
+	f->ctx = req->ctx;
+	f->arg = req->arg;
+	net->fm[slot] = (struct fmark){0, 0};
+	f->recomputed = 0;
+	f->rate_changes = 0;
+	if (lat > 0 || req->bytes <= 0) {
+		f->ev = lsim_schedule(net->eng, add_time(now, lat),
+				      activate_fire, net, (uint64_t)slot);
+		if (!f->ev) {
+			f->state = FLOW_FREE;
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+					     "out of memory");
+		}
+	}
+	net->free_flow = f->next_free;
+	for (int32_t h = 0; h < f->n_hops; h++)
+		net->links[f->hop[h]].n_reserved++;
+	net->st.flows_started++;
+	net->st.flows_active++;
+	if (!f->ev)
+		activate(net, slot);
+	if (id)
+		*id = flow_handle(net, slot);
+	return 0;
+}
+
+int lsim_flow_cancel(struct lsim_net *net, lsim_flow_id id,
+		     double *delivered)
+{
+	int32_t slot = flow_lookup(net, id);
+	if (slot < 0)
+		return LSIM_ESTATE;
+	struct flow *f = &net->flows[slot];
+	lsim_time now = lsim_now(net->eng);
+	double moved = 0;
+	if (f->ev)
+		lsim_cancel(net->eng, f->ev);
+	if (f->state == LSIM_FLOW_ACTIVE) {
+		moved = f->bytes - (f->left - f->rate * (double)(now - f->last));
+		flow_detach(net, slot, now);
+	}
+	net->st.flows_cancelled++;
+	flow_free(net, slot);
+	ensure_settle(net);
+	if (delivered)
+		*delivered = moved;
+	return 0;
+}
+
+int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
+		  struct lsim_flow_info *out)
+{
+	int32_t slot = flow_lookup(net, id);
+	if (slot < 0 || !out)
+		return LSIM_ESTATE;
+	const struct flow *f = &net->flows[slot];
+	lsim_time now = lsim_now(net->eng);
+	out->state = (enum lsim_flow_state)f->state;
+	out->bytes = f->bytes;
+	out->bytes_left = f->left - f->rate * (double)(now - f->last);
+	out->rate = f->rate * 1e9;
+	out->start = f->start;
+	out->finish = f->state == LSIM_FLOW_ACTIVE ? f->finish : LSIM_TIME_MAX;
+	out->recomputed = f->recomputed;
+	out->rate_changes = f->rate_changes;
+	return 0;
+}
+
+/* ---- messages ---- */
+
+static void msg_fire(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* Queues message slot on the link of its current hop; returns its event
+ * (0 if the engine ran out of memory, with the link left untouched). */
+static lsim_event_id msg_enqueue(struct lsim_net *net, int32_t slot)
+{
+	struct msg *m = &net->msgs[slot];
+	struct link *l = &net->links[m->hop[m->cur]];
+	lsim_time now = lsim_now(net->eng);
+	lsim_time start = l->msg_free_at > now ? l->msg_free_at : now;
+	lsim_time ser = xfer_ns(m->bytes, l->bw);
+	lsim_time done = add_time(start, ser);
+	lsim_event_id ev = lsim_schedule(net->eng, add_time(done, l->latency),
+					 msg_fire, net, (uint64_t)slot);
+	if (!ev)
+		return 0;
+	l->msg_free_at = done;
+	l->msg_bytes += m->bytes;
+	l->n_msgs++;
+	l->msg_busy_ns += ser;
+	m->ev = ev;
+	return ev;
+}
+
+static void msg_free(struct lsim_net *net, int32_t slot)
+{
+	net->msgs[slot].ev = 0;
+	net->msgs[slot].next_free = net->free_msg;
+	net->free_msg = slot;
+}
+
+static void msg_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_net *net = subject;
+	int32_t slot = (int32_t)arg;
+	struct msg *m = &net->msgs[slot];
+	m->ev = 0;
+	if (++m->cur < m->n_hops) {
+		if (msg_enqueue(net, slot))
+			return;
+		msg_free(net, slot); /* out of memory: the message is lost */
+		return;
+	}
+	lsim_msg_done_fn done = m->done;
+	void *ctx = m->ctx;
+	uint64_t uarg = m->arg;
+	msg_free(net, slot);
+	net->st.msgs_delivered++;
+	if (done)
+		done(ctx, uarg);
+}
+
+int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
+		  double bytes, lsim_msg_done_fn done, void *ctx, uint64_t arg,
+		  struct lsim_diag *d)
+{
+	if (!net)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no network");
+	int rc = check_path(net, path, n_hops, false, d);
+	if (rc)
+		return rc;
+	if (!(bytes >= 0) || !isfinite(bytes))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "bytes",
+				     "message size must be >= 0 bytes, got %g",
+				     bytes);
+	int32_t slot = net->free_msg;
+	if (slot < 0) {
+		int32_t cap = net->cap_msgs;
+		if (net->n_msg_slots == INT32_MAX ||
+		    reserve((void **)&net->msgs, &cap, net->n_msg_slots + 1,
+			    sizeof *net->msgs))
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+					     "out of memory");
+		net->cap_msgs = cap;
+		slot = net->n_msg_slots++;
+		net->msgs[slot].ev = 0;
+		net->msgs[slot].next_free = -1;
+	} else {
+		net->free_msg = net->msgs[slot].next_free;
+	}
+	struct msg *m = &net->msgs[slot];
+	m->done = done;
+	m->ctx = ctx;
+	m->arg = arg;
+	m->bytes = bytes;
+	memcpy(m->hop, path, (size_t)n_hops * sizeof *m->hop);
+	m->n_hops = n_hops;
+	m->cur = 0;
+	if (!msg_enqueue(net, slot)) {
+		msg_free(net, slot);
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+				     "out of memory");
+	}
+	net->st.msgs_sent++;
+	return 0;
+}
+
+/* ---- topology ---- */
+
+void lsim_topo_params_default(struct lsim_topo_params *p)
+{
+	*p = (struct lsim_topo_params){
+		.nodes = 1,
+		.gpus_per_node = 8,
+		.gpus_per_switch = 2,
+		.nodes_per_tor = 32,
+		.pcie_bw = 63.0e9,   /* PCIe Gen5 x16, per direction */
+		.host_bw = 63.0e9,   /* switch uplink: Gen5 x16 */
+		.nvlink_bw = 450e9,  /* NVLink 4: 900 GB/s total, 450 each way */
+		.nic_bw = 400e9,     /* 8 x 400 Gb/s ConnectX-7 */
+		.oversubscription = 1.0,
+		.spine_bw = 0,
+		.storage_bw = 50e9,
+		.pcie_latency = 1 * LSIM_US,
+		.host_latency = 500,
+		.nvlink_latency = 1 * LSIM_US,
+		.nic_latency = 2 * LSIM_US,
+		.tor_latency = 1 * LSIM_US,
+		.spine_latency = 1 * LSIM_US,
+		.storage_latency = 100 * LSIM_US,
+	};
+}
+
+static int topo_check(const struct lsim_topo_params *p, struct lsim_diag *d)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} counts[] = {
+		{"nodes", offsetof(struct lsim_topo_params, nodes)},
+		{"gpus_per_node", offsetof(struct lsim_topo_params, gpus_per_node)},
+		{"gpus_per_switch", offsetof(struct lsim_topo_params, gpus_per_switch)},
+		{"nodes_per_tor", offsetof(struct lsim_topo_params, nodes_per_tor)},
+	};
+	static const struct {
+		const char *key;
+		size_t off;
+		bool zero_ok;
+	} bws[] = {
+		{"pcie_bw", offsetof(struct lsim_topo_params, pcie_bw), false},
+		{"host_bw", offsetof(struct lsim_topo_params, host_bw), false},
+		{"nvlink_bw", offsetof(struct lsim_topo_params, nvlink_bw), true},
+		{"nic_bw", offsetof(struct lsim_topo_params, nic_bw), false},
+		{"oversubscription",
+		 offsetof(struct lsim_topo_params, oversubscription), false},
+		{"spine_bw", offsetof(struct lsim_topo_params, spine_bw), true},
+		{"storage_bw", offsetof(struct lsim_topo_params, storage_bw), false},
+	};
+	static const struct {
+		const char *key;
+		size_t off;
+	} lats[] = {
+		{"pcie_latency", offsetof(struct lsim_topo_params, pcie_latency)},
+		{"host_latency", offsetof(struct lsim_topo_params, host_latency)},
+		{"nvlink_latency", offsetof(struct lsim_topo_params, nvlink_latency)},
+		{"nic_latency", offsetof(struct lsim_topo_params, nic_latency)},
+		{"tor_latency", offsetof(struct lsim_topo_params, tor_latency)},
+		{"spine_latency", offsetof(struct lsim_topo_params, spine_latency)},
+		{"storage_latency", offsetof(struct lsim_topo_params, storage_latency)},
+	};
+	const char *base = (const char *)p;
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		int32_t v;
+		memcpy(&v, base + counts[i].off, sizeof v);
+		if (v < 1)
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0,
+					     counts[i].key,
+					     "must be >= 1, got %d", (int)v);
+	}
+	for (size_t i = 0; i < sizeof bws / sizeof bws[0]; i++) {
+		double v;
+		memcpy(&v, base + bws[i].off, sizeof v);
+		bool ok = isfinite(v) && (v > 0 || (bws[i].zero_ok && v == 0));
+		if (!ok)
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0,
+					     bws[i].key, "must be %s, got %g",
+					     bws[i].zero_ok ? ">= 0" : "> 0", v);
+	}
+	for (size_t i = 0; i < sizeof lats / sizeof lats[0]; i++) {
+		lsim_time v;
+		memcpy(&v, base + lats[i].off, sizeof v);
+		if (v < 0)
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0,
+					     lats[i].key,
+					     "must be >= 0, got %lld ns",
+					     (long long)v);
+	}
+	if ((int64_t)p->nodes * p->gpus_per_node > (1 << 24))
+		return lsim_diag_set(d, LSIM_ERANGE, "", 0, 0, "nodes",
+				     "%d nodes x %d GPUs is more than 2^24 GPUs",
+				     (int)p->nodes, (int)p->gpus_per_node);
+	return 0;
+}
+
+void lsim_topo_release(struct lsim_topo *t)
+{
+	if (!t)
+		return;
+	free(t->pcie_up);
+	free(t->pcie_down);
+	free(t->nvlink_up);
+	free(t->nvlink_down);
+	free(t->host);
+	free(t->nic_out);
+	free(t->nic_in);
+	free(t->tor_up);
+	free(t->tor_down);
+	memset(t, 0, sizeof *t);
+	t->spine = t->storage = -1;
+}
+
+static int32_t *ids_alloc(int32_t n)
+{
+	int32_t *a = malloc((size_t)n * sizeof *a);
+	for (int32_t i = 0; a && i < n; i++)
+		a[i] = -1;
+	return a;
+}
+
+int lsim_topo_build(struct lsim_topo *t, struct lsim_net *net,
+		    const struct lsim_topo_params *p, struct lsim_diag *d)
+{
+	memset(t, 0, sizeof *t);
+	t->spine = t->storage = -1;
+	int rc = topo_check(p, d);
+	if (rc)
+		return rc;
+	t->p = *p;
+	int32_t G = p->gpus_per_node;
+	t->switches_per_node = (G + p->gpus_per_switch - 1) / p->gpus_per_switch;
+	t->n_gpus = p->nodes * G;
+	t->n_switches = p->nodes * t->switches_per_node;
+	t->n_tors = (p->nodes + p->nodes_per_tor - 1) / p->nodes_per_tor;
+	t->pcie_up = ids_alloc(t->n_gpus);
+	t->pcie_down = ids_alloc(t->n_gpus);
+	t->nvlink_up = ids_alloc(t->n_gpus);
+	t->nvlink_down = ids_alloc(t->n_gpus);
+	t->host = ids_alloc(t->n_switches);
+	t->nic_out = ids_alloc(p->nodes);
+	t->nic_in = ids_alloc(p->nodes);
+	t->tor_up = ids_alloc(t->n_tors);
+	t->tor_down = ids_alloc(t->n_tors);
+	if (!t->pcie_up || !t->pcie_down || !t->nvlink_up || !t->nvlink_down ||
+	    !t->host || !t->nic_out || !t->nic_in || !t->tor_up ||
+	    !t->tor_down) {
+		lsim_topo_release(t);
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+				     "out of memory");
+	}
+	for (int32_t n = 0; n < p->nodes && !rc; n++) {
+		for (int32_t s = 0; s < t->switches_per_node && !rc; s++)
+			rc = lsim_link_add(net, LSIM_LINK_HOST, p->host_bw,
+					   p->host_latency,
+					   &t->host[n * t->switches_per_node + s],
+					   d);
+		for (int32_t g = n * G; g < (n + 1) * G && !rc; g++) {
+			rc = lsim_link_add(net, LSIM_LINK_PCIE, p->pcie_bw,
+					   p->pcie_latency, &t->pcie_up[g], d);
+			if (!rc)
+				rc = lsim_link_add(net, LSIM_LINK_PCIE,
+						   p->pcie_bw, p->pcie_latency,
+						   &t->pcie_down[g], d);
+			if (!rc && p->nvlink_bw > 0)
+				rc = lsim_link_add(net, LSIM_LINK_NVLINK,
+						   p->nvlink_bw,
+						   p->nvlink_latency,
+						   &t->nvlink_up[g], d);
+			if (!rc && p->nvlink_bw > 0)
+				rc = lsim_link_add(net, LSIM_LINK_NVLINK,
+						   p->nvlink_bw,
+						   p->nvlink_latency,
+						   &t->nvlink_down[g], d);
+		}
+		if (!rc)
+			rc = lsim_link_add(net, LSIM_LINK_NIC, p->nic_bw,
+					   p->nic_latency, &t->nic_out[n], d);
+		if (!rc)
+			rc = lsim_link_add(net, LSIM_LINK_NIC, p->nic_bw,
+					   p->nic_latency, &t->nic_in[n], d);
+	}
+	double up = p->nodes_per_tor * p->nic_bw / p->oversubscription;
+	for (int32_t r = 0; r < t->n_tors && !rc; r++) {
+		rc = lsim_link_add(net, LSIM_LINK_TOR, up, p->tor_latency,
+				   &t->tor_up[r], d);
+		if (!rc)
+			rc = lsim_link_add(net, LSIM_LINK_TOR, up,
+					   p->tor_latency, &t->tor_down[r], d);
+	}
+	if (!rc && p->spine_bw > 0)
+		rc = lsim_link_add(net, LSIM_LINK_SPINE, p->spine_bw,
+				   p->spine_latency, &t->spine, d);
+	if (!rc)
+		rc = lsim_link_add(net, LSIM_LINK_STORAGE, p->storage_bw,
+				   p->storage_latency, &t->storage, d);
+	if (rc)
+		lsim_topo_release(t);
+	return rc;
+}
+
+int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu)
+{
+	if (gpu < 0 || gpu >= t->n_gpus)
+		return -1;
+	return gpu / t->p.gpus_per_node;
+}
+
+static int32_t switch_of(const struct lsim_topo *t, int32_t gpu)
+{
+	int32_t n = gpu / t->p.gpus_per_node;
+	int32_t local = gpu % t->p.gpus_per_node;
+	return n * t->switches_per_node + local / t->p.gpus_per_switch;
+}
+
+static int32_t tor_of(const struct lsim_topo *t, int32_t node)
+{
+	return node / t->p.nodes_per_tor;
+}
+
+static bool gpu_ok(const struct lsim_topo *t, int32_t gpu)
+{
+	return t && gpu >= 0 && gpu < t->n_gpus;
+}
+
+int lsim_topo_path_storage_to_gpu(const struct lsim_topo *t, int32_t gpu,
+				  int32_t *out)
+{
+	if (!gpu_ok(t, gpu) || !out)
+		return LSIM_EINVAL;
+	int32_t node = gpu / t->p.gpus_per_node, n = 0;
+	out[n++] = t->storage;
+	if (t->spine >= 0)
+		out[n++] = t->spine;
+	out[n++] = t->tor_down[tor_of(t, node)];
+	out[n++] = t->nic_in[node];
+	out[n++] = t->host[switch_of(t, gpu)];
+	out[n++] = t->pcie_down[gpu];
+	return n;
+}
+
+int lsim_topo_path_gpu_to_host(const struct lsim_topo *t, int32_t gpu,
+			       int32_t *out)
+{
+	if (!gpu_ok(t, gpu) || !out)
+		return LSIM_EINVAL;
+	out[0] = t->pcie_up[gpu];
+	out[1] = t->host[switch_of(t, gpu)];
+	return 2;
+}
+
+int lsim_topo_path_host_to_gpu(const struct lsim_topo *t, int32_t gpu,
+			       int32_t *out)
+{
+	if (!gpu_ok(t, gpu) || !out)
+		return LSIM_EINVAL;
+	out[0] = t->host[switch_of(t, gpu)];
+	out[1] = t->pcie_down[gpu];
+	return 2;
+}
+
+int lsim_topo_path_gpu_to_gpu(const struct lsim_topo *t, int32_t src,
+			      int32_t dst, int32_t *out)
+{
+	if (!gpu_ok(t, src) || !gpu_ok(t, dst) || src == dst || !out)
+		return LSIM_EINVAL;
+	int32_t ns = src / t->p.gpus_per_node, nd = dst / t->p.gpus_per_node;
+	int32_t ss = switch_of(t, src), sd = switch_of(t, dst), n = 0;
+	if (ns == nd && t->nvlink_up[src] >= 0) {
+		out[n++] = t->nvlink_up[src];
+		out[n++] = t->nvlink_down[dst];
+		return n;
+	}
+	out[n++] = t->pcie_up[src];
+	out[n++] = t->host[ss];
+	if (ns != nd) {
+		out[n++] = t->nic_out[ns];
+		int32_t rs = tor_of(t, ns), rd = tor_of(t, nd);
+		if (rs != rd) {
+			out[n++] = t->tor_up[rs];
+			if (t->spine >= 0)
+				out[n++] = t->spine;
+			out[n++] = t->tor_down[rd];
+		}
+		out[n++] = t->nic_in[nd];
+	}
+	if (sd != ss || ns != nd)
+		out[n++] = t->host[sd];
+	out[n++] = t->pcie_down[dst];
+	return n;
+}

@@ -1,0 +1,256 @@
+/*
+ * links.h - the link model: directed links with bandwidth and latency,
+ * flows that share them max-min fairly (progressive filling, recomputed
+ * per connected component), FIFO message queues for small messages, and a
+ * topology builder for a GPU cluster (PCIe, host root complex, NVLink,
+ * NIC, ToR, spine, storage). Private to the core; docs/links.md describes
+ * the model, the algorithm and its cost.
+ *
+ * Units: bandwidths in bytes/s, sizes in bytes (double), times in lsim_time
+ * nanoseconds. Everything of one network hangs off one struct lsim_net,
+ * driven by the engine it was created with.
+ */
+#ifndef LLMSIM_LINKS_H
+#define LLMSIM_LINKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "llmsim/engine.h"
+#include "llmsim/llmsim.h"
+
+/* Most links a flow or message path may cross. */
+#define LSIM_PATH_MAX 16
+
+/* What a link stands for (labels only: every kind behaves the same). */
+enum lsim_link_kind {
+	LSIM_LINK_PCIE,	   /* GPU <-> its PCIe switch, one direction */
+	LSIM_LINK_HOST,	   /* PCIe switch uplink / root complex, shared */
+	LSIM_LINK_NVLINK,  /* GPU <-> NVSwitch, one direction */
+	LSIM_LINK_NIC,	   /* node <-> ToR, one direction */
+	LSIM_LINK_TOR,	   /* ToR <-> spine uplinks, one direction */
+	LSIM_LINK_SPINE,   /* the spine layer as one shared resource */
+	LSIM_LINK_STORAGE, /* the storage service's egress */
+	LSIM_LINK_KIND_COUNT
+};
+
+const char *lsim_link_kind_name(enum lsim_link_kind k);
+
+struct lsim_net;
+
+/* A flow handle; 0 is never valid. Stale handles are detected. */
+typedef uint64_t lsim_flow_id;
+
+/*
+ * Called once when a flow has delivered all its bytes, after the network
+ * has forgotten it (id is already stale). The callback may start, cancel
+ * or query flows and send messages; it must not destroy the network.
+ */
+typedef void (*lsim_flow_done_fn)(void *ctx, lsim_flow_id flow,
+				  uint64_t user_arg);
+
+/* Called when a message is delivered at the end of its path. */
+typedef void (*lsim_msg_done_fn)(void *ctx, uint64_t user_arg);
+
+/* Uses eng (borrowed; it must outlive the network). NULL if out of memory. */
+struct lsim_net *lsim_net_create(struct lsim_engine *eng);
+/* Frees everything; pending flow and message events are cancelled. */
+void lsim_net_destroy(struct lsim_net *net);
+
+/* ---- links ---- */
+
+/*
+ * Adds a directed link (a half-duplex or shared resource is one link used
+ * by paths in both directions). bw > 0 bytes/s, latency >= 0 ns. Writes its
+ * id (0, 1, 2, ... in order of creation) to *id.
+ */
+int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
+		  lsim_time latency, int32_t *id, struct lsim_diag *d);
+int32_t lsim_net_n_links(const struct lsim_net *net);
+
+/* A link's state and statistics, up to now. */
+struct lsim_link_info {
+	enum lsim_link_kind kind;
+	double bw;	    /* bytes/s */
+	lsim_time latency;
+	int32_t n_flows;    /* flows moving data across it */
+	double util;	    /* current sum of flow rates / bw */
+	double bytes;	    /* bytes carried by flows (finished exactly) */
+	lsim_time busy_ns;  /* time with at least one flow on it */
+	double util_ns;	    /* integral of util over time, in ns */
+	double msg_bytes;   /* bytes of messages serialized on it */
+	int64_t n_msgs;
+	lsim_time msg_busy_ns; /* time spent serializing messages */
+};
+
+int lsim_link_get(const struct lsim_net *net, int32_t link,
+		  struct lsim_link_info *out);
+
+/*
+ * Mean utilisation of the link by flows since the previous sample of this
+ * link (or since time 0), then marks now as the last sample. At the same
+ * time as the previous sample, returns the current utilisation. A negative
+ * value means a bad link id.
+ */
+double lsim_link_sample_util(struct lsim_net *net, int32_t link);
+
+/* Sum of the latencies along a path. */
+lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
+			    int32_t n);
+
+/* ---- flows ---- */
+
+struct lsim_flow_req {
+	const int32_t *path; /* link ids, source to destination, no repeats */
+	int32_t n_hops;	     /* 1 .. LSIM_PATH_MAX */
+	double bytes;	     /* >= 0 */
+	double rate_cap;     /* bytes/s; <= 0: none */
+	lsim_flow_done_fn done; /* may be NULL */
+	void *ctx;
+	uint64_t arg;
+};
+
+/*
+ * Starts a flow now. Its data starts to move after the path's latency;
+ * from then on it drains at its max-min fair share. Never calls the done
+ * callback from inside this call.
+ */
+int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
+		    lsim_flow_id *id, struct lsim_diag *d);
+
+/* Stops a flow without calling its callback; *delivered (may be NULL)
+ * receives the bytes it moved. LSIM_ESTATE for a stale handle. */
+int lsim_flow_cancel(struct lsim_net *net, lsim_flow_id id,
+		     double *delivered);
+
+enum lsim_flow_state {
+	LSIM_FLOW_LATENT, /* within its path latency: no data moving yet */
+	LSIM_FLOW_ACTIVE, /* sharing bandwidth */
+};
+
+struct lsim_flow_info {
+	enum lsim_flow_state state;
+	double bytes;	   /* requested */
+	double bytes_left; /* at now */
+	double rate;	   /* bytes/s (0 while latent) */
+	lsim_time start;   /* when lsim_flow_start was called */
+	lsim_time finish;  /* its completion event's time (LSIM_TIME_MAX
+			    * while latent or stalled) */
+	uint64_t recomputed; /* times it was in a recomputed component */
+	uint64_t rate_changes; /* times its rate (and event) changed */
+};
+
+int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
+		  struct lsim_flow_info *out);
+
+/* ---- messages ---- */
+
+/*
+ * Sends a message of `bytes` along path: on each link, messages are
+ * serialized one after another in FIFO order (bytes / bw each), then take
+ * the link's latency; store-and-forward from link to link. Messages do not
+ * share bandwidth with flows (docs/links.md). done is called at delivery.
+ */
+int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
+		  double bytes, lsim_msg_done_fn done, void *ctx, uint64_t arg,
+		  struct lsim_diag *d);
+
+/* ---- counters ---- */
+
+struct lsim_net_stats {
+	uint64_t flows_started, flows_finished, flows_cancelled;
+	int64_t flows_active;	  /* started, not finished or cancelled */
+	double bytes_requested;	  /* by finished flows */
+	double bytes_delivered;	  /* by finished flows, from their rates */
+	double max_residual;	  /* largest |bytes left| at a completion */
+	uint64_t recomputations;  /* component recomputations */
+	uint64_t flows_recomputed; /* sum of their sizes, in flows */
+	uint64_t links_recomputed; /* sum of their sizes, in links */
+	uint64_t rate_changes;	  /* flows whose rate changed (events moved) */
+	uint64_t msgs_sent, msgs_delivered;
+};
+
+void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out);
+
+/* ---- topology ---- */
+
+/*
+ * A cluster: `nodes` nodes of `gpus_per_node` GPUs. Per GPU, a PCIe link
+ * each way to its PCIe switch, whose uplink to the host root complex (one
+ * shared link, both directions) serves `gpus_per_switch` GPUs; optionally an
+ * NVLink each way to the node's NVSwitch. Per node a NIC link each way to
+ * its ToR switch; `nodes_per_tor` nodes per ToR; per ToR an uplink each way
+ * to the spine of bandwidth nodes_per_tor * nic_bw / oversubscription;
+ * optionally the spine layer as one shared link; a storage service link
+ * into the spine. Bandwidths are per direction, bytes/s.
+ */
+struct lsim_topo_params {
+	int32_t nodes;
+	int32_t gpus_per_node;
+	int32_t gpus_per_switch;
+	int32_t nodes_per_tor;
+	double pcie_bw;
+	double host_bw;
+	double nvlink_bw;	/* 0: no NVLink (GPU-GPU goes via the host) */
+	double nic_bw;
+	double oversubscription; /* ToR downlink : uplink capacity, > 0 */
+	double spine_bw;	 /* 0: non-blocking spine (no link) */
+	double storage_bw;
+	lsim_time pcie_latency;
+	lsim_time host_latency;
+	lsim_time nvlink_latency;
+	lsim_time nic_latency;	/* NIC, cable and ToR port */
+	lsim_time tor_latency;	/* ToR uplink, cable and spine port */
+	lsim_time spine_latency;
+	lsim_time storage_latency;
+};
+
+/* Fills p with an 8-GPU, NVLink node cluster in the style of a DGX H100
+ * (figures and sources in docs/links.md). */
+void lsim_topo_params_default(struct lsim_topo_params *p);
+
+/* The link ids of a built cluster; -1 where a link does not exist. */
+struct lsim_topo {
+	struct lsim_topo_params p;
+	int32_t n_gpus, n_switches, n_tors;
+	int32_t switches_per_node;
+	int32_t *pcie_up, *pcie_down;	  /* per GPU: GPU -> switch, back */
+	int32_t *nvlink_up, *nvlink_down; /* per GPU: GPU -> NVSwitch, back */
+	int32_t *host;			  /* per switch (node-major) */
+	int32_t *nic_out, *nic_in;	  /* per node: node -> ToR, back */
+	int32_t *tor_up, *tor_down;	  /* per ToR: ToR -> spine, back */
+	int32_t spine;
+	int32_t storage;
+};
+
+/* Adds the cluster's links to net. GPUs are numbered node-major:
+ * gpu = node * gpus_per_node + local index. On failure t holds nothing
+ * and the links already added stay in net, unused. */
+int lsim_topo_build(struct lsim_topo *t, struct lsim_net *net,
+		    const struct lsim_topo_params *p, struct lsim_diag *d);
+void lsim_topo_release(struct lsim_topo *t);
+
+int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu);
+
+/*
+ * Paths, written to out[LSIM_PATH_MAX]; each returns the hop count, or
+ * LSIM_EINVAL for a GPU index out of range (or src == dst).
+ *   storage -> GPU: storage, [spine], tor_down, nic_in, host, pcie_down
+ *   GPU -> host:    pcie_up, host
+ *   host -> GPU:    host, pcie_down
+ *   GPU -> GPU, one node: nvlink_up, nvlink_down; without NVLink
+ *                   pcie_up, host(src), [host(dst) if another switch],
+ *                   pcie_down
+ *   GPU -> GPU, two nodes: pcie_up, host, nic_out, [tor_up, [spine],
+ *                   tor_down if another ToR], nic_in, host, pcie_down
+ */
+int lsim_topo_path_storage_to_gpu(const struct lsim_topo *t, int32_t gpu,
+				  int32_t *out);
+int lsim_topo_path_gpu_to_host(const struct lsim_topo *t, int32_t gpu,
+			       int32_t *out);
+int lsim_topo_path_host_to_gpu(const struct lsim_topo *t, int32_t gpu,
+			       int32_t *out);
+int lsim_topo_path_gpu_to_gpu(const struct lsim_topo *t, int32_t src,
+			      int32_t dst, int32_t *out);
+
+#endif

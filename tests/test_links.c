@@ -1,0 +1,981 @@
+/*
+ * test_links.c - unit tests of the link model (sim/links.c): exact
+ * completion times of single, equal, late-arriving and rate-capped flows,
+ * max-min shares on a bottleneck path, recomputation confined to the
+ * changed component, conservation of bytes over many random flows, rates
+ * of a random run checked against a from-scratch max-min computation,
+ * per-link statistics and the utilisation sampler, FIFO message queues,
+ * re-entrant callbacks, cancellation, bad input, and the paths of a
+ * two-node cluster.
+ *
+ * Expected times are computed by hand in the comments. With bandwidths
+ * that are whole bytes per nanosecond the arithmetic is exact, so times
+ * are asserted to the nanosecond.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "links.h"
+
+#define GBPS 1e9 /* 1 GB/s = 1 byte/ns */
+
+/* ---- a log of completions ---- */
+
+#define LOG_MAX 4096
+
+struct log {
+	int n;
+	uint64_t arg[LOG_MAX];
+	lsim_time at[LOG_MAX];
+	struct lsim_engine *eng;
+};
+
+static void log_done(void *ctx, lsim_flow_id id, uint64_t arg)
+{
+	struct log *l = ctx;
+	assert_true(id != 0);
+	assert_true(l->n < LOG_MAX);
+	l->arg[l->n] = arg;
+	l->at[l->n] = lsim_now(l->eng);
+	l->n++;
+}
+
+static void log_msg(void *ctx, uint64_t arg)
+{
+	log_done(ctx, 1, arg);
+}
+
+/* The time flow `arg` finished, or -1. */
+static lsim_time done_at(const struct log *l, uint64_t arg)
+{
+	for (int i = 0; i < l->n; i++)
+		if (l->arg[i] == arg)
+			return l->at[i];
+	return -1;
+}
+
+struct fixture {
+	struct lsim_engine *eng;
+	struct lsim_net *net;
+	struct log log;
+};
+
+static struct fixture *fx_new(void)
+{
+	struct fixture *fx = calloc(1, sizeof *fx);
+	assert_non_null(fx);
+	fx->eng = lsim_engine_create();
+	assert_non_null(fx->eng);
+	fx->net = lsim_net_create(fx->eng);
+	assert_non_null(fx->net);
+	fx->log.eng = fx->eng;
+	return fx;
+}
+
+static void fx_free(struct fixture *fx)
+{
+	lsim_net_destroy(fx->net);
+	lsim_engine_destroy(fx->eng);
+	free(fx);
+}
+
+static int32_t add_link(struct fixture *fx, double bw, lsim_time lat)
+{
+	int32_t id = -1;
+	assert_int_equal(lsim_link_add(fx->net, LSIM_LINK_PCIE, bw, lat, &id,
+				       NULL),
+			 0);
+	return id;
+}
+
+static lsim_flow_id start(struct fixture *fx, const int32_t *path, int32_t n,
+			  double bytes, double cap, uint64_t arg)
+{
+	struct lsim_flow_req r = {
+		.path = path, .n_hops = n, .bytes = bytes, .rate_cap = cap,
+		.done = log_done, .ctx = &fx->log, .arg = arg,
+	};
+	lsim_flow_id id = 0;
+	assert_int_equal(lsim_flow_start(fx->net, &r, &id, NULL), 0);
+	assert_true(id != 0);
+	return id;
+}
+
+/* Schedules a flow start at a later time. */
+struct later {
+	struct fixture *fx;
+	int32_t path[LSIM_PATH_MAX];
+	int32_t n;
+	double bytes, cap;
+	lsim_flow_id id;
+};
+
+static void later_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct later *lt = subject;
+	lt->id = start(lt->fx, lt->path, lt->n, lt->bytes, lt->cap, arg);
+}
+
+/* ---- timing ---- */
+
+static void test_one_flow(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 5 * LSIM_US);
+	lsim_flow_id id = start(fx, &l, 1, 1e9, 0, 7);
+	struct lsim_flow_info fi;
+	assert_int_equal(lsim_flow_get(fx->net, id, &fi), 0);
+	assert_int_equal(fi.state, LSIM_FLOW_LATENT);
+	assert_int_equal(fi.finish, LSIM_TIME_MAX);
+	lsim_run(fx->eng, 5 * LSIM_US); /* the flow is now moving */
+	assert_int_equal(lsim_flow_get(fx->net, id, &fi), 0);
+	assert_int_equal(fi.state, LSIM_FLOW_ACTIVE);
+	assert_true(fi.rate == 10 * GBPS);
+	/* 5 us + 1e9 B / 10 B/ns = 5,000 + 100,000,000 ns */
+	assert_int_equal(fi.finish, 100005000);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(fx->log.n, 1);
+	assert_int_equal(fx->log.arg[0], 7);
+	assert_int_equal(fx->log.at[0], 100005000);
+	assert_int_equal(lsim_flow_get(fx->net, id, &fi), LSIM_ESTATE);
+	struct lsim_link_info li;
+	assert_int_equal(lsim_link_get(fx->net, l, &li), 0);
+	assert_true(li.bytes == 1e9);
+	assert_int_equal(li.busy_ns, 100000000);
+	assert_true(fabs(li.util_ns - 1e8) < 1e-3);
+	assert_int_equal(li.n_flows, 0);
+	assert_true(li.util == 0);
+	fx_free(fx);
+}
+
+static void test_two_equal_flows(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 5 * LSIM_US);
+	start(fx, &l, 1, 1e9, 0, 1);
+	start(fx, &l, 1, 1e9, 0, 2);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	/* 5 us + 2e9 B / 10 B/ns, both */
+	assert_int_equal(fx->log.n, 2);
+	assert_int_equal(done_at(&fx->log, 1), 200005000);
+	assert_int_equal(done_at(&fx->log, 2), 200005000);
+	/* both started at one instant: one recomputation at activation,
+	 * one when the pair ends */
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.recomputations, 2);
+	assert_int_equal(st.rate_changes, 2);
+	fx_free(fx);
+
+	/* Five equal flows of 7e8 B on 7 GB/s: 1.4 B/ns each, which binary
+	 * floating point rounds down, so 7e8 / 1.4 = 500000000.00000006.
+	 * The exact answer is 500 ms, and that is what must come out (a
+	 * plain ceil() would say 1 ns later). */
+	fx = fx_new();
+	l = add_link(fx, 7 * GBPS, 0);
+	for (uint64_t i = 0; i < 5; i++)
+		start(fx, &l, 1, 7e8, 0, 10 + i);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(fx->log.n, 5);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(fx->log.at[i], 500 * LSIM_MS);
+	fx_free(fx);
+}
+
+static void test_flow_arriving_mid_transfer(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 0);
+	start(fx, &l, 1, 1e9, 0, 1);
+	struct later b = {.fx = fx, .path = {l}, .n = 1, .bytes = 0.5e9};
+	lsim_schedule(fx->eng, 50 * LSIM_MS, later_fire, &b, 2);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	/*
+	 * A alone for 50 ms at 10 B/ns: 0.5e9 B moved, 0.5e9 left. From
+	 * 50 ms both move at 5 B/ns: A's 0.5e9 and B's 0.5e9 both take
+	 * 1e8 ns, so both finish at 150 ms.
+	 */
+	assert_int_equal(done_at(&fx->log, 1), 150 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 2), 150 * LSIM_MS);
+	fx_free(fx);
+
+	/* Uneven sizes, with latency: B = 0.2 GB. Latency 5 us delays both
+	 * starts equally. B at 5 B/ns takes 40 ms: done at 90 ms + 5 us.
+	 * A had 0.5e9 - 0.2e9 = 0.3e9 left then, alone at 10 B/ns: 30 ms
+	 * more, done at 120 ms + 5 us. */
+	fx = fx_new();
+	l = add_link(fx, 10 * GBPS, 5 * LSIM_US);
+	start(fx, &l, 1, 1e9, 0, 1);
+	struct later b2 = {.fx = fx, .path = {l}, .n = 1, .bytes = 0.2e9};
+	lsim_schedule(fx->eng, 50 * LSIM_MS, later_fire, &b2, 2);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 2), 90 * LSIM_MS + 5 * LSIM_US);
+	assert_int_equal(done_at(&fx->log, 1), 120 * LSIM_MS + 5 * LSIM_US);
+	struct lsim_link_info li;
+	assert_int_equal(lsim_link_get(fx->net, l, &li), 0);
+	assert_true(fabs(li.bytes - 1.2e9) < 1e-3);
+	assert_int_equal(li.busy_ns, 120 * LSIM_MS);
+	fx_free(fx);
+}
+
+/* ---- max-min shares ---- */
+
+static double rate_of(struct fixture *fx, lsim_flow_id id)
+{
+	struct lsim_flow_info fi;
+	assert_int_equal(lsim_flow_get(fx->net, id, &fi), 0);
+	return fi.rate;
+}
+
+static void test_bottleneck_shares(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	/*
+	 * The classic example: link 0 (10 GB/s) carries A and C; link 1
+	 * (4 GB/s) carries C and B; link 2 (9 GB/s) carries D and E.
+	 *   link 1 is the bottleneck: share 4/2 = 2 -> C = 2, B = 2;
+	 *   then link 0 has 10 - 2 = 8 left for A alone -> A = 8;
+	 *   link 2: D = E = 4.5.
+	 */
+	int32_t l0 = add_link(fx, 10 * GBPS, 0);
+	int32_t l1 = add_link(fx, 4 * GBPS, 0);
+	int32_t l2 = add_link(fx, 9 * GBPS, 0);
+	int32_t pc[] = {l0, l1};
+	lsim_flow_id a = start(fx, &l0, 1, 1e9, 0, 1);
+	lsim_flow_id c = start(fx, pc, 2, 1e9, 0, 3);
+	lsim_flow_id b = start(fx, &l1, 1, 1e9, 0, 2);
+	lsim_flow_id d = start(fx, &l2, 1, 9e8, 0, 4);
+	lsim_flow_id e = start(fx, &l2, 1, 9e8, 0, 5);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, a) == 8 * GBPS);
+	assert_true(rate_of(fx, b) == 2 * GBPS);
+	assert_true(rate_of(fx, c) == 2 * GBPS);
+	assert_true(fabs(rate_of(fx, d) - 4.5 * GBPS) < 1e-3);
+	assert_true(fabs(rate_of(fx, e) - 4.5 * GBPS) < 1e-3);
+	struct lsim_link_info li;
+	lsim_link_get(fx->net, l0, &li);
+	assert_true(fabs(li.util - 1.0) < 1e-12);
+	lsim_link_get(fx->net, l1, &li);
+	assert_true(fabs(li.util - 1.0) < 1e-12);
+	/*
+	 * A: 1e9 / 8 = 125 ms. B and C: 1e9 / 2 = 500 ms unless freed
+	 * earlier: at 125 ms A ends, but C is held by link 1, so nothing
+	 * changes for B and C: both end at 500 ms. D, E: 9e8 / 4.5 = 200 ms.
+	 */
+	lsim_run(fx->eng, 125 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 1), 125 * LSIM_MS);
+	/* C was recomputed when A ended but kept its rate and its event */
+	struct lsim_flow_info fi;
+	assert_int_equal(lsim_flow_get(fx->net, c, &fi), 0);
+	assert_int_equal(fi.recomputed, 2);
+	assert_int_equal(fi.rate_changes, 1);
+	assert_int_equal(fi.finish, 500 * LSIM_MS);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 2), 500 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 3), 500 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 4), 200 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 5), 200 * LSIM_MS);
+	fx_free(fx);
+}
+
+static void test_rate_cap(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 0);
+	/* A capped at 2 GB/s (a pageable copy); B takes the other 8. */
+	lsim_flow_id a = start(fx, &l, 1, 1e9, 2 * GBPS, 1);
+	lsim_flow_id b = start(fx, &l, 1, 4e9, 0, 2);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, a) == 2 * GBPS);
+	assert_true(rate_of(fx, b) == 8 * GBPS);
+	/* A: 1e9 / 2 = 500 ms. B: 8 B/ns x 500 ms = 4e9: also 500 ms. */
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 1), 500 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 2), 500 * LSIM_MS);
+	fx_free(fx);
+
+	/* A cap above the fair share does not bind: 6 > 10 / 2 */
+	fx = fx_new();
+	l = add_link(fx, 10 * GBPS, 0);
+	a = start(fx, &l, 1, 1e9, 6 * GBPS, 1);
+	b = start(fx, &l, 1, 1e9, 0, 2);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, a) == 5 * GBPS);
+	assert_true(rate_of(fx, b) == 5 * GBPS);
+	/* alone the cap binds: a lone capped flow gets 6 */
+	lsim_flow_cancel(fx->net, b, NULL);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, a) == 6 * GBPS);
+	fx_free(fx);
+}
+
+static void test_component_only(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l0 = add_link(fx, 10 * GBPS, 0);
+	int32_t l1 = add_link(fx, 10 * GBPS, 0);
+	lsim_flow_id a = start(fx, &l0, 1, 0.5e9, 0, 1);
+	lsim_flow_id b = start(fx, &l0, 1, 2e9, 0, 2);
+	lsim_flow_id x = start(fx, &l1, 1, 5e9, 0, 3);
+	lsim_run(fx->eng, 0);
+	struct lsim_flow_info fx0, fb0;
+	assert_int_equal(lsim_flow_get(fx->net, x, &fx0), 0);
+	assert_int_equal(lsim_flow_get(fx->net, b, &fb0), 0);
+	assert_int_equal(fx0.finish, 500 * LSIM_MS);
+	assert_int_equal(fb0.finish, 400 * LSIM_MS); /* 2e9 / 5 */
+	(void)a;
+	/* A: 0.5e9 / 5 = 100 ms. Then B alone: 1.5e9 left / 10 = 150 ms
+	 * more, finishing at 250 ms. X never moves. */
+	lsim_run(fx->eng, 100 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 1), 100 * LSIM_MS);
+	struct lsim_flow_info fx1, fb1;
+	assert_int_equal(lsim_flow_get(fx->net, x, &fx1), 0);
+	assert_int_equal(lsim_flow_get(fx->net, b, &fb1), 0);
+	assert_int_equal(fx1.recomputed, fx0.recomputed);
+	assert_int_equal(fx1.rate_changes, fx0.rate_changes);
+	assert_int_equal(fx1.finish, 500 * LSIM_MS);
+	assert_int_equal(fb1.recomputed, fb0.recomputed + 1);
+	assert_int_equal(fb1.rate_changes, fb0.rate_changes + 1);
+	assert_int_equal(fb1.finish, 250 * LSIM_MS);
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	/* the last recomputation saw B alone: 1 flow, 1 link */
+	assert_int_equal(st.recomputations, 2);
+	assert_int_equal(st.flows_recomputed, 3 + 1);
+	assert_int_equal(st.links_recomputed, 2 + 1);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 2), 250 * LSIM_MS);
+	assert_int_equal(done_at(&fx->log, 3), 500 * LSIM_MS);
+	fx_free(fx);
+}
+
+/* ---- conservation over many random flows ---- */
+
+#define N_LINKS 12
+#define N_RANDOM 600
+
+struct chain {
+	struct fixture *fx;
+	gsl_rng *rng;
+	int32_t links[N_LINKS];
+	double per_link[N_LINKS]; /* bytes requested across each link */
+	double requested;
+	int started, finished;
+};
+
+static void chain_start(struct chain *c);
+
+static void chain_done(void *ctx, lsim_flow_id id, uint64_t arg)
+{
+	struct chain *c = ctx;
+	c->finished++;
+	/* every third completion starts a new flow from inside the callback */
+	if (arg % 3 == 0 && c->started < N_RANDOM)
+		chain_start(c);
+}
+
+static void chain_start(struct chain *c)
+{
+	int32_t path[4];
+	int32_t n = 1 + (int32_t)gsl_rng_uniform_int(c->rng, 4);
+	for (int32_t i = 0; i < n; i++) {
+		bool again;
+		do {
+			path[i] = c->links[gsl_rng_uniform_int(c->rng, N_LINKS)];
+			again = false;
+			for (int32_t j = 0; j < i; j++)
+				again |= path[j] == path[i];
+		} while (again);
+	}
+	double bytes = 1e6 + floor(gsl_rng_uniform(c->rng) * 1e8);
+	double cap = gsl_rng_uniform(c->rng) < 0.2 ? 1e9 : 0;
+	struct lsim_flow_req r = {
+		.path = path, .n_hops = n, .bytes = bytes, .rate_cap = cap,
+		.done = chain_done, .ctx = c, .arg = (uint64_t)c->started,
+	};
+	assert_int_equal(lsim_flow_start(c->fx->net, &r, NULL, NULL), 0);
+	for (int32_t i = 0; i < n; i++)
+		c->per_link[path[i]] += bytes;
+	c->requested += bytes;
+	c->started++;
+}
+
+static void chain_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct chain *c = subject;
+	if (c->started < N_RANDOM)
+		chain_start(c);
+}
+
+static void test_bytes_conserved(void **state)
+{
+	(void)state;
+	struct chain *c = calloc(1, sizeof *c);
+	assert_non_null(c);
+	c->fx = fx_new();
+	c->rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(c->rng, 42);
+	/* bandwidths 1.5 .. 12.5 GB/s: shares are not whole numbers */
+	for (int i = 0; i < N_LINKS; i++)
+		c->links[i] = add_link(c->fx, (1.5 + i) * GBPS,
+				       (lsim_time)(i * 700));
+	/* Poisson arrivals, mean gap 2 ms */
+	lsim_time t = 0;
+	for (int i = 0; i < N_RANDOM; i++) {
+		t += (lsim_time)(-2e6 * log(1 - gsl_rng_uniform(c->rng)));
+		lsim_schedule(c->fx->eng, t, chain_fire, c, 0);
+	}
+	lsim_run(c->fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(c->started, N_RANDOM);
+	assert_int_equal(c->finished, N_RANDOM);
+	struct lsim_net_stats st;
+	lsim_net_get_stats(c->fx->net, &st);
+	assert_int_equal(st.flows_finished, N_RANDOM);
+	assert_int_equal(st.flows_active, 0);
+	assert_true(st.bytes_requested == c->requested);
+	/* delivered from the rates: within 1 ns of the fastest rate
+	 * (12.5 B/ns) per flow of the request */
+	assert_true(fabs(st.bytes_delivered - c->requested) <=
+		    12.5 * N_RANDOM);
+	assert_true(st.max_residual <= 12.5);
+	/* the per-flow corrections make link counts exact up to rounding */
+	for (int i = 0; i < N_LINKS; i++) {
+		struct lsim_link_info li;
+		assert_int_equal(lsim_link_get(c->fx->net, c->links[i], &li), 0);
+		assert_true(fabs(li.bytes - c->per_link[i]) <=
+			    1e-9 * c->per_link[i]);
+		assert_int_equal(li.n_flows, 0);
+		/* mean utilisation while busy is at most 1 */
+		assert_true(li.util_ns <= (double)li.busy_ns * (1 + 1e-9));
+	}
+	gsl_rng_free(c->rng);
+	fx_free(c->fx);
+	free(c);
+}
+
+/* ---- cross-check against a from-scratch max-min computation ---- */
+
+#define XC_LINKS 8
+#define XC_FLOWS 300
+#define XC_HOPS 4
+
+/*
+ * Reference max-min rates, the textbook way: repeatedly take the smallest
+ * of every link's fair share (capacity left / unfrozen flows on it) and
+ * every unfrozen flow's cap, and freeze the flows it binds.
+ */
+static void ref_rates(int nf, const int32_t (*path)[XC_HOPS], const int *nh,
+		      const double *cap, const double *bw, double *out)
+{
+	bool frozen[XC_FLOWS] = {false};
+	double rem[XC_LINKS];
+	for (int l = 0; l < XC_LINKS; l++)
+		rem[l] = bw[l];
+	for (int left = nf; left > 0;) {
+		double best = INFINITY;
+		int best_link = -1, best_flow = -1;
+		for (int l = 0; l < XC_LINKS; l++) {
+			int nu = 0;
+			for (int f = 0; f < nf; f++)
+				for (int h = 0; h < nh[f]; h++)
+					nu += !frozen[f] && path[f][h] == l;
+			if (nu && rem[l] / nu < best) {
+				best = rem[l] / nu;
+				best_link = l;
+			}
+		}
+		for (int f = 0; f < nf; f++)
+			if (!frozen[f] && cap[f] > 0 && cap[f] <= best) {
+				best = cap[f];
+				best_flow = f;
+				best_link = -1;
+			}
+		for (int f = 0; f < nf; f++) {
+			bool hit = f == best_flow;
+			for (int h = 0; h < nh[f] && best_link >= 0; h++)
+				hit |= path[f][h] == best_link;
+			if (!hit || frozen[f])
+				continue;
+			frozen[f] = true;
+			out[f] = best;
+			left--;
+			for (int h = 0; h < nh[f]; h++)
+				rem[path[f][h]] -= best;
+		}
+	}
+}
+
+static void test_cross_check(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 7);
+	double bw[XC_LINKS];
+	int32_t link[XC_LINKS];
+	for (int l = 0; l < XC_LINKS; l++) {
+		bw[l] = 1 + 2 * l + 0.25 * l * l; /* bytes/ns */
+		link[l] = add_link(fx, bw[l] * GBPS, (lsim_time)(l * 300));
+	}
+	/* all flows scheduled up front at Poisson times */
+	static struct later lt[XC_FLOWS];
+	lsim_time t = 0;
+	for (int i = 0; i < XC_FLOWS; i++) {
+		lt[i].fx = fx;
+		lt[i].n = 1 + (int32_t)gsl_rng_uniform_int(rng, XC_HOPS);
+		for (int32_t h = 0; h < lt[i].n; h++) {
+			bool again;
+			do {
+				lt[i].path[h] = link[gsl_rng_uniform_int(rng,
+									 XC_LINKS)];
+				again = false;
+				for (int32_t j = 0; j < h; j++)
+					again |= lt[i].path[j] == lt[i].path[h];
+			} while (again);
+		}
+		lt[i].bytes = 1e5 + floor(gsl_rng_uniform(rng) * 2e7);
+		lt[i].cap = gsl_rng_uniform(rng) < 0.25
+				    ? (0.5 + 4 * gsl_rng_uniform(rng)) * GBPS
+				    : 0;
+		t += (lsim_time)(-3e5 * log(1 - gsl_rng_uniform(rng)));
+		lsim_schedule(fx->eng, t, later_fire, &lt[i], (uint64_t)i);
+	}
+	int checked = 0, max_active = 0;
+	for (lsim_time at = 250 * LSIM_US; lsim_pending(fx->eng) > 0;
+	     at += 250 * LSIM_US) {
+		lsim_run(fx->eng, at);
+		/* the flows moving data now, in the reference's terms */
+		static int32_t path[XC_FLOWS][XC_HOPS];
+		static int nh[XC_FLOWS], who[XC_FLOWS];
+		static double cap[XC_FLOWS], want[XC_FLOWS];
+		int nf = 0;
+		for (int i = 0; i < XC_FLOWS; i++) {
+			struct lsim_flow_info fi;
+			if (!lt[i].id ||
+			    lsim_flow_get(fx->net, lt[i].id, &fi) != 0 ||
+			    fi.state != LSIM_FLOW_ACTIVE)
+				continue;
+			for (int32_t h = 0; h < lt[i].n; h++)
+				path[nf][h] = lt[i].path[h] - link[0];
+			nh[nf] = lt[i].n;
+			cap[nf] = lt[i].cap / GBPS;
+			who[nf++] = i;
+		}
+		if (nf == 0)
+			continue;
+		ref_rates(nf, (const int32_t (*)[XC_HOPS])path, nh, cap, bw,
+			  want);
+		for (int k = 0; k < nf; k++) {
+			double got = rate_of(fx, lt[who[k]].id) / GBPS;
+			assert_true(fabs(got - want[k]) <= 1e-9 * want[k]);
+		}
+		checked += nf;
+		if (nf > max_active)
+			max_active = nf;
+	}
+	assert_int_equal(fx->log.n, XC_FLOWS);
+	/* the run was busy enough to test something */
+	assert_true(max_active >= 20);
+	assert_true(checked >= 2000);
+	gsl_rng_free(rng);
+	fx_free(fx);
+}
+
+/* ---- statistics ---- */
+
+static void test_util_sampler(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 0);
+	/* 0..100 ms one flow at full rate (1e9 B); idle until 200 ms; then
+	 * a flow capped at 2.5 GB/s from 200 ms for 5e8 B (200 ms). */
+	start(fx, &l, 1, 1e9, 0, 1);
+	struct later b = {.fx = fx, .path = {l}, .n = 1, .bytes = 5e8,
+			  .cap = 2.5 * GBPS};
+	lsim_schedule(fx->eng, 200 * LSIM_MS, later_fire, &b, 2);
+	lsim_run(fx->eng, 50 * LSIM_MS);
+	assert_true(fabs(lsim_link_sample_util(fx->net, l) - 1.0) < 1e-12);
+	lsim_run(fx->eng, 150 * LSIM_MS);
+	/* 50..150 ms: busy half the window */
+	assert_true(fabs(lsim_link_sample_util(fx->net, l) - 0.5) < 1e-12);
+	/* same instant: the current utilisation (idle) */
+	assert_true(lsim_link_sample_util(fx->net, l) == 0.0);
+	lsim_run(fx->eng, 350 * LSIM_MS);
+	/* 150..350: idle 50 ms, then 150 ms at 0.25 */
+	assert_true(fabs(lsim_link_sample_util(fx->net, l) -
+			 0.25 * 150.0 / 200.0) < 1e-12);
+	struct lsim_link_info li;
+	lsim_link_get(fx->net, l, &li);
+	assert_true(fabs(li.util - 0.25) < 1e-12);
+	assert_int_equal(li.busy_ns, 250 * LSIM_MS);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 2), 400 * LSIM_MS);
+	lsim_link_get(fx->net, l, &li);
+	assert_int_equal(li.busy_ns, 300 * LSIM_MS);
+	assert_true(fabs(li.bytes - 1.5e9) < 1e-3);
+	assert_true(fabs(li.util_ns - (1e8 + 0.25 * 2e8)) < 1e-3);
+	assert_true(lsim_link_sample_util(fx->net, 99) < 0);
+	fx_free(fx);
+}
+
+/* ---- messages ---- */
+
+static void test_message_queue(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	/* 1 GB/s = 1 B/ns, 2 us latency */
+	int32_t l = add_link(fx, 1 * GBPS, 2 * LSIM_US);
+	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 1000, log_msg,
+				       &fx->log, 1, NULL), 0);
+	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 2000, log_msg,
+				       &fx->log, 2, NULL), 0);
+	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 500, log_msg,
+				       &fx->log, 3, NULL), 0);
+	/* a flow on the same link does not delay messages */
+	start(fx, &l, 1, 1e6, 0, 9);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	/* serialization ends at 1000, 3000, 3500; plus 2000 latency */
+	assert_int_equal(done_at(&fx->log, 1), 3000);
+	assert_int_equal(done_at(&fx->log, 2), 5000);
+	assert_int_equal(done_at(&fx->log, 3), 5500);
+	/* the flow: 2 us latency + 1e6 B at 1 B/ns */
+	assert_int_equal(done_at(&fx->log, 9), 1002000);
+	struct lsim_link_info li;
+	lsim_link_get(fx->net, l, &li);
+	assert_int_equal(li.n_msgs, 3);
+	assert_true(li.msg_bytes == 3500);
+	assert_int_equal(li.msg_busy_ns, 3500);
+
+	/* Two hops, store and forward: link a (1 B/ns, 1 us), link b
+	 * (2 B/ns, 3 us). Sent at t0 = now: 4000 B on a: 4000 + 1000; on b:
+	 * 2000 + 3000: delivered at t0 + 10,000. A second message of 2000 B
+	 * sent at once waits on a until 4000: 6000 + 1000 = 7000 at b, where
+	 * b is free again from 7000 (the first left b's queue at 7000):
+	 * 7000 + 1000 + 3000 = 11,000. */
+	int32_t a = add_link(fx, 1 * GBPS, 1 * LSIM_US);
+	int32_t b = add_link(fx, 2 * GBPS, 3 * LSIM_US);
+	int32_t path[] = {a, b};
+	lsim_time t0 = lsim_now(fx->eng);
+	assert_int_equal(lsim_msg_send(fx->net, path, 2, 4000, log_msg,
+				       &fx->log, 11, NULL), 0);
+	assert_int_equal(lsim_msg_send(fx->net, path, 2, 2000, log_msg,
+				       &fx->log, 12, NULL), 0);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 11), t0 + 10000);
+	assert_int_equal(done_at(&fx->log, 12), t0 + 11000);
+	/* an idle link starts a message at once (l has been idle since
+	 * 3500) */
+	lsim_time t1 = lsim_now(fx->eng);
+	assert_true(t1 > 3500);
+	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 100, log_msg, &fx->log,
+				       4, NULL), 0);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 4), t1 + 2100);
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.msgs_sent, 6);
+	assert_int_equal(st.msgs_delivered, 6);
+	fx_free(fx);
+}
+
+/* ---- re-entrancy, cancellation, bad input ---- */
+
+struct relay {
+	struct fixture *fx;
+	int32_t link;
+	int hops_left;
+	lsim_time at[8];
+	int n;
+};
+
+static void relay_done(void *ctx, lsim_flow_id id, uint64_t arg)
+{
+	struct relay *r = ctx;
+	r->at[r->n++] = lsim_now(r->fx->eng);
+	/* the finished flow is already forgotten */
+	struct lsim_flow_info fi;
+	assert_int_equal(lsim_flow_get(r->fx->net, id, &fi), LSIM_ESTATE);
+	if (r->hops_left-- > 0) {
+		/* several new flows from the callback, growing the pool */
+		for (int i = 0; i < 3; i++) {
+			struct lsim_flow_req q = {
+				.path = &r->link, .n_hops = 1, .bytes = 3e8,
+				.done = i == 0 ? relay_done : NULL, .ctx = r,
+			};
+			assert_int_equal(lsim_flow_start(r->fx->net, &q, NULL,
+							 NULL), 0);
+		}
+	}
+}
+
+static void test_reentrant_callback(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	struct relay r = {.fx = fx, .hops_left = 2};
+	r.link = add_link(fx, 10 * GBPS, 1 * LSIM_US);
+	struct lsim_flow_req q = {
+		.path = &r.link, .n_hops = 1, .bytes = 1e9, .done = relay_done,
+		.ctx = &r,
+	};
+	assert_int_equal(lsim_flow_start(fx->net, &q, NULL, NULL), 0);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	/* first: 1 us + 100 ms. Each round: 1 us + three flows of 3e8 B
+	 * sharing 10 B/ns = 9e8 / 10 = 90 ms, all three together. */
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.at[0], 100001000);
+	assert_int_equal(r.at[1], 190002000);
+	assert_int_equal(r.at[2], 280003000);
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.flows_started, 7);
+	assert_int_equal(st.flows_finished, 7);
+	fx_free(fx);
+}
+
+static void test_cancel_and_zero(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	int32_t l = add_link(fx, 10 * GBPS, 1 * LSIM_US);
+	lsim_flow_id a = start(fx, &l, 1, 1e9, 0, 1);
+	lsim_flow_id b = start(fx, &l, 1, 1e9, 0, 2);
+	/* cancel while latent: nothing moved */
+	lsim_flow_id c = start(fx, &l, 1, 1e9, 0, 3);
+	double moved = -1;
+	assert_int_equal(lsim_flow_cancel(fx->net, c, &moved), 0);
+	assert_true(moved == 0);
+	assert_int_equal(lsim_flow_cancel(fx->net, c, &moved), LSIM_ESTATE);
+	/* at 1 us + 20 ms, A has moved 5 B/ns x 20 ms = 1e8 B */
+	lsim_run(fx->eng, 20 * LSIM_MS + 1 * LSIM_US);
+	assert_int_equal(lsim_flow_cancel(fx->net, a, &moved), 0);
+	assert_true(fabs(moved - 1e8) < 1e-3);
+	/* B: 1e8 moved, 9e8 left alone at 10 B/ns: 90 ms more */
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 2), 110 * LSIM_MS + 1 * LSIM_US);
+	assert_int_equal(done_at(&fx->log, 1), -1);
+	assert_int_equal(done_at(&fx->log, 3), -1);
+	(void)b;
+	/* a zero-byte flow completes after the path latency */
+	lsim_time t0 = lsim_now(fx->eng);
+	start(fx, &l, 1, 0, 0, 4);
+	lsim_run(fx->eng, LSIM_TIME_MAX);
+	assert_int_equal(done_at(&fx->log, 4), t0 + 1 * LSIM_US);
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.flows_cancelled, 2);
+	assert_int_equal(st.flows_finished, 2);
+	assert_int_equal(st.flows_active, 0);
+	/* destroying with flows and messages in flight cancels their events */
+	start(fx, &l, 1, 1e9, 0, 5);
+	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 10, log_msg, &fx->log,
+				       6, NULL), 0);
+	lsim_net_destroy(fx->net);
+	fx->net = NULL;
+	assert_int_equal(lsim_pending(fx->eng), 0);
+	fx_free(fx);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	struct lsim_diag d;
+	int32_t id;
+	assert_int_equal(lsim_link_add(fx->net, LSIM_LINK_NIC, 0, 0, &id, &d),
+			 LSIM_EINVAL);
+	assert_string_equal(d.key, "bandwidth");
+	assert_int_equal(lsim_link_add(fx->net, LSIM_LINK_NIC, 1e9, -1, &id, &d),
+			 LSIM_EINVAL);
+	int32_t l = add_link(fx, 1e9, 0);
+	int32_t twice[] = {l, l};
+	int32_t none[] = {l + 1};
+	struct lsim_flow_req r = {.path = twice, .n_hops = 2, .bytes = 1};
+	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "path");
+	r.path = none;
+	r.n_hops = 1;
+	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
+	r.path = &l;
+	r.n_hops = 0;
+	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
+	r.n_hops = 1;
+	r.bytes = -1;
+	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "bytes");
+	r.bytes = NAN;
+	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
+	assert_int_equal(lsim_msg_send(fx->net, none, 1, 1, NULL, NULL, 0, &d),
+			 LSIM_EINVAL);
+	assert_int_equal(lsim_flow_cancel(fx->net, 0, NULL), LSIM_ESTATE);
+	assert_string_equal(lsim_link_kind_name(LSIM_LINK_SPINE), "spine");
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.flows_started, 0);
+	fx_free(fx);
+}
+
+/* ---- topology ---- */
+
+static void expect_path(const int32_t *got, int n, const int32_t *want,
+			int n_want)
+{
+	assert_int_equal(n, n_want);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(got[i], want[i]);
+}
+
+static void test_topology_paths(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	struct lsim_topo_params p;
+	lsim_topo_params_default(&p);
+	p.nodes = 2;
+	p.gpus_per_node = 8;
+	p.gpus_per_switch = 2;
+	p.nodes_per_tor = 1; /* each node under its own ToR */
+	p.nic_bw = 50e9;
+	p.oversubscription = 2;
+	p.spine_bw = 800e9;
+	struct lsim_topo t;
+	struct lsim_diag d;
+	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
+	/* per GPU 2 PCIe + 2 NVLink (64), 4 switches per node (8), 2 NICs
+	 * per node (4), 2 ToRs x 2 (4), spine, storage: 82 */
+	assert_int_equal(lsim_net_n_links(fx->net), 82);
+	assert_int_equal(t.n_gpus, 16);
+	assert_int_equal(t.n_switches, 8);
+	assert_int_equal(t.n_tors, 2);
+	struct lsim_link_info li;
+	lsim_link_get(fx->net, t.tor_up[1], &li);
+	assert_int_equal(li.kind, LSIM_LINK_TOR);
+	assert_true(li.bw == 25e9); /* 1 node x 50 GB/s / 2 */
+	lsim_link_get(fx->net, t.host[3], &li);
+	assert_int_equal(li.kind, LSIM_LINK_HOST);
+
+	int32_t path[LSIM_PATH_MAX];
+	/* GPU 11 = node 1, local 3, switch 1 of node 1 = switch 5 */
+	int n = lsim_topo_path_storage_to_gpu(&t, 11, path);
+	int32_t w1[] = {t.storage, t.spine, t.tor_down[1], t.nic_in[1],
+			t.host[5], t.pcie_down[11]};
+	expect_path(path, n, w1, 6);
+	n = lsim_topo_path_gpu_to_host(&t, 11, path);
+	int32_t w2[] = {t.pcie_up[11], t.host[5]};
+	expect_path(path, n, w2, 2);
+	n = lsim_topo_path_host_to_gpu(&t, 11, path);
+	int32_t w3[] = {t.host[5], t.pcie_down[11]};
+	expect_path(path, n, w3, 2);
+	n = lsim_topo_path_gpu_to_gpu(&t, 2, 7, path);
+	int32_t w4[] = {t.nvlink_up[2], t.nvlink_down[7]};
+	expect_path(path, n, w4, 2);
+	/* GPU 2 (node 0, switch 1) -> GPU 11 (node 1, switch 5) */
+	n = lsim_topo_path_gpu_to_gpu(&t, 2, 11, path);
+	int32_t w5[] = {t.pcie_up[2], t.host[1], t.nic_out[0], t.tor_up[0],
+			t.spine, t.tor_down[1], t.nic_in[1], t.host[5],
+			t.pcie_down[11]};
+	expect_path(path, n, w5, 9);
+	static const enum lsim_link_kind k5[] = {
+		LSIM_LINK_PCIE, LSIM_LINK_HOST, LSIM_LINK_NIC, LSIM_LINK_TOR,
+		LSIM_LINK_SPINE, LSIM_LINK_TOR, LSIM_LINK_NIC, LSIM_LINK_HOST,
+		LSIM_LINK_PCIE,
+	};
+	for (int i = 0; i < n; i++) {
+		lsim_link_get(fx->net, path[i], &li);
+		assert_int_equal(li.kind, k5[i]);
+	}
+	/* latency: 2 x (pcie 1 us + host 0.5 + nic 2 + tor 1) + spine 1 */
+	assert_int_equal(lsim_path_latency(fx->net, path, n), 10 * LSIM_US);
+	assert_int_equal(lsim_topo_path_gpu_to_gpu(&t, 3, 3, path),
+			 LSIM_EINVAL);
+	assert_int_equal(lsim_topo_path_gpu_to_host(&t, 16, path), LSIM_EINVAL);
+	assert_int_equal(lsim_topo_node_of(&t, 11), 1);
+	lsim_topo_release(&t);
+	fx_free(fx);
+
+	/* No NVLink, both nodes under one ToR, non-blocking spine. */
+	fx = fx_new();
+	p.nvlink_bw = 0;
+	p.nodes_per_tor = 2;
+	p.spine_bw = 0;
+	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
+	/* 32 PCIe + 8 host + 4 NIC + 2 ToR + storage */
+	assert_int_equal(lsim_net_n_links(fx->net), 47);
+	assert_int_equal(t.spine, -1);
+	assert_int_equal(t.nvlink_up[0], -1);
+	n = lsim_topo_path_gpu_to_gpu(&t, 0, 1, path); /* same switch */
+	int32_t w6[] = {t.pcie_up[0], t.host[0], t.pcie_down[1]};
+	expect_path(path, n, w6, 3);
+	n = lsim_topo_path_gpu_to_gpu(&t, 0, 7, path); /* other switch */
+	int32_t w7[] = {t.pcie_up[0], t.host[0], t.host[3], t.pcie_down[7]};
+	expect_path(path, n, w7, 4);
+	n = lsim_topo_path_gpu_to_gpu(&t, 0, 8, path); /* same ToR */
+	int32_t w8[] = {t.pcie_up[0], t.host[0], t.nic_out[0], t.nic_in[1],
+			t.host[4], t.pcie_down[8]};
+	expect_path(path, n, w8, 6);
+	n = lsim_topo_path_storage_to_gpu(&t, 8, path);
+	int32_t w9[] = {t.storage, t.tor_down[0], t.nic_in[1], t.host[4],
+			t.pcie_down[8]};
+	expect_path(path, n, w9, 5);
+	lsim_link_get(fx->net, t.tor_up[0], &li);
+	assert_true(li.bw == 50e9); /* 2 nodes x 50 GB/s / 2 */
+	/* a weights load (storage, ToR and NIC at 50 GB/s) shares host[4]
+	 * (63 GB/s) with a swap-in to GPU 9 under the same switch: the host
+	 * link is the bottleneck, 31.5 GB/s each */
+	int32_t swap[LSIM_PATH_MAX];
+	int ns = lsim_topo_path_host_to_gpu(&t, 9, swap);
+	lsim_flow_id f1 = start(fx, path, n, 1e9, 0, 1);
+	lsim_flow_id f2 = start(fx, swap, ns, 1e9, 0, 2);
+	lsim_run(fx->eng, 200 * LSIM_US);
+	assert_true(fabs(rate_of(fx, f1) - 31.5e9) < 1e-3);
+	assert_true(fabs(rate_of(fx, f2) - 31.5e9) < 1e-3);
+	lsim_topo_release(&t);
+
+	/* bad parameters name their key */
+	p.gpus_per_switch = 0;
+	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "gpus_per_switch");
+	p.gpus_per_switch = 2;
+	p.oversubscription = 0;
+	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "oversubscription");
+	lsim_topo_release(&t);
+	fx_free(fx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_flow),
+		cmocka_unit_test(test_two_equal_flows),
+		cmocka_unit_test(test_flow_arriving_mid_transfer),
+		cmocka_unit_test(test_bottleneck_shares),
+		cmocka_unit_test(test_rate_cap),
+		cmocka_unit_test(test_component_only),
+		cmocka_unit_test(test_bytes_conserved),
+		cmocka_unit_test(test_cross_check),
+		cmocka_unit_test(test_util_sampler),
+		cmocka_unit_test(test_message_queue),
+		cmocka_unit_test(test_reentrant_callback),
+		cmocka_unit_test(test_cancel_and_zero),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_topology_paths),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
