@@ -547,6 +547,13 @@ static void schedule_step(struct lsim_instance *in)
 		.decode_ctx = in->dec_ctx,
 	};
 	lsim_time dt = lsim_perf_iter_time(in->perf, &b);
+	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
+		/* kernels slow down with the PCIe load of the step's start */
+		double u = lsim_instance_pcie_util(in);
+		dt = (lsim_time)llround((double)dt *
+					lsim_pcie_slowdown(in->gpu->pcie_interference,
+							   in->gpu->pcie_interference_exp, u));
+	}
 	if (dt < 1)
 		dt = 1;
 	in->busy = true;

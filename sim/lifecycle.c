@@ -27,6 +27,25 @@ int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,
 	return rc;
 }
 
+double lsim_instance_pcie_util(const struct lsim_instance *in)
+{
+	const struct lsim_sim *s = in->sim;
+	double u = 0;
+	if (!s->net || in->gpu0 < 0)
+		return 0;
+	for (int32_t k = 0; k < in->tp; k++) {
+		int32_t links[2] = {s->topo.pcie_up[in->gpu0 + k],
+				    s->topo.pcie_down[in->gpu0 + k]};
+		for (int j = 0; j < 2; j++) {
+			struct lsim_link_info li;
+			if (links[j] >= 0 && lsim_link_get(s->net, links[j], &li) == 0 &&
+			    li.util > u)
+				u = li.util;
+		}
+	}
+	return u;
+}
+
 static void engine_started(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)eng;

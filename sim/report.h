@@ -75,6 +75,26 @@ struct lsim_ts_sample {
 	double arrival_rate; /* requests routed to it per second (monitor's view) */
 };
 
+/* One row of /links: a link of the cluster and what it carried. */
+struct lsim_link_record {
+	int32_t id;
+	char kind[16];	   /* pcie, host, nvlink, nic, tor, spine, storage */
+	double bw;	   /* bytes/s */
+	double latency_s;
+	double bytes;	   /* carried by flows */
+	double busy_s;	   /* time with at least one flow */
+	double mean_util;  /* time-average of (sum of flow rates / bw) */
+	int64_t msgs;	   /* messages serialized on it */
+};
+
+/* One row of /link_timeseries: a link's mean utilisation over a sample
+ * period; rows only for periods in which it carried something. */
+struct lsim_link_sample {
+	double t;
+	int32_t link;
+	double util;
+};
+
 /* One row of /classes: SLO attainment of one QoS class. */
 struct lsim_class_record {
 	char name[32];
@@ -166,6 +186,10 @@ struct lsim_results {
 	size_t n_ts;
 	const struct lsim_class_record *classes;
 	size_t n_classes;
+	const struct lsim_link_record *links; /* none without a cluster */
+	size_t n_links;
+	const struct lsim_link_sample *link_ts;
+	size_t n_link_ts;
 	/* Names behind the model and tenant columns of the records (tenants
 	 * only when named by workload.tenant_column). */
 	const char *const *model_names;

@@ -156,6 +156,37 @@ static int put_classes(FILE *f, const struct lsim_results *r)
 	return 0;
 }
 
+static int put_links(FILE *f, const struct lsim_results *r)
+{
+	fputs("id,kind,bw,latency_s,bytes,busy_s,mean_util,msgs\n", f);
+	for (size_t i = 0; i < r->n_links; i++) {
+		const struct lsim_link_record *l = &r->links[i];
+		fprintf(f, "%" PRId32 ",", l->id);
+		put_str(f, l->kind, sizeof l->kind);
+		const double v[] = {l->bw, l->latency_s, l->bytes, l->busy_s,
+				    l->mean_util};
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+			fputc(',', f);
+			put_real(f, v[k]);
+		}
+		fprintf(f, ",%" PRId64 "\n", l->msgs);
+	}
+	return 0;
+}
+
+static int put_link_timeseries(FILE *f, const struct lsim_results *r)
+{
+	fputs("t,link,util\n", f);
+	for (size_t i = 0; i < r->n_link_ts; i++) {
+		const struct lsim_link_sample *l = &r->link_ts[i];
+		put_real(f, l->t);
+		fprintf(f, ",%" PRId32 ",", l->link);
+		put_real(f, l->util);
+		fputc('\n', f);
+	}
+	return 0;
+}
+
 static int put_summary(FILE *f, const struct lsim_results *r)
 {
 	fputs("name,value,unit\n", f);
@@ -237,5 +268,9 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "classes.csv", put_classes, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "labels.csv", put_labels, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "links.csv", put_links, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "link_timeseries.csv", put_link_timeseries, r, d);
 	return rc;
 }

@@ -448,6 +448,39 @@ static int write_classes(struct h5w *w, const struct lsim_results *r)
 	return rc;
 }
 
+static int write_links(struct h5w *w, const struct lsim_results *r)
+{
+	hid_t d = H5T_NATIVE_DOUBLE;
+	struct member m[] = {
+		M(lsim_link_record, id, H5T_NATIVE_INT32),
+		MS(lsim_link_record, kind),
+		M(lsim_link_record, bw, d),
+		M(lsim_link_record, latency_s, d),
+		M(lsim_link_record, bytes, d),
+		M(lsim_link_record, busy_s, d),
+		M(lsim_link_record, mean_util, d),
+		M(lsim_link_record, msgs, H5T_NATIVE_INT64),
+	};
+	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_link_record));
+	if (mt < 0)
+		return fail(w, "cannot build the /links type");
+	int rc = write_table(w, w->file, "links", mt, r->links, r->n_links);
+	H5Tclose(mt);
+	if (rc != 0)
+		return rc;
+	struct member t[] = {
+		M(lsim_link_sample, t, d),
+		M(lsim_link_sample, link, H5T_NATIVE_INT32),
+		M(lsim_link_sample, util, d),
+	};
+	mt = compound(t, sizeof t / sizeof t[0], sizeof(struct lsim_link_sample));
+	if (mt < 0)
+		return fail(w, "cannot build the /link_timeseries type");
+	rc = write_table(w, w->file, "link_timeseries", mt, r->link_ts, r->n_link_ts);
+	H5Tclose(mt);
+	return rc;
+}
+
 /* The unit strings of the summary, one fixed-length field per metric. */
 struct summary_units {
 #define LSIM_X_UNIT(name, unit, help) char name[UNIT_LEN];
@@ -553,6 +586,8 @@ static int write_all(struct h5w *w, const char *tmp,
 		rc = write_timeseries(w, r);
 	if (rc == 0)
 		rc = write_classes(w, r);
+	if (rc == 0)
+		rc = write_links(w, r);
 	herr_t e = H5Fclose(w->file);
 	w->file = -1;
 	if (rc == 0 && e < 0)

@@ -58,6 +58,9 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->inst_info);
 	free(s->route_map);
 	free(s->held);
+	free(s->link_util);
+	free(s->link_ts);
+	free(s->link_recs);
 	free(s->rr_model);
 	free(s->ctx_by_model);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
@@ -187,6 +190,7 @@ static void describe(const struct lsim_instance *in, struct lsim_instance_info *
 		o->mon_gpu_util = in->mon.gpu_util;
 		o->mon_kv_util = in->mon.kv_util;
 		o->mon_arrival_rate = in->mon.arrival_rate;
+		o->mon_pcie_util = in->mon.pcie_util;
 	}
 }
 
@@ -619,12 +623,56 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 /* ---- time series ---- */
 
+/* Each link's mean utilisation since the last sample; a row for each
+ * that carried something. */
+static int sample_links(struct lsim_sim *s, lsim_time now)
+{
+	int32_t n = s->net ? lsim_net_n_links(s->net) : 0;
+	for (int32_t l = 0; l < n; l++) {
+		double u = lsim_link_sample_util(s->net, l);
+		s->link_util[l] = u;
+		if (!(u > 0))
+			continue;
+		if (s->n_link_ts == s->cap_link_ts) {
+			size_t c = s->cap_link_ts ? 2 * s->cap_link_ts : 256;
+			struct lsim_link_sample *p = realloc(s->link_ts, c * sizeof *p);
+			if (!p)
+				return LSIM_ENOMEM;
+			s->link_ts = p;
+			s->cap_link_ts = c;
+		}
+		s->link_ts[s->n_link_ts++] = (struct lsim_link_sample){
+			.t = lsim_time_to_s(now), .link = l, .util = u};
+	}
+	return 0;
+}
+
+/* The largest sampled utilisation of the instance's PCIe links. */
+static double sampled_pcie_util(const struct lsim_sim *s,
+				const struct lsim_instance *in)
+{
+	double u = 0;
+	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->tp; k++) {
+		int32_t l[2] = {s->topo.pcie_up[in->gpu0 + k],
+				s->topo.pcie_down[in->gpu0 + k]};
+		for (int j = 0; j < 2; j++)
+			if (l[j] >= 0 && s->link_util[l[j]] > u)
+				u = s->link_util[l[j]];
+	}
+	return u;
+}
+
 static void sample(struct lsim_engine *eng, void *ctx)
 {
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
+	if (sample_links(s, now) != 0) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(eng);
+		return;
+	}
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		lsim_time busy = in->busy_ns;
@@ -673,6 +721,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 			.arrival_rate = period > 0 ? (double)in->routed_since_sample /
 							     lsim_time_to_s(period)
 						   : 0.0,
+			.pcie_util = sampled_pcie_util(s, in),
 		};
 		in->routed_since_sample = 0;
 		in->mon = raw;
@@ -712,6 +761,8 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
+	s->link_util = calloc(s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1,
+			      sizeof *s->link_util);
 	for (size_t i = 0; s->ctx_by_model && i < s->n_inst; i++) {
 		const struct lsim_instance *in = s->inst[i];
 		int64_t c = in->service_mode ? 0 : in->max_model_len;
@@ -730,7 +781,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 			s->ctx_by_model[m] = 0;
 	s->records = lsim_recstore_create(s->records_in_memory);
 	if (!s->inst_info || !s->route_map || !s->rr_model || !s->ctx_by_model ||
-	    !s->records)
+	    !s->link_util || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	s->n_ready = 0;
 	for (size_t i = 0; i < s->n_inst; i++)
@@ -889,10 +940,41 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 						 : NULL) == 7;
 }
 
+/* /links: every link of the cluster, with what it carried over the run. */
+static int link_records(struct lsim_sim *s, struct lsim_results *r)
+{
+	int32_t n = s->net ? lsim_net_n_links(s->net) : 0;
+	free(s->link_recs);
+	s->link_recs = n > 0 ? calloc((size_t)n, sizeof *s->link_recs) : NULL;
+	if (n > 0 && !s->link_recs)
+		return LSIM_ENOMEM;
+	double span = lsim_time_to_s(lsim_now(s->eng));
+	for (int32_t l = 0; l < n; l++) {
+		struct lsim_link_info li;
+		struct lsim_link_record *o = &s->link_recs[l];
+		if (lsim_link_get(s->net, l, &li) != 0)
+			return LSIM_ESTATE;
+		o->id = l;
+		snprintf(o->kind, sizeof o->kind, "%s", lsim_link_kind_name(li.kind));
+		o->bw = li.bw;
+		o->latency_s = lsim_time_to_s(li.latency);
+		o->bytes = li.bytes;
+		o->busy_s = lsim_time_to_s(li.busy_ns);
+		o->mean_util = span > 0 ? li.util_ns / 1e9 / span : 0;
+		o->msgs = li.n_msgs;
+	}
+	r->links = s->link_recs;
+	r->n_links = (size_t)n;
+	r->link_ts = s->link_ts;
+	r->n_link_ts = s->n_link_ts;
+	return 0;
+}
+
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		     struct lsim_inst_record **insts_out,
 		     struct lsim_class_record **classes_out)
 {
+	int rc0;
 	*insts_out = NULL;
 	*classes_out = NULL;
 	if (!s->records)
@@ -953,6 +1035,9 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->n_insts = s->n_inst;
 	r->ts = s->ts;
 	r->n_ts = s->n_ts;
+	rc0 = link_records(s, r);
+	if (rc0 != 0)
+		return rc0;
 	r->model_names = s->model_names;
 	r->n_models = s->n_models;
 	r->tenant_names = (const char *const *)s->tenant_names;

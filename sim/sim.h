@@ -176,9 +176,14 @@ struct lsim_sim {
 	size_t n_done; /* finished, rejected or failed */
 	struct lsim_recstore *records; /* one record per request, by seq */
 	size_t records_in_memory;      /* before spilling (0: the default) */
-	/* The cluster's links (NULL without a cluster section). */
+	/* The cluster's links (NULL without a cluster section), their mean
+	 * utilisation over the last sample period, and its rows */
 	struct lsim_net *net;
 	struct lsim_topo topo;
+	double *link_util;
+	struct lsim_link_sample *link_ts;
+	size_t n_link_ts, cap_link_ts;
+	struct lsim_link_record *link_recs;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
 	size_t n_inst, cap_inst;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
@@ -276,6 +281,10 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
 void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
 
 /* ---- lifecycle and links (lifecycle.c) ---- */
+
+/* The current PCIe utilisation of the instance's GPUs: the largest of
+ * their links' in either direction (0 without links). */
+double lsim_instance_pcie_util(const struct lsim_instance *in);
 
 /* Builds the cluster's links (before instances are added). */
 int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,

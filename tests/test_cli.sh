@@ -228,7 +228,8 @@ IFS=, read -r rtok rpre rswaps <<< "$(sed -n 2p "$tmp/sw_recompute/instances.csv
 IFS=, read -r stok spre sswaps sbytes <<< "$(sed -n 2p "$tmp/sw_swap/instances.csv" | cut -d, -f11,12,18,19)"
 [ "$stok" = 5988 ] && [ "$rtok" -gt 5988 ] && [ "$spre" -gt 0 ] && [ "$sswaps" = "$spre" ] && [ "$rswaps" = 0 ] \
 	&& [ $((sbytes % 262144)) -eq 0 ] && [ "$(grep '^completed,' "$tmp/sw_swap/summary.csv")" = "completed,12," ] \
-	&& ok "KV swap: no recompute ($stok vs $rtok tokens), $sswaps swaps, $sbytes bytes" \
+	&& awk -F, -v b="$sbytes" '$2 == "host" { d = $5 - b; if (d < 0) d = -d; if (d < 1) found = 1 } END { exit !found }' "$tmp/sw_swap/links.csv" \
+	&& ok "KV swap: no recompute ($stok vs $rtok tokens), $sswaps swaps, $sbytes bytes, all on the PCIe host link" \
 	|| bad "KV swap: swap $stok/$spre/$sswaps/$sbytes recompute $rtok/$rpre/$rswaps"
 
 # run: outputs exist, are complete, and are deterministic

@@ -31,7 +31,8 @@
 #include "llmsim/llmsim.h"
 #include "llmsim/params.h"
 
-#define LSIM_POLICY_ABI 1u
+/* 2: lsim_instance_info and lsim_monitor_sample gained PCIe utilisation. */
+#define LSIM_POLICY_ABI 2u
 
 enum lsim_policy_kind {
 	LSIM_KIND_MONITOR,
@@ -76,6 +77,7 @@ struct lsim_instance_info {
 	double mon_gpu_util;	 /* busy fraction */
 	double mon_kv_util;	 /* used / total KV blocks */
 	double mon_arrival_rate; /* requests routed to it per second */
+	double mon_pcie_util;	 /* PCIe load of its GPUs (0 without links) */
 };
 
 /* Handed to init. */
@@ -169,6 +171,7 @@ struct lsim_monitor_sample {
 	double kv_util;
 	double queue_len;
 	double arrival_rate;
+	double pcie_util; /* mean PCIe load of its GPUs over the period */
 };
 
 struct lsim_monitor_ops {

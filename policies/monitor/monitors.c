@@ -66,6 +66,7 @@ static void ewma_observe(void *state, const struct lsim_monitor_sample *raw,
 		out->kv_util = blend(s->alpha, raw->kv_util, p->kv_util);
 		out->queue_len = blend(s->alpha, raw->queue_len, p->queue_len);
 		out->arrival_rate = blend(s->alpha, raw->arrival_rate, p->arrival_rate);
+		out->pcie_util = blend(s->alpha, raw->pcie_util, p->pcie_util);
 	}
 	s->prev[i] = *out;
 	s->seen[i] = true;
