@@ -215,6 +215,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->pf_ctx);
 	free(in->dec_ctx);
 	free(in->hash_buf);
+	free(in->pcie_util_ns);
 	memset(in, 0, sizeof *in);
 }
 
@@ -548,7 +549,7 @@ static void schedule_step(struct lsim_instance *in)
 	};
 	lsim_time dt = lsim_perf_iter_time(in->perf, &b);
 	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
-		/* kernels slow down with the PCIe load of the step's start */
+		/* kernels slow down with the recent PCIe load */
 		double u = lsim_instance_pcie_util(in);
 		dt = (lsim_time)llround((double)dt *
 					lsim_pcie_slowdown(in->gpu->pcie_interference,

@@ -2,8 +2,10 @@
  * lifecycle.c - how instances come and go over the cluster's links: the
  * network of a run, and the cold start of an instance (its weights move
  * from the storage service to each of its GPUs as flows that share the
- * links with all other traffic, then the engine starts up).
+ * links with all other traffic, then the engine starts up); background
+ * copy streams between host and GPU.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,23 +29,35 @@ int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,
 	return rc;
 }
 
-double lsim_instance_pcie_util(const struct lsim_instance *in)
+double lsim_instance_pcie_util(struct lsim_instance *in)
 {
-	const struct lsim_sim *s = in->sim;
-	double u = 0;
+	struct lsim_sim *s = in->sim;
 	if (!s->net || in->gpu0 < 0)
 		return 0;
-	for (int32_t k = 0; k < in->tp; k++) {
-		int32_t links[2] = {s->topo.pcie_up[in->gpu0 + k],
-				    s->topo.pcie_down[in->gpu0 + k]};
-		for (int j = 0; j < 2; j++) {
-			struct lsim_link_info li;
-			if (links[j] >= 0 && lsim_link_get(s->net, links[j], &li) == 0 &&
-			    li.util > u)
-				u = li.util;
-		}
+	int32_t n = 2 * in->tp;
+	if (!in->pcie_util_ns) {
+		in->pcie_util_ns = calloc((size_t)n, sizeof *in->pcie_util_ns);
+		if (!in->pcie_util_ns)
+			return 0;
 	}
-	return u;
+	lsim_time now = lsim_now(s->eng), dt = now - in->pcie_t;
+	double u = 0; /* the busiest link's mean utilisation since pcie_t */
+	for (int32_t j = 0; j < n; j++) {
+		int32_t gpu = in->gpu0 + j / 2;
+		int32_t l = j % 2 ? s->topo.pcie_down[gpu] : s->topo.pcie_up[gpu];
+		struct lsim_link_info li;
+		if (l < 0 || lsim_link_get(s->net, l, &li) != 0)
+			continue;
+		if (dt > 0 && (li.util_ns - in->pcie_util_ns[j]) / (double)dt > u)
+			u = (li.util_ns - in->pcie_util_ns[j]) / (double)dt;
+		in->pcie_util_ns[j] = li.util_ns;
+	}
+	if (dt > 0) {
+		double w = s->util_window > 0 ? (double)s->util_window : 1.0;
+		in->pcie_ewma += (u - in->pcie_ewma) * -expm1(-(double)dt / w);
+		in->pcie_t = now;
+	}
+	return in->pcie_ewma;
 }
 
 static void engine_started(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -100,6 +114,87 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 		int rc = lsim_flow_start(s->net, &fr, &id, d);
 		if (rc != 0)
 			return rc;
+	}
+	return 0;
+}
+
+/* ---- background copies ---- */
+
+struct lsim_bg_stream {
+	struct lsim_sim *s;
+	int32_t path[LSIM_PATH_MAX];
+	int n_hops;
+	double block;
+	int64_t left;
+	lsim_time pause; /* gap + staging time before each copy */
+};
+
+static void bg_copy(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+static void bg_copied(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	(void)arg;
+	struct lsim_bg_stream *b = ctx;
+	if (b->left > 0 && !lsim_schedule_in(b->s->eng, b->pause, bg_copy, b, 0) &&
+	    !b->s->error) {
+		b->s->error = LSIM_ENOMEM;
+		lsim_stop(b->s->eng);
+	}
+}
+
+static void bg_copy(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_bg_stream *b = subject;
+	struct lsim_flow_req fr = {
+		.path = b->path, .n_hops = b->n_hops, .bytes = b->block,
+		.done = bg_copied, .ctx = b,
+	};
+	lsim_flow_id id;
+	b->left--;
+	int rc = lsim_flow_start(b->s->net, &fr, &id, &b->s->diag);
+	if (rc != 0) {
+		b->s->error = rc;
+		lsim_stop(b->s->eng);
+	}
+}
+
+int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
+			    struct lsim_diag *d)
+{
+	if (!s->net)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "background",
+				     "background copies need the cluster's links");
+	int32_t path[LSIM_PATH_MAX];
+	int n = c->to_host ? lsim_topo_path_gpu_to_host(&s->topo, c->gpu, path)
+			   : lsim_topo_path_host_to_gpu(&s->topo, c->gpu, path);
+	if (n < 0)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "background.gpu",
+				     "GPU %d is not in the cluster (it has %d)", (int)c->gpu,
+				     (int)s->topo.n_gpus);
+	lsim_time staging = c->staging_bw > 0
+				    ? (lsim_time)llround(c->block / c->staging_bw * 1e9)
+				    : 0;
+	for (int64_t k = 0; k < c->streams; k++) {
+		struct lsim_bg_stream **p = realloc(s->bg, (s->n_bg + 1) * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		s->bg = p;
+		struct lsim_bg_stream *b = calloc(1, sizeof *b);
+		if (!b)
+			return LSIM_ENOMEM;
+		s->bg[s->n_bg++] = b;
+		b->s = s;
+		memcpy(b->path, path, sizeof path);
+		b->n_hops = n;
+		b->block = c->block;
+		b->left = c->count;
+		b->pause = c->gap + staging;
+		/* the first copy after the staging of its block */
+		if (c->count > 0 && !lsim_schedule(s->eng, c->start + b->pause, bg_copy, b, 0))
+			return LSIM_ENOMEM;
 	}
 	return 0;
 }

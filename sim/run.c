@@ -19,6 +19,7 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->seed = seed;
 	s->pue = 1.0;
 	s->sample_period = LSIM_S;
+	s->util_window = 100 * LSIM_MS;
 	s->pending_slot = -1;
 	s->eng = lsim_engine_create();
 	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
@@ -61,6 +62,9 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->link_util);
 	free(s->link_ts);
 	free(s->link_recs);
+	for (size_t i = 0; i < s->n_bg; i++)
+		free(s->bg[i]);
+	free(s->bg);
 	free(s->rr_model);
 	free(s->ctx_by_model);
 	for (size_t i = 0; i < s->n_tenant_names; i++)

@@ -39,7 +39,7 @@ static const char *const top_sections[] = {"cluster", "instances", "scheduler",
 					   "profiler", "allocator", "qos", "monitor",
 					   "adaptor", "synchronizer", "classes",
 					   "workload",
-					   "power", "output", "network", NULL};
+					   "power", "output", "network", "background", NULL};
 
 struct node_cfg {
 	const char *name;
@@ -225,6 +225,7 @@ struct net_cfg {
 		storage_bw;
 	lsim_time pcie_latency, host_latency, nvlink_latency, nic_latency,
 		tor_latency, spine_latency, storage_latency;
+	lsim_time util_window;
 };
 #define NC(f) offsetof(struct net_cfg, f)
 static const struct lsim_keydef net_keys[] = {
@@ -244,8 +245,31 @@ static const struct lsim_keydef net_keys[] = {
 	{"tor_latency", LSIM_K_TIME, NC(tor_latency), "1us", 0, 1e10, NULL, "ToR uplink to the spine"},
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
+	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC
+
+/* background: host <-> GPU copy streams sharing the links. */
+struct bg_cfg {
+	int64_t gpu;
+	int direction;
+	double block;
+	int64_t count, streams;
+	lsim_time gap, start;
+	double staging_bw;
+};
+#define B(f) offsetof(struct bg_cfg, f)
+static const struct lsim_keydef bg_keys[] = {
+	{"gpu", LSIM_K_INT, B(gpu), "0", 0, 1e7, NULL, "GPU in the cluster (node * gpus_per_node + local index)"},
+	{"direction", LSIM_K_ENUM, B(direction), "h2d", LSIM_NOBOUNDS, "h2d|d2h", "host to device or device to host"},
+	{"block", LSIM_K_BYTES, B(block), "4MiB", 1, 1e13, NULL, "bytes of one copy"},
+	{"count", LSIM_K_INT, B(count), "1", 0, 1e9, NULL, "copies per stream, one after another"},
+	{"streams", LSIM_K_INT, B(streams), "1", 0, 1e4, NULL, "concurrent streams (host threads)"},
+	{"gap", LSIM_K_TIME, B(gap), "0s", 0, 1e13, NULL, "pause before each copy"},
+	{"staging_bw", LSIM_K_BW, B(staging_bw), "0", 0, 1e13, NULL, "host-side staging before each copy (pageable memory): block/staging_bw more pause (0: none)"},
+	{"start", LSIM_K_TIME, B(start), "0s", 0, 9e18, NULL, "when the streams begin"},
+};
+#undef B
 
 struct output_cfg {
 	lsim_time sample_period;
@@ -292,6 +316,8 @@ struct lsim_scenario {
 	struct power_cfg power;
 	struct output_cfg output;
 	struct net_cfg net;
+	struct bg_cfg *bg;
+	size_t n_bg;
 	int32_t *placement_gpu; /* first local GPU of each replica on its node */
 	int32_t gpus_per_node_max;
 	/* loaded data, parallel to insts */
@@ -499,6 +525,12 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
 	lsim_buf_printf(b, "network:\n");
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
+	if (sc->n_bg > 0)
+		lsim_buf_printf(b, "background:\n");
+	for (size_t i = 0; i < sc->n_bg; i++) {
+		lsim_buf_printf(b, "  -\n");
+		lsim_cfg_dump(b, 4, bg_keys, N_OF(bg_keys), &sc->bg[i]);
+	}
 	uint64_t h = fnv1a(b->data ? b->data : "", 0xcbf29ce484222325ULL);
 	snprintf(sc->run_id, sizeof sc->run_id, "%016llx", (unsigned long long)h);
 }
@@ -974,6 +1006,14 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_section(sc, root, "network", "network", net_keys,
 				  N_OF(net_keys), NULL, &sc->net, d);
+	if (rc == 0)
+		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
+			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
+	if (rc == 0 && sc->n_bg > 0 && !lsim_node_get(root, "cluster"))
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "background"),
+				    "background", LSIM_EINVAL,
+				    "background copies move over the cluster's links: "
+				    "they need a cluster section");
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		if ((sc->insts[i].cold_start ||
 		     sc->insts[i].eng.preemption_mode == LSIM_PREEMPT_SWAP) &&
@@ -1046,6 +1086,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->classes);
 	free(sc->placement);
 	free(sc->placement_gpu);
+	free(sc->bg);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
 	free(sc->table_dirs);
@@ -1336,7 +1377,20 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	};
 	if (p.gpus_per_switch > p.gpus_per_node)
 		p.gpus_per_switch = p.gpus_per_node;
-	return lsim_sim_set_network(&sc->sim, &p, d);
+	sc->sim.util_window = c->util_window;
+	int rc = lsim_sim_set_network(&sc->sim, &p, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_bg; i++) {
+		const struct bg_cfg *b = &sc->bg[i];
+		struct lsim_bg_cfg bc = {
+			.gpu = (int32_t)b->gpu, .to_host = b->direction == 1,
+			.block = b->block, .count = b->count, .streams = b->streams,
+			.gap = b->gap, .staging_bw = b->staging_bw, .start = b->start,
+		};
+		rc = lsim_sim_add_background(&sc->sim, &bc, d);
+		if (rc != 0)
+			snprintf(d->key, sizeof d->key, "background[%zu].gpu", i);
+	}
+	return rc;
 }
 
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -1505,8 +1559,11 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"classes[] (QoS classes)", class_keys, N_OF(class_keys)},
 		{"workload", wl_keys, N_OF(wl_keys)},
 		{"workload.prompt / workload.output", len_keys, N_OF(len_keys)},
+		{"workload.models[] (models by share)", model_share_keys, N_OF(model_share_keys)},
 		{"power", power_keys, N_OF(power_keys)},
 		{"output", output_keys, N_OF(output_keys)},
+		{"network (the cluster's links)", net_keys, N_OF(net_keys)},
+		{"background[] (host-GPU copy streams)", bg_keys, N_OF(bg_keys)},
 	};
 	for (size_t i = 0; i < N_OF(secs); i++) {
 		lsim_buf_printf(b, "\n### %s\n\n| key | type | default | bounds | meaning |\n|---|---|---|---|---|\n",

@@ -89,6 +89,7 @@ struct lsim_qos_class {
 };
 
 struct lsim_sim;
+struct lsim_bg_stream;
 struct lsim_wait_entry;
 struct lsim_policy;
 
@@ -116,6 +117,11 @@ struct lsim_instance {
 	int state;	   /* enum lsim_inst_state */
 	int32_t gpu0;	   /* first of its tp GPUs in the topology (-1: none) */
 	int loads_left;	   /* weight flows of a cold start still moving */
+	/* PCIe load seen by its kernels: an exponential moving average (time
+	 * constant sim->util_window) of its links' utilisation */
+	double pcie_ewma;
+	lsim_time pcie_t;
+	double *pcie_util_ns; /* per link (2 per GPU): integral at pcie_t */
 	lsim_time engine_init; /* start-up after the weights are in */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
@@ -181,9 +187,12 @@ struct lsim_sim {
 	struct lsim_net *net;
 	struct lsim_topo topo;
 	double *link_util;
+	lsim_time util_window; /* time constant of the kernels' PCIe load */
 	struct lsim_link_sample *link_ts;
 	size_t n_link_ts, cap_link_ts;
 	struct lsim_link_record *link_recs;
+	struct lsim_bg_stream **bg; /* background copy streams (owned) */
+	size_t n_bg;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
 	size_t n_inst, cap_inst;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
@@ -282,9 +291,27 @@ void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
 
 /* ---- lifecycle and links (lifecycle.c) ---- */
 
-/* The current PCIe utilisation of the instance's GPUs: the largest of
- * their links' in either direction (0 without links). */
-double lsim_instance_pcie_util(const struct lsim_instance *in);
+/* The PCIe load of the instance's GPUs now: a moving average over about
+ * sim->util_window of the largest of their links' utilisations in either
+ * direction (0 without links). Updates the average. */
+double lsim_instance_pcie_util(struct lsim_instance *in);
+
+/* Background copies between host and a GPU (other tenants' traffic, or
+ * a contention experiment): `streams` streams each copy `block` bytes
+ * `count` times, one after another, waiting `gap` plus block/staging_bw
+ * (host-side staging; 0: none) between copies. */
+struct lsim_bg_cfg {
+	int32_t gpu;	      /* in the topology */
+	bool to_host;	      /* d2h; else h2d */
+	double block;	      /* bytes */
+	int64_t count;	      /* copies per stream */
+	int64_t streams;
+	lsim_time gap;
+	double staging_bw;    /* B/s; 0: no staging time */
+	lsim_time start;
+};
+int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
+			    struct lsim_diag *d);
 
 /* Builds the cluster's links (before instances are added). */
 int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,

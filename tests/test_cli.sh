@@ -232,6 +232,15 @@ IFS=, read -r stok spre sswaps sbytes <<< "$(sed -n 2p "$tmp/sw_swap/instances.c
 	&& ok "KV swap: no recompute ($stok vs $rtok tokens), $sswaps swaps, $sbytes bytes, all on the PCIe host link" \
 	|| bad "KV swap: swap $stok/$spre/$sswaps/$sbytes recompute $rtok/$rpre/$rswaps"
 
+# PCIe interference: kernels slow down by 1 + a u / (1 - u)^b at the PCIe
+# load u (P100 profile: a 0.15, b 1); a saturated link gives u = 0.99
+"$exe" run "$scen/pcie_interference.yaml" -o "$tmp/if1" --csv --quiet >/dev/null 2>&1 || bad "interference run"
+"$exe" run "$scen/pcie_interference.yaml" -o "$tmp/if0" --csv --quiet --set background.0.streams=0 >/dev/null 2>&1 || bad "interference run 0"
+e1=$(sed -n 2p "$tmp/if1/requests.csv" | awk -F, '{print $5 - $2}')
+e0=$(sed -n 2p "$tmp/if0/requests.csv" | awk -F, '{print $5 - $2}')
+awk -v a="$e1" -v b="$e0" 'BEGIN { r = a / b; d = r - 15.85; if (d < 0) d = -d; exit !(d < 1e-4) }' \
+	&& ok "PCIe interference slows the step 15.85x on a saturated link" || bad "interference: $e1 / $e0"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
