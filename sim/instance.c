@@ -316,8 +316,15 @@ static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 }
 
 static void schedule_step(struct lsim_instance *in);
+static void kv_released(struct lsim_instance *src, struct lsim_req *r);
 
-/* A swap transfer of request arg (its slot) ended. */
+void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req)
+{
+	kv_released(src, &src->sim->reqs[req]);
+}
+
+/* A swap transfer (or a KV transfer from a prefill instance) of request
+ * arg (its slot) ended. */
 static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 {
 	(void)flow;
@@ -328,6 +335,8 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		return;
 	if (!r->swapped) {
 		/* swapped in: it runs again from where it stopped */
+		if (r->kv_src)
+			kv_released(r->kv_src, r);
 		in->swapping_in--;
 		if (in->run_len < in->run_cap)
 			in->run[in->run_len++] = (int32_t)arg;
@@ -350,7 +359,11 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
 		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, in->gpu0 + k, path)
-			    : lsim_topo_path_host_to_gpu(&s->topo, in->gpu0 + k, path);
+			: r->kv_src ? lsim_topo_path_gpu_to_gpu(
+					      &s->topo,
+					      r->kv_src->gpu0 + k % r->kv_src->tp,
+					      in->gpu0 + k, path)
+				    : lsim_topo_path_host_to_gpu(&s->topo, in->gpu0 + k, path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes / in->tp,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
@@ -363,7 +376,10 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 		}
 		r->swap_flows++;
 	}
-	in->swap_bytes += bytes;
+	if (r->kv_src)
+		r->kv_src->kv_out_bytes += bytes;
+	else
+		in->swap_bytes += bytes;
 	return true;
 }
 
@@ -501,7 +517,8 @@ static void schedule_step(struct lsim_instance *in)
 			}
 			wait_pop_front(in);
 			r->swapped = false;
-			in->swap_used -= r->swapped_bytes;
+			if (!r->kv_src)
+				in->swap_used -= r->swapped_bytes;
 			in->swapping_in++;
 			if (!swap_transfer(in, ri, r->swapped_bytes, false))
 				break;
@@ -583,6 +600,40 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	lsim_sim_request_done(in->sim, ri);
 }
 
+/* Leaves this prefill instance after its first token: the KV stays in
+ * its blocks until the decode instance has copied it. */
+static void hand_over(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	in->queued_tokens -= work_of(r);
+	in->outstanding--;
+	in->handing_over++;
+	/* the blocks stay taken here until the copy is done */
+	r->src_blocks = r->blocks;
+	r->src_nblocks = r->nblocks;
+	r->blocks = NULL;
+	r->nblocks = r->cap_blocks = r->hashed = 0;
+	r->kv_src = in;
+	r->prefill_instance = in->id;
+	r->swapped = true;
+	r->swapped_bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
+	lsim_sim_handoff(s, in, ri);
+}
+
+/* The decode instance has the KV: the blocks here are free again. */
+static void kv_released(struct lsim_instance *src, struct lsim_req *r)
+{
+	lsim_kv_release(src->kv, r->src_blocks, r->src_nblocks);
+	free(r->src_blocks);
+	r->src_blocks = NULL;
+	r->src_nblocks = 0;
+	r->kv_src = NULL;
+	src->handing_over--;
+	if (!src->busy && !src->kick_pending)
+		schedule_step(src);
+}
+
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
@@ -608,14 +659,19 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 			r->first_token = now;
 		if (r->generated >= r->output)
 			r->status = -1; /* mark for removal below */
+		else if (in->role == LSIM_ROLE_PREFILL)
+			r->status = -2; /* prefill done: to a decode instance */
 	}
 	/* Drop finished requests from the running list, keeping order. */
 	size_t k = 0;
 	for (size_t i = 0; i < in->run_len; i++) {
 		int32_t ri = in->run[i];
-		if (s->reqs[ri].status == -1)
+		if (s->reqs[ri].status == -1) {
 			finish_request(in, ri, now);
-		else
+		} else if (s->reqs[ri].status == -2) {
+			s->reqs[ri].status = LSIM_REQ_UNFINISHED;
+			hand_over(in, ri);
+		} else
 			in->run[k++] = ri;
 	}
 	in->run_len = k;

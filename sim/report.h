@@ -38,6 +38,7 @@ struct lsim_req_record {
 	int32_t slo_met; /* 1 if finished within every target of its class */
 	int32_t tenant;	 /* its trace in workload.traces, or its tenant_column value (names) */
 	int32_t model;	 /* index in model_names of the model it asked for (-1: any) */
+	int32_t prefill_instance; /* disaggregated: the instance of its prefill (-1: none) */
 };
 
 /* One row of /instances. */
@@ -61,6 +62,8 @@ struct lsim_inst_record {
 	int64_t prefix_hit_tokens; /* of which found in the prefix cache */
 	int64_t swaps;	  /* preemptions by swap (KV to host memory) */
 	double swap_bytes; /* KV bytes moved to the host and back */
+	int32_t role;	  /* 0 both, 1 prefill, 2 decode (disaggregation) */
+	double kv_sent_bytes; /* prefill: KV sent to decode instances */
 };
 
 /* One row of /timeseries: one sample of one instance. */

@@ -61,11 +61,11 @@ static int put_request(void *ctx, const struct lsim_req_record *q)
 	put_real(f, q->finish);
 	fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
 		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-		   ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
+		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
 		q->prompt_tokens, q->output_tokens, q->instance,
 		q->preemptions, q->status, q->qos_class,
 		q->predicted_output, q->reject_reason, q->slo_met,
-		q->tenant, q->model);
+		q->tenant, q->model, q->prefill_instance);
 	return ferror(f) ? LSIM_EIO : 0;
 }
 
@@ -73,7 +73,7 @@ static int put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 	      "output_tokens,instance,preemptions,status,qos_class,"
-	      "predicted_output,reject_reason,slo_met,tenant,model\n",
+	      "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance\n",
 	      f);
 	return lsim_results_each_req(r, put_request, f);
 }
@@ -82,7 +82,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
-	      "prefix_hit_tokens,swaps,swap_bytes\n",
+	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -107,6 +107,8 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		fprintf(f, ",%" PRId64 ",%" PRId64 ",%" PRId64 ",", in->prompt_tokens,
 			in->prefix_hit_tokens, in->swaps);
 		put_real(f, in->swap_bytes);
+		fprintf(f, ",%" PRId32 ",", in->role);
+		put_real(f, in->kv_sent_bytes);
 		fputc('\n', f);
 	}
 	return 0;

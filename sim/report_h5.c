@@ -312,6 +312,7 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, slo_met, types[13]),
 		M(lsim_req_record, tenant, types[13]),
 		M(lsim_req_record, model, types[13]),
+		M(lsim_req_record, prefill_instance, types[13]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));
@@ -363,6 +364,8 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, prefix_hit_tokens, types[15]),
 		M(lsim_inst_record, swaps, types[15]),
 		M(lsim_inst_record, swap_bytes, types[13]),
+		M(lsim_inst_record, role, types[14]),
+		M(lsim_inst_record, kv_sent_bytes, types[13]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */

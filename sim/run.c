@@ -43,6 +43,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->inst);
 	for (size_t i = 0; i < s->n_reqs; i++) {
 		free(s->reqs[i].blocks);
+		free(s->reqs[i].src_blocks);
 		free(s->reqs[i].hashes);
 	}
 	free(s->reqs);
@@ -121,8 +122,10 @@ static void retire(struct lsim_sim *s, int32_t req)
 		return;
 	free(r->blocks);
 	free(r->hashes);
+	free(r->src_blocks);
 	r->blocks = NULL;
 	r->hashes = NULL;
+	r->src_blocks = NULL;
 	r->n_hashes = r->nblocks = r->cap_blocks = 0;
 	if (s->n_free == s->cap_free) {
 		size_t c = s->cap_free ? 2 * s->cap_free : 256;
@@ -207,16 +210,18 @@ static void snapshot(struct lsim_sim *s)
 	}
 }
 
+/* Takes new requests of model m (decode instances get theirs from prefill
+ * instances). */
 static bool serves(const struct lsim_instance *in, int32_t m)
 {
-	return m < 0 || in->model_idx == m;
+	return (m < 0 || in->model_idx == m) && in->role != LSIM_ROLE_DECODE;
 }
 
 /* Fills inst_info with the ready instances of model m (any model if
  * m < 0); returns how many. */
 static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 {
-	if (m < 0 && s->n_ready == s->n_inst) {
+	if (m < 0 && s->n_ready == s->n_inst && !s->disaggregated) {
 		snapshot(s);
 		return s->n_inst;
 	}
@@ -237,7 +242,8 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 {
 	int32_t m = s->reqs[req].model;
-	if (m < 0 && !s->router && !s->qos && s->n_ready == s->n_inst) {
+	if (m < 0 && !s->router && !s->qos && s->n_ready == s->n_inst &&
+	    !s->disaggregated) {
 		/* the plain case, kept cheap */
 		*pos = s->rr_next;
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
@@ -462,6 +468,7 @@ static void pull_next(struct lsim_sim *s)
 	r->tenant = spec.tenant;
 	r->trace_class = -1;
 	r->model = -1;
+	r->prefill_instance = -1;
 	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
 	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {
 		r->live = false;
@@ -587,6 +594,32 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
 			s->error = LSIM_ENOMEM;
 	}
+}
+
+void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
+		      int32_t req)
+{
+	/* the ready decode instance of the same model with the fewest
+	 * requests outstanding (the lowest id on a tie) */
+	struct lsim_instance *best = NULL;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		if (in->role == LSIM_ROLE_DECODE && in->state == LSIM_INST_READY &&
+		    in->model_idx == from->model_idx &&
+		    (!best || in->outstanding < best->outstanding))
+			best = in;
+	}
+	if (!best) {
+		struct lsim_req *r = &s->reqs[req];
+		lsim_instance_drop_handoff(from, req);
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+		return;
+	}
+	best->routed_since_sample++;
+	lsim_instance_submit(best, req);
 }
 
 void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
@@ -788,8 +821,10 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	    !s->link_util || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	s->n_ready = 0;
-	for (size_t i = 0; i < s->n_inst; i++)
+	for (size_t i = 0; i < s->n_inst; i++) {
 		s->n_ready += s->inst[i]->state == LSIM_INST_READY;
+		s->disaggregated |= s->inst[i]->role != LSIM_ROLE_BOTH;
+	}
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
 	pull_next(s);
@@ -940,6 +975,7 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 	o->reject_reason = q->reject_reason;
 	o->tenant = q->tenant;
 	o->model = q->model;
+	o->prefill_instance = q->prefill_instance;
 	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
 						 : NULL) == 7;
 }
@@ -1023,6 +1059,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->prefix_hit_tokens = in->prefix_hit_tokens;
 		o->swaps = in->swaps;
 		o->swap_bytes = in->swap_bytes;
+		o->role = in->role;
+		o->kv_sent_bytes = in->kv_out_bytes;
 		double life = o->stop - o->start;
 		if (in->gpu) {
 			double gpu_j = in->gpu->idle_w * life +

@@ -73,6 +73,7 @@ struct inst_cfg {
 	bool cold_start;
 	lsim_time engine_init;
 	double swap_space; /* per GPU */
+	int role;
 };
 
 enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
@@ -100,6 +101,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
+	{"role", LSIM_K_ENUM, I(role), "both", LSIM_NOBOUNDS, "both|prefill|decode", "disaggregation: prefill-only instances hand each request to a decode instance of the model after its first token; the KV moves over the links (needs a cluster)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
 };
@@ -807,6 +809,36 @@ static int build_models(struct lsim_scenario *sc, struct lsim_diag *d)
 		}
 	sc->n_model_labels = k;
 
+	/* disaggregation: prefill and decode instances come in pairs of roles */
+	for (size_t m = 0; m < sc->n_models; m++) {
+		int roles[3] = {0, 0, 0};
+		size_t last = 0;
+		for (size_t i = 0; i < n; i++)
+			if (sc->group_model[i] == (int32_t)m) {
+				roles[sc->insts[i].role]++;
+				last = i;
+			}
+		if (roles[LSIM_ROLE_PREFILL] > 0 && roles[LSIM_ROLE_DECODE] == 0) {
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].role", last);
+			return lsim_cfg_error(d, sc->doc,
+					      lsim_node_get(sc->doc->root, "instances")->items[last],
+					      key, LSIM_EINVAL,
+					      "model %s has prefill instances but no decode instance "
+					      "to hand its requests to", sc->model_names[m]);
+		}
+		if (roles[LSIM_ROLE_DECODE] > 0 && roles[LSIM_ROLE_PREFILL] == 0) {
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].role", last);
+			return lsim_cfg_error(d, sc->doc,
+					      lsim_node_get(sc->doc->root, "instances")->items[last],
+					      key, LSIM_EINVAL,
+					      "model %s has decode instances but no prefill instance: "
+					      "decode instances take requests only from prefill ones",
+					      sc->model_names[m]);
+		}
+	}
+
 	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
 	int rc = bind_list_in(sc, wl, "models", "workload.models", model_share_keys,
 			      N_OF(model_share_keys), (void **)&sc->model_shares,
@@ -1015,20 +1047,24 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "background copies move over the cluster's links: "
 				    "they need a cluster section");
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
-		if ((sc->insts[i].cold_start ||
+		if ((sc->insts[i].cold_start || sc->insts[i].role != LSIM_ROLE_BOTH ||
 		     sc->insts[i].eng.preemption_mode == LSIM_PREEMPT_SWAP) &&
 		    (!lsim_node_get(root, "cluster") || sc->insts[i].perf == PERF_SERVICE)) {
-			bool cold = sc->insts[i].cold_start;
+			const struct inst_cfg *ic = &sc->insts[i];
+			const char *what = ic->cold_start ? "cold_start"
+					   : ic->role != LSIM_ROLE_BOTH ? "role"
+									: "preemption_mode";
 			char key[64];
-			snprintf(key, sizeof key, "instances[%zu].%s", i,
-				 cold ? "cold_start" : "preemption_mode");
+			snprintf(key, sizeof key, "instances[%zu].%s", i, what);
 			rc = lsim_cfg_error(d, sc->doc,
 					    lsim_node_get(root, "instances")->items[i], key,
 					    LSIM_EINVAL,
 					    "%s moves %s over the cluster's links: it needs a "
 					    "cluster section and a model (not perf: service)",
-					    cold ? "a cold start" : "swapping",
-					    cold ? "weights" : "KV blocks");
+					    ic->cold_start ? "a cold start"
+					    : ic->role != LSIM_ROLE_BOTH ? "disaggregation"
+									 : "swapping",
+					    ic->cold_start ? "weights" : "KV blocks");
 		}
 	if (rc == 0 && sc->wl.kind != WL_GENERATOR && !sc->wl.path[0] &&
 	    !lsim_node_get(lsim_node_get(root, "workload"), "traces"))
@@ -1445,6 +1481,7 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 			}
 			in->node = sc->placement ? sc->placement[next_id] : -1;
 			in->model_idx = sc->group_model[i];
+			in->role = ic->role;
 			if (sc->placement)
 				in->gpu0 = in->node * sc->gpus_per_node_max +
 					   sc->placement_gpu[next_id];

@@ -74,7 +74,13 @@ struct lsim_req {
 	/* swap: KV bytes on the host, and transfers of it still moving */
 	double swapped_bytes;
 	int32_t swap_flows;
-	bool swapped;	       /* its KV is on the host (computed tokens kept) */
+	bool swapped;	       /* its KV is elsewhere (computed tokens kept): on
+				* the host, or on kv_src (disaggregation) */
+	struct lsim_instance *kv_src; /* prefill instance holding its KV, or NULL */
+	int32_t *src_blocks;	      /* its KV blocks there (owned) */
+	int32_t src_nblocks;
+	int32_t prefill_instance;     /* id of the instance that ran its prefill
+				       * when another decodes it, else -1 */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;
@@ -92,6 +98,11 @@ struct lsim_sim;
 struct lsim_bg_stream;
 struct lsim_wait_entry;
 struct lsim_policy;
+
+/* Prefill/decode disaggregation: a prefill instance hands each request
+ * over after its first token; its KV moves to a decode instance over the
+ * links (NVLink within a node, the network between nodes). */
+enum lsim_inst_role { LSIM_ROLE_BOTH, LSIM_ROLE_PREFILL, LSIM_ROLE_DECODE };
 
 /* Lifecycle of an instance. Only ready instances take requests; an
  * instance costs money from provisioning to stopped. */
@@ -115,6 +126,7 @@ struct lsim_instance {
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	int32_t model_idx; /* index in the run's model_names */
 	int state;	   /* enum lsim_inst_state */
+	int role;	   /* enum lsim_inst_role */
 	int32_t gpu0;	   /* first of its tp GPUs in the topology (-1: none) */
 	int loads_left;	   /* weight flows of a cold start still moving */
 	/* PCIe load seen by its kernels: an exponential moving average (time
@@ -158,6 +170,9 @@ struct lsim_instance {
 	double swap_bytes;		/* moved out + in */
 	int64_t swaps;			/* preemptions by swap */
 	int32_t swapping_in;		/* requests whose KV is moving back */
+	int32_t handing_over;		/* prefilled requests whose KV still
+					 * waits here for a decode instance */
+	double kv_out_bytes;		/* KV sent to decode instances */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;
@@ -204,6 +219,7 @@ struct lsim_sim {
 	struct lsim_policy *synchronizer; /* borrowed; NULL = perfect */
 	size_t rr_next;
 	size_t n_ready; /* instances in state ready */
+	bool disaggregated; /* some instances only prefill or only decode */
 	/* Requests that arrived while no instance of their model was ready
 	 * (all still loading): FIFO, routed when one becomes ready. */
 	int32_t *held;
@@ -270,6 +286,9 @@ void lsim_instance_release(struct lsim_instance *in);
 
 /* Hands a request to the instance (queued; a step starts if idle). */
 void lsim_instance_submit(struct lsim_instance *in, int32_t req);
+/* A request handed over by prefill instance src found no decode
+ * instance: src frees the blocks it kept for it. */
+void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req);
 /* Blocks the KV cache has (0 in service mode). */
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 
@@ -286,6 +305,10 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d);
 /* Called by instances when a request ends. */
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
+/* Request req finished its prefill on instance from (a prefill instance):
+ * it goes to a decode instance of its model, its KV following. */
+void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
+		      int32_t req);
 /* The instance is ready from now: it takes requests, held ones first. */
 void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
 

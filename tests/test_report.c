@@ -568,9 +568,9 @@ static void test_csv(void **state)
 	check_csv(dir, "requests.csv", 0,
 		  "id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 		  "output_tokens,instance,preemptions,status,qos_class,"
-		  "predicted_output,reject_reason,slo_met,tenant,model");
-	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0,0");
-	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0,0");
+		  "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance");
+	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0,0,0");
+	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0,0,0");
 	/* the names behind the model and tenant columns */
 	check_csv(dir, "labels.csv", 0, "column,index,name");
 	check_csv(dir, "labels.csv", 1, "model,0,Llama-3.1-8B");
@@ -578,9 +578,9 @@ static void test_csv(void **state)
 	check_csv(dir, "instances.csv", 0,
 		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
-		  "prefix_hit_tokens,swaps,swap_bytes");
+		  "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes");
 	check_csv(dir, "instances.csv", 2,
-		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0");
+		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0,0,0");
 	check_csv(dir, "timeseries.csv", 0,
 		  "t,instance,gpu_util,kv_util,queue_len,running,power_w,arrival_rate");
 	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0");
