@@ -640,6 +640,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
 	lsim_time now = lsim_now(eng);
+	int32_t tokens_out = 0;
 	in->busy_ns += now - in->step_start;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
@@ -654,6 +655,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 			continue;
 		}
 		r->generated++;
+		tokens_out++;
 		in->queued_tokens += work_of(r) - before;
 		if (r->first_token < 0)
 			r->first_token = now;
@@ -662,6 +664,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 		else if (in->role == LSIM_ROLE_PREFILL)
 			r->status = -2; /* prefill done: to a decode instance */
 	}
+	lsim_sim_stream_tokens(s, in, tokens_out);
 	/* Drop finished requests from the running list, keeping order. */
 	size_t k = 0;
 	for (size_t i = 0; i < in->run_len; i++) {

@@ -516,10 +516,68 @@ static lsim_time dispatch_delay(struct lsim_sim *s, int32_t req)
 	return ops->dispatch_delay(s->synchronizer->state, &info);
 }
 
+static void request_delivered(void *ctx, uint64_t arg)
+{
+	struct lsim_instance *in = ctx;
+	lsim_instance_submit(in, (int32_t)arg);
+	if (in->sim->error)
+		lsim_stop(in->sim->eng);
+}
+
+/* The ToR of the instance's node (the front end's side) and its NIC; -1s
+ * skipped. */
+static int node_path(const struct lsim_sim *s, int32_t node, bool in_bound,
+		     int32_t *path)
+{
+	int n = 0;
+	int32_t tor = node / s->topo.p.nodes_per_tor;
+	int32_t tl = in_bound ? s->topo.tor_down[tor] : s->topo.tor_up[tor];
+	int32_t nic = in_bound ? s->topo.nic_in[node] : s->topo.nic_out[node];
+	if (in_bound && tl >= 0)
+		path[n++] = tl;
+	if (nic >= 0)
+		path[n++] = nic;
+	if (!in_bound && tl >= 0)
+		path[n++] = tl;
+	return n;
+}
+
+/* Hands the request to the instance: over the network from the front
+ * end when messages are modelled, else at once. */
+static void hand_over_request(struct lsim_sim *s, struct lsim_instance *in,
+			      int32_t req)
+{
+	int32_t path[2];
+	int n = s->messages && in->node >= 0 ? node_path(s, in->node, true, path) : 0;
+	if (n == 0) {
+		lsim_instance_submit(in, req);
+		return;
+	}
+	double bytes = LSIM_REQUEST_MSG_BYTES + 4.0 * s->reqs[req].prompt;
+	int rc = lsim_msg_send(s->net, path, n, bytes, request_delivered, in,
+			       (uint64_t)req, &s->diag);
+	if (rc != 0)
+		s->error = rc;
+}
+
+void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
+			    int32_t tokens)
+{
+	int32_t path[2];
+	int n = s->messages && in->node >= 0 && tokens > 0
+			? node_path(s, in->node, false, path)
+			: 0;
+	if (n > 0 && lsim_msg_send(s->net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
+				   NULL, NULL, 0, &s->diag) != 0 && !s->error) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(s->eng);
+	}
+}
+
 static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_instance *in = subject;
-	lsim_instance_submit(in, (int32_t)arg);
+	hand_over_request(in->sim, in, (int32_t)arg);
 	if (in->sim->error)
 		lsim_stop(eng);
 }
@@ -590,7 +648,7 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 		in->routed_since_sample++;
 		lsim_time delay = dispatch_delay(s, req);
 		if (delay <= 0)
-			lsim_instance_submit(in, req);
+			hand_over_request(s, in, req);
 		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
 			s->error = LSIM_ENOMEM;
 	}

@@ -228,6 +228,7 @@ struct net_cfg {
 	lsim_time pcie_latency, host_latency, nvlink_latency, nic_latency,
 		tor_latency, spine_latency, storage_latency;
 	lsim_time util_window;
+	bool messages;
 };
 #define NC(f) offsetof(struct net_cfg, f)
 static const struct lsim_keydef net_keys[] = {
@@ -247,6 +248,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"tor_latency", LSIM_K_TIME, NC(tor_latency), "1us", 0, 1e10, NULL, "ToR uplink to the spine"},
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
+	{"messages", LSIM_K_BOOL, NC(messages), "true", LSIM_NOBOUNDS, NULL, "requests reach their instance's node from the front end, and each step's tokens go back, as messages through the network queues"},
 	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC
@@ -1414,6 +1416,7 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	if (p.gpus_per_switch > p.gpus_per_node)
 		p.gpus_per_switch = p.gpus_per_node;
 	sc->sim.util_window = c->util_window;
+	sc->sim.messages = c->messages;
 	int rc = lsim_sim_set_network(&sc->sim, &p, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_bg; i++) {
 		const struct bg_cfg *b = &sc->bg[i];

@@ -202,6 +202,10 @@ struct lsim_sim {
 	struct lsim_net *net;
 	struct lsim_topo topo;
 	double *link_util;
+	/* Small messages through the network queues: each request from the
+	 * front end (beyond the spine) to its instance's node, and each step's
+	 * output tokens back (network.messages). */
+	bool messages;
 	lsim_time util_window; /* time constant of the kernels' PCIe load */
 	struct lsim_link_sample *link_ts;
 	size_t n_link_ts, cap_link_ts;
@@ -309,6 +313,13 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req);
  * it goes to a decode instance of its model, its KV following. */
 void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
 		      int32_t req);
+/* Streams the tokens of one step back to the front end: a message of
+ * tokens * LSIM_TOKEN_MSG_BYTES from the instance's node (if messages). */
+void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
+			    int32_t tokens);
+#define LSIM_TOKEN_MSG_BYTES 64.0  /* one server-sent event of one token */
+#define LSIM_REQUEST_MSG_BYTES 1024.0 /* headers; plus 4 bytes a prompt token */
+
 /* The instance is ready from now: it takes requests, held ones first. */
 void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
 

@@ -205,7 +205,7 @@ sed 's/share: 0.75/share: 0.7/' "$tmp/ms.yaml" > "$tmp/ms2.yaml"
 # 100 + 1 + 2 + 0.5 + 1 us), then engine_init 5 s: ready at 6.6061045 s;
 # requests that arrive meanwhile wait for it. Two replicas share the
 # storage link: 5 + 0.0001045 + 3.212 s.
-printf 'name: cold\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 8}]\nnetwork: {storage_bw: 10GB/s}\ninstances:\n  - {model: Llama-3.1-8B, gpu: H100-SXM, cold_start: true, engine_init: 5s}\nworkload: {count: 3, rate: 100}\n' > "$tmp/cold.yaml"
+printf 'name: cold\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 8}]\nnetwork: {storage_bw: 10GB/s, messages: false}\ninstances:\n  - {model: Llama-3.1-8B, gpu: H100-SXM, cold_start: true, engine_init: 5s}\nworkload: {count: 3, rate: 100}\n' > "$tmp/cold.yaml"
 "$exe" run "$tmp/cold.yaml" -o "$tmp/cold" --csv --quiet >/dev/null 2>"$tmp/err" || bad "cold start run: $(cat "$tmp/err")"
 [ "$(sed -n 2p "$tmp/cold/instances.csv" | cut -d, -f6,7)" = "0,6.6061045" ] \
 	&& [ "$(tail -n +2 "$tmp/cold/requests.csv" | cut -d, -f3 | sort -u)" = "6.6061045" ] \
@@ -259,6 +259,23 @@ sed 's/role: decode/role: both/' "$scen/pd_transfer.yaml" > "$tmp/pd2.yaml"
 "$exe" run "$tmp/pd2.yaml" -o "$tmp/pd2" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[1\].role: model Llama-3.1-8B has prefill instances but no decode instance" "$tmp/err" \
 	&& ok "prefill instances need decode instances" || bad "pd roles: rc=$rc $(cat "$tmp/err")"
+
+# messages: each request crosses the ToR downlink and the NIC to its node
+# (store and forward: latencies 1 + 2 us plus 1536 B serialized at 12.8 TB/s
+# and 400 GB/s), and each step's tokens go back out; one message per
+# request in, one per step out
+"$exe" run "$scen/small.yaml" -o "$tmp/msg1" --csv --quiet >/dev/null 2>&1
+"$exe" run "$scen/small.yaml" -o "$tmp/msg0" --csv --quiet --set network.messages=false >/dev/null 2>&1
+# the node's two NIC links, out (steps) and in (requests), in link order
+nic_out=$(awk -F, '$2 == "nic" && $8 > 0 { n++; if (n == 1) print $8 }' "$tmp/msg1/links.csv")
+nic_in=$(awk -F, '$2 == "nic" && $8 > 0 { n++; if (n == 2) print $8 }' "$tmp/msg1/links.csv")
+steps=$(tail -n +2 "$tmp/msg1/instances.csv" | awk -F, '{ s += $10 } END { print s }')
+ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p | awk -F, '{ printf "%.9f", $20 - $3 }')
+[ "$nic_out" = "$steps" ] && [ "$nic_in" = 300 ] \
+	&& [ "$(awk -F, '$2 == "tor" { s += $8 } END { print s }' "$tmp/msg1/links.csv")" -gt 0 ] \
+	&& awk -v a="$ahead" 'BEGIN { exit !(a >= 0.000003 && a <= 0.0000031) }' \
+	&& ok "messages: $nic_in requests in, $nic_out step messages out, dispatch +$ahead s" \
+	|| bad "messages: in=$nic_in out=$nic_out steps=$steps first_sched delay=$ahead"
 
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
