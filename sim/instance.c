@@ -16,6 +16,7 @@
 #include "sim.h"
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -578,8 +579,47 @@ static void schedule_step(struct lsim_instance *in)
 	in->step_start = now;
 	in->iterations++;
 	in->tokens += tokens;
-	if (!lsim_schedule_in(s->eng, dt, step_end, in, 0) && !s->error)
+	bool ring = in->allreduce_on_links && in->tp > 1 && s->net && in->gpu0 >= 0;
+	if (!lsim_schedule_in(s->eng, dt, ring ? compute_done : step_end, in,
+			      (uint64_t)tokens) &&
+	    !s->error)
 		s->error = LSIM_ENOMEM;
+}
+
+static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	(void)arg;
+	struct lsim_instance *in = ctx;
+	if (--in->ar_flows == 0)
+		step_end(in->sim->eng, in, 0);
+}
+
+/* The step's compute is done; its all-reduce data goes around the ring of
+ * the group's GPUs (each sends to the next), and the step ends when the
+ * last flow arrives. */
+static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg);
+	in->ar_flows = in->tp;
+	for (int32_t k = 0; k < in->tp; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, in->gpu0 + k,
+						  in->gpu0 + (k + 1) % in->tp, path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes,
+			.done = ring_moved, .ctx = in,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
+			if (!s->error)
+				s->error = LSIM_ESTATE;
+			lsim_stop(eng);
+			return;
+		}
+	}
 }
 
 static void finish_request(struct lsim_instance *in, int32_t ri,

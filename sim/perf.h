@@ -59,7 +59,16 @@ void lsim_perf_destroy(struct lsim_perf *p); /* accepts NULL */
 struct lsim_roofline_params {
 	int tp;		     /* tensor-parallel degree */
 	double cpu_overhead_s; /* fixed CPU (scheduler + sampler) time per iteration */
+	/* The ring all-reduces' data moves as flows on the link model (the
+	 * instance adds them after the compute): leave their transfer time
+	 * out, keep their fixed latency. */
+	bool allreduce_on_links;
 };
+
+/* Bytes each GPU of a tensor-parallel group sends in one iteration's ring
+ * all-reduces (two per layer of tokens x hidden): 0 for tp 1. */
+double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
+				 int64_t tokens);
 
 int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 			      const struct lsim_gpu_profile *g,

@@ -28,6 +28,7 @@ struct roof_state {
 	double bw;	 /* achievable bytes/s: hbm_bw * mbu */
 	double launch;	 /* s per kernel */
 	double link_bw;	 /* all-reduce link, bytes/s per direction */
+	bool ar_on_links; /* the ring's transfer time is the link model's */
 	double ar_lat;	 /* s per all-reduce */
 	double cpu;	 /* s per iteration */
 	/* shapes, per GPU of the TP group */
@@ -136,7 +137,8 @@ static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_bat
 	if (s->tp > 1) {
 		/* after O and after down: ring all-reduce of T x hidden */
 		double bytes = T * h * s->bpp;
-		double ring = 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
+		double ring = s->ar_on_links ? 0.0
+				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
 		layer += 2.0 * (ring + s->ar_lat);
 	}
 
@@ -147,6 +149,15 @@ static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_bat
 
 	lsim_time t = lsim_time_from_s(s->n_layers * layer + once + s->cpu);
 	return t < 1 ? 1 : t;
+}
+
+double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
+				 int64_t tokens)
+{
+	if (tp <= 1)
+		return 0.0;
+	double per = (double)tokens * m->hidden * m->bytes_per_param;
+	return m->n_layers * 2.0 * 2.0 * (tp - 1.0) / tp * per;
 }
 
 static void roof_destroy(struct lsim_perf *p)
@@ -228,6 +239,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	int kvh = m->n_kv_heads > 0 ? m->n_kv_heads : m->n_heads;
 	s->n_layers = m->n_layers;
 	s->tp = prm->tp;
+	s->ar_on_links = prm->allreduce_on_links;
 	s->peak = g->bf16_flops;
 	s->mfu_max = g->mfu_max;
 	s->mfu_half = g->mfu_half_tokens;

@@ -229,6 +229,7 @@ struct net_cfg {
 		tor_latency, spine_latency, storage_latency;
 	lsim_time util_window;
 	bool messages;
+	bool allreduce_on_links;
 };
 #define NC(f) offsetof(struct net_cfg, f)
 static const struct lsim_keydef net_keys[] = {
@@ -249,6 +250,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
 	{"messages", LSIM_K_BOOL, NC(messages), "true", LSIM_NOBOUNDS, NULL, "requests reach their instance's node from the front end, and each step's tokens go back, as messages through the network queues"},
+	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "roofline, tp > 1: each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute"},
 	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC
@@ -1465,6 +1467,8 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 					struct lsim_roofline_params rp = {
 						.tp = (int)ic->tp,
 						.cpu_overhead_s = cpu,
+						.allreduce_on_links = ic->tp > 1 && sc->sim.net &&
+								      sc->net.allreduce_on_links,
 					};
 					rc = lsim_perf_roofline_create(&sc->models[i],
 								       &sc->gpus[i],
@@ -1485,6 +1489,8 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 			in->node = sc->placement ? sc->placement[next_id] : -1;
 			in->model_idx = sc->group_model[i];
 			in->role = ic->role;
+			in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
+						 sc->sim.net && sc->net.allreduce_on_links;
 			if (sc->placement)
 				in->gpu0 = in->node * sc->gpus_per_node_max +
 					   sc->placement_gpu[next_id];

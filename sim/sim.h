@@ -173,6 +173,8 @@ struct lsim_instance {
 	int32_t handing_over;		/* prefilled requests whose KV still
 					 * waits here for a decode instance */
 	double kv_out_bytes;		/* KV sent to decode instances */
+	bool allreduce_on_links;	/* the step's all-reduce data as flows */
+	int32_t ar_flows;		/* of the step in flight, still moving */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;

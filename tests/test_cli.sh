@@ -277,6 +277,17 @@ ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p 
 	&& ok "messages: $nic_in requests in, $nic_out step messages out, dispatch +$ahead s" \
 	|| bad "messages: in=$nic_in out=$nic_out steps=$steps first_sched delay=$ahead"
 
+# tensor-parallel all-reduce on the links: 20 steps, each 2 us of NVLink
+# latency longer than the formula; 1019 tokens x 80 x 2 x 3/4 x 16384 B
+# = 4006871040 B on every NVLink of the ring
+for v in true false; do
+	"$exe" run "$scen/tp_ring.yaml" -o "$tmp/tp$v" --csv --quiet --set network.allreduce_on_links=$v >/dev/null 2>"$tmp/err" || bad "tp ring $v: $(cat "$tmp/err")"
+done
+d=$(paste -d, "$tmp/tptrue/requests.csv" "$tmp/tpfalse/requests.csv" | tail -1 | awk -F, '{ printf "%.9f", $5 - $22 }')
+awk -v d="$d" 'BEGIN { exit !(d >= 0.00004 && d <= 0.00004002) }' \
+	&& [ "$(awk -F, '$2 == "nvlink" && $5 == 4006871040' "$tmp/tptrue/links.csv" | wc -l)" = 8 ] \
+	&& ok "TP all-reduce as ring flows on NVLink ($d s over 20 steps)" || bad "tp ring: +$d s; $(awk -F, '$2 == "nvlink"' "$tmp/tptrue/links.csv" | head -3)"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
