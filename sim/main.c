@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "policy_core.h"
+#include "profile_import.h"
 #include "report.h"
 #include "scenario.h"
 #include "trace_tool.h"
@@ -29,6 +30,7 @@ static const char usage_main[] =
 	"  validate RUN_DIR      replay a measured vLLM run and compare latencies\n"
 	"  trace stats FILE...   rows, span, rate, inter-arrival CV, length percentiles (per tenant)\n"
 	"  trace convert FILE -o OUT.csv   rewrite a trace in the generic CSV layout\n"
+	"  profile import|compare  perf tables from published measurements; roofline vs them\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -395,6 +397,28 @@ static int cmd_keys(int argc, char **argv)
 	return 0;
 }
 
+static const char usage_profile[] =
+	"usage: llmsim profile import --from llmservingsim|vidur|splitwise SRC -o OUTDIR [...]\n"
+	"       llmsim profile compare --profile PERF_DIR --gpu NAME --model NAME [--tp N] [--json]\n"
+	"\n"
+	"import turns published measurements into perf tables for the table backend;\n"
+	"compare sets the roofline model against such a table (docs/profiles.md).\n"
+	"`llmsim profile SUBCOMMAND --help` describes one.\n";
+
+static int cmd_profile(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	if (sub && !strcmp(sub, "import"))
+		return lsim_cli_profile_import(argc - 1, argv + 1);
+	if (sub && !strcmp(sub, "compare"))
+		return lsim_cli_profile_compare(argc - 1, argv + 1);
+	bool help = sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"));
+	if (sub && !help)
+		fprintf(stderr, "llmsim: unknown profile command '%s'\n", sub);
+	fputs(usage_profile, help ? stdout : stderr);
+	return help ? 0 : EXIT_BADINPUT;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -420,6 +444,8 @@ int main(int argc, char **argv)
 		return cmd_trace(argc - 1, argv + 1);
 	if (!strcmp(cmd, "policies"))
 		return cmd_policies(argc - 1, argv + 1);
+	if (!strcmp(cmd, "profile"))
+		return cmd_profile(argc - 1, argv + 1);
 	if (!strcmp(cmd, "keys"))
 		return cmd_keys(argc - 1, argv + 1);
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);

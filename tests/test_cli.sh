@@ -29,13 +29,16 @@ expect_fail() {
 "$exe" --version | grep -q '^llmsim [0-9]' && ok version || bad version
 "$exe" --help | grep -q 'validate RUN_DIR' && ok help || bad help
 "$exe" run --help | grep -q -- '--set key=value' && ok "run --help" || bad "run --help"
-for c in check validate trace policies keys; do
+for c in check validate trace policies keys profile; do
 	"$exe" $c --help | grep -q "^usage: llmsim $c" && ok "$c --help" || bad "$c --help"
 done
 "$exe" policies scheduler | grep -q 'power_of_two .*\[scheduler.router\]' && ok "policies scheduler" || bad "policies scheduler"
 "$exe" policies profiler | grep -q 'quantile *default 0.5' && ok "policies profiler params" || bad "policies profiler params"
 "$exe" policies nonsense >/dev/null 2>&1; [ $? -eq 2 ] && ok "policies unknown kind" || bad "policies unknown kind"
 "$exe" frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok "unknown command" || bad "unknown command"
+"$exe" profile import --help | grep -q "usage" && "$exe" profile compare --help | grep -q "usage" \
+	&& ok "profile import/compare --help" || bad "profile import/compare --help"
+"$exe" profile frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok "unknown profile command" || bad "unknown profile command"
 
 out=$("$exe" check "$src/examples/quickstart.yaml") && echo "$out" | grep -q '    replicas: 4' \
 	&& ok "check quickstart" || bad "check quickstart: $out"

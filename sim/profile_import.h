@@ -1,0 +1,123 @@
+/*
+ * profile_import.h - `llmsim profile import` and `llmsim profile compare`.
+ *
+ * import turns published GPU measurements into the per-layer tables the
+ * `table` perf backend reads (tp<N>/dense.csv, per_sequence.csv,
+ * attention.csv), or into per-iteration tables where the source has no
+ * per-layer data:
+ *   llmservingsim - LLMServingSim profiler output: the current layout
+ *                   (checked and copied) or the older v0 `layers.csv`;
+ *   vidur         - Vidur per-operator CSVs (mlp.csv, attention.csv) summed
+ *                   into per-layer rows, and its NCCL all_reduce.csv /
+ *                   send_recv.csv into bytes -> time tables;
+ *   splitwise     - Splitwise perf_model.csv (prompt and per-token time per
+ *                   batch configuration) into tp<N>/iteration.csv.
+ * The mapping rules are in docs/profiles.md.
+ *
+ * compare puts llmsim's roofline prediction beside a measured table: per
+ * decoder layer and per iteration, for prefills of 1..8192 tokens and
+ * decode batches, wherever the table has measurements.
+ *
+ * The library functions return LSIM_E* codes with a diagnostic and never
+ * print; the two lsim_cli_* entry points parse arguments and print.
+ */
+#ifndef LLMSIM_PROFILE_IMPORT_H
+#define LLMSIM_PROFILE_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "llmsim/llmsim.h"
+
+enum lsim_import_from {
+	LSIM_IMPORT_LLMSERVINGSIM,
+	LSIM_IMPORT_VIDUR,
+	LSIM_IMPORT_SPLITWISE,
+};
+
+/* "llmservingsim" | "vidur" | "splitwise" -> *out; LSIM_EINVAL otherwise. */
+int lsim_import_from_parse(const char *name, int *out);
+
+struct lsim_import_opts {
+	int from;		  /* enum lsim_import_from */
+	const char *const *src;	  /* source files or folders */
+	size_t n_src;
+	const char *outdir;	  /* created if missing */
+	const char *model;	  /* label; Splitwise: the `model` rows to keep (NULL: the only one) */
+	const char *gpu;	  /* label; Splitwise: the `hardware` rows to keep (NULL: the only one) */
+	int tp;			  /* import this tensor-parallel degree only (0: all) */
+};
+
+#define LSIM_IMPORT_MAX_TP 16
+#define LSIM_IMPORT_MAX_FILES 64
+
+struct lsim_import_result {
+	char layout[16];	     /* "layers" (table backend) or "iteration" */
+	int n_tp;
+	int tp[LSIM_IMPORT_MAX_TP];  /* degrees written, ascending */
+	bool loadable[LSIM_IMPORT_MAX_TP]; /* tp[i] loads through the table backend */
+	int n_files;
+	char files[LSIM_IMPORT_MAX_FILES][96]; /* written, relative to outdir */
+	size_t rows_read;	     /* data rows read from the sources */
+	char note[512];		     /* what the source lacked, "" if nothing */
+};
+
+/*
+ * Reads the sources and writes outdir/tp<N>/... and outdir/import.yaml.
+ * Everything is written into a staging folder inside outdir, checked (every
+ * per-layer tp folder is loaded through the table backend), then renamed
+ * into place file by file; a failed import writes no file into outdir (which
+ * it creates if missing). Bad source rows give LSIM_EFORMAT naming file,
+ * line, byte column and column name.
+ */
+int lsim_profile_import(const struct lsim_import_opts *o, struct lsim_import_result *r,
+			struct lsim_diag *d);
+
+struct lsim_compare_opts {
+	const char *perf_dir; /* an imported folder (holding tp<N>/) */
+	const char *gpu;      /* hardware profile name */
+	const char *model;    /* catalogue model name */
+	int tp;		      /* 0: the only tp<N> folder there */
+	const char *data_dir; /* profiles/ and models.yaml; NULL: lsim_data_dir() */
+};
+
+/* One batch: `batch` sequences of `tokens` new tokens after `context` cached. */
+struct lsim_compare_point {
+	bool decode;
+	int batch, tokens, context;
+	double meas_layer_s, roof_layer_s; /* NAN for a per-iteration table */
+	double meas_iter_s, roof_iter_s;
+};
+
+struct lsim_compare_result {
+	char layout[16];   /* "layers" or "iteration" */
+	char gpu[64], model[64];
+	int tp, n_layers;
+	bool tp_comm;	   /* tp > 1 and measured all-reduce times were added */
+	struct lsim_compare_point *pts;
+	size_t n;
+	/* mean |roofline / measured - 1| over the points of each phase
+	 * (0 prefill, 1 decode); NAN when the phase has no point */
+	double mean_abs_layer[2], mean_abs_iter[2];
+};
+
+int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_result *r,
+			 struct lsim_diag *d);
+void lsim_compare_result_release(struct lsim_compare_result *r); /* NULL is fine */
+
+/* A text table, or one JSON object, into b. */
+void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct lsim_buf *b);
+
+/* Signed relative error of the roofline: roof / meas - 1. */
+double lsim_compare_err(double meas, double roof);
+
+/*
+ * Command-line entry points (argv[0] is "import" / "compare"): print usage
+ * on --help, results on stdout and `llmsim: file:line:col: key: message` on
+ * stderr; return 0, 2 on bad input, 1 on other failures.
+ */
+int lsim_cli_profile_import(int argc, char **argv);
+int lsim_cli_profile_compare(int argc, char **argv);
+
+#endif
