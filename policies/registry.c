@@ -40,6 +40,7 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_prof_oracle,
 	&lsim_prof_mean,
 	&lsim_prof_bucket,
+	&lsim_prof_kproto,
 };
 
 const struct lsim_policy_type *const *lsim_registry_all(size_t *n)

@@ -30,5 +30,6 @@ extern const struct lsim_policy_type lsim_adapt_static;
 extern const struct lsim_policy_type lsim_sync_none, lsim_sync_fixed;
 extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,
 	lsim_prof_bucket;
+extern const struct lsim_policy_type lsim_prof_kproto; /* profiler/kproto.c */
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "policy_core.h"
 #include "profile_import.h"
+#include "profile_learn.h"
 #include "report.h"
 #include "scenario.h"
 #include "trace_tool.h"
@@ -31,6 +32,7 @@ static const char usage_main[] =
 	"  trace stats FILE...   rows, span, rate, inter-arrival CV, length percentiles (per tenant)\n"
 	"  trace convert FILE -o OUT.csv   rewrite a trace in the generic CSV layout\n"
 	"  profile import|compare  perf tables from published measurements; roofline vs them\n"
+	"  profile train|eval    the kproto task profiler: K-Prototypes + per-cluster regression\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -400,9 +402,14 @@ static int cmd_keys(int argc, char **argv)
 static const char usage_profile[] =
 	"usage: llmsim profile import --from llmservingsim|vidur|splitwise SRC -o OUTDIR [...]\n"
 	"       llmsim profile compare --profile PERF_DIR --gpu NAME --model NAME [--tp N] [--json]\n"
+	"       llmsim profile train DATA.csv --numeric COLS --categorical COLS --target COLS -k K\n"
+	"                            [--model gb|rf|linear] -o MODEL\n"
+	"       llmsim profile eval MODEL DATA.csv [--h5 OUT.h5]\n"
 	"\n"
 	"import turns published measurements into perf tables for the table backend;\n"
 	"compare sets the roofline model against such a table (docs/profiles.md).\n"
+	"train clusters tasks with K-Prototypes and fits a regressor per cluster (the\n"
+	"kproto profiler's model); eval scores one on a 70/30 split (docs/profiler.md).\n"
 	"`llmsim profile SUBCOMMAND --help` describes one.\n";
 
 static int cmd_profile(int argc, char **argv)
@@ -412,6 +419,10 @@ static int cmd_profile(int argc, char **argv)
 		return lsim_cli_profile_import(argc - 1, argv + 1);
 	if (sub && !strcmp(sub, "compare"))
 		return lsim_cli_profile_compare(argc - 1, argv + 1);
+	if (sub && !strcmp(sub, "train"))
+		return lsim_cli_profile_train(argc - 1, argv + 1);
+	if (sub && !strcmp(sub, "eval"))
+		return lsim_cli_profile_eval(argc - 1, argv + 1);
 	bool help = sub && (!strcmp(sub, "--help") || !strcmp(sub, "-h"));
 	if (sub && !help)
 		fprintf(stderr, "llmsim: unknown profile command '%s'\n", sub);

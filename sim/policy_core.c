@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kproto.h"
 #include "policy_core.h"
 #include "registry.h"
 #include "rng.h"
@@ -223,6 +224,8 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		if (!p->rng)
 			rc = LSIM_ENOMEM;
 	}
+	if (rc == 0) /* the core, not the policy, reads a kproto model file */
+		rc = lsim_kproto_attach(p, doc, params, path, base_dir, d);
 	if (rc == 0 && p->type->init) {
 		struct lsim_policy_ctx ctx = {
 			.seed = lsim_stream_seed(seed, 0,
