@@ -29,6 +29,7 @@ const char *lsim_strerror(int err)
 	case LSIM_ERANGE: return "value out of range";
 	case LSIM_EFORMAT: return "malformed file";
 	case LSIM_ESTATE: return "invalid state";
+	case LSIM_EBUSY: return "no room";
 	case LSIM_EPLUGIN: return "plugin error";
 	default: return "unknown error";
 	}

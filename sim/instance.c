@@ -542,6 +542,8 @@ static void schedule_step(struct lsim_instance *in)
 
 	if (in->n_sched == 0) {
 		in->busy = false;
+		if (in->state == LSIM_INST_DRAINING)
+			lsim_sim_instance_idle(s, in);
 		return;
 	}
 

@@ -118,6 +118,66 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 	return 0;
 }
 
+/* ---- scale-out and scale-in ---- */
+
+static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	int rc = 0;
+	if (s->net && in->gpu0 >= 0 && in->model) {
+		rc = lsim_instance_cold_start(in, in->engine_init, &s->diag);
+		in->start = in->provision_start; /* it costs from provisioning */
+	} else {
+		/* no links: the weights arrive at load_bw, uncontended */
+		double bytes = in->model ? lsim_model_weight_bytes(in->model) : 0;
+		lsim_time load = s->load_bw > 0 ? (lsim_time)llround(bytes / s->load_bw * 1e9)
+						: 0;
+		in->state = LSIM_INST_LOADING;
+		if (!lsim_schedule_in(eng, load + in->engine_init, engine_started, in, 0))
+			rc = LSIM_ENOMEM;
+	}
+	if (rc != 0 && !s->error) {
+		s->error = rc;
+		lsim_stop(eng);
+	}
+}
+
+int lsim_instance_provision(struct lsim_instance *in, lsim_time provision,
+			    lsim_time engine_init, struct lsim_diag *d)
+{
+	struct lsim_sim *s = in->sim;
+	in->state = LSIM_INST_PROVISIONING;
+	in->provision_start = in->start = lsim_now(s->eng);
+	in->ready = -1;
+	in->engine_init = engine_init;
+	in->last_sample = in->start;
+	if (!lsim_schedule_in(s->eng, provision, provisioned, in, 0))
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	return 0;
+}
+
+void lsim_sim_instance_idle(struct lsim_sim *s, struct lsim_instance *in)
+{
+	if (in->state != LSIM_INST_DRAINING || in->outstanding > 0 || in->busy ||
+	    in->run_len > 0 || in->wait_len > 0 || in->handing_over > 0 ||
+	    in->swapping_in > 0 || in->busy_servers > 0)
+		return;
+	in->state = LSIM_INST_STOPPED;
+	in->stop = lsim_now(s->eng);
+	if (s->fleet.stopped)
+		s->fleet.stopped(s->fleet.ctx, in);
+}
+
+void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in)
+{
+	if (in->state == LSIM_INST_READY && s->n_ready > 0)
+		s->n_ready--;
+	in->state = LSIM_INST_DRAINING;
+	lsim_sim_instance_idle(s, in);
+}
+
 /* ---- background copies ---- */
 
 struct lsim_bg_stream {

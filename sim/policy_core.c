@@ -133,7 +133,8 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		       const char *path, enum lsim_policy_role role,
 		       const char *default_name, const char *base_dir,
 		       uint64_t seed, int32_t n_instances, int32_t n_classes,
-		       struct lsim_policy **out, struct lsim_diag *d)
+		       int32_t n_groups, struct lsim_policy **out,
+		       struct lsim_diag *d)
 {
 	struct lsim_policy *p = calloc(1, sizeof *p);
 	if (!p)
@@ -233,6 +234,7 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 			.rng = p->rng,
 			.n_instances = n_instances,
 			.n_classes = n_classes > 0 ? n_classes : 1,
+			.n_groups = n_groups > 0 ? n_groups : 1,
 		};
 		rc = p->type->init(p->state, &ctx);
 		if (rc != 0)

@@ -47,7 +47,8 @@ int lsim_policy_create(const struct lsim_doc *doc, const struct lsim_node *node,
 		       const char *path, enum lsim_policy_role role,
 		       const char *default_name, const char *base_dir,
 		       uint64_t seed, int32_t n_instances, int32_t n_classes,
-		       struct lsim_policy **out, struct lsim_diag *d);
+		       int32_t n_groups, struct lsim_policy **out,
+		       struct lsim_diag *d);
 void lsim_policy_destroy(struct lsim_policy *p);
 
 /* Appends "name: ...", "plugin: ..." and the parameters at indent. */

@@ -142,6 +142,7 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 {
 	s->n_done++;
 	const struct lsim_req *r = &s->reqs[req];
+	int32_t inst = r->instance;
 	if (s->profiler && r->status == LSIM_REQ_FINISHED) {
 		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
 		if (ops->observe) {
@@ -152,6 +153,9 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 		}
 	}
 	retire(s, req);
+	if (inst >= 0 && (size_t)inst < s->n_inst &&
+	    s->inst[inst]->state == LSIM_INST_DRAINING)
+		lsim_sim_instance_idle(s, s->inst[inst]);
 }
 
 /* ---- policies' view ---- */
@@ -718,6 +722,89 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 /* ---- time series ---- */
 
+/* inst_info and route_map hold an entry per instance. */
+static int ensure_inst_arrays(struct lsim_sim *s)
+{
+	if (s->n_inst <= s->cap_info)
+		return 0;
+	size_t c = s->n_inst + s->n_inst / 2 + 4;
+	struct lsim_instance_info *a = realloc(s->inst_info, c * sizeof *a);
+	if (a)
+		s->inst_info = a;
+	int32_t *m = a ? realloc(s->route_map, c * sizeof *m) : NULL;
+	if (m)
+		s->route_map = m;
+	if (!a || !m)
+		return LSIM_ENOMEM;
+	s->cap_info = c;
+	return 0;
+}
+
+/* The adaptor's decision for each group: start instances (provisioning,
+ * then a cold start) or drain ready ones (fewest requests outstanding,
+ * the newest on a tie). */
+static int adapt(struct lsim_sim *s, lsim_time now)
+{
+	const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
+	for (size_t g = 0; g < s->n_groups; g++) {
+		struct lsim_group *gr = &s->groups[g];
+		struct lsim_scale_group sg = {
+			.group = (int32_t)g, .min = gr->min, .max = gr->max,
+			.start_lead = gr->start_lead, .capacity_rps = gr->capacity_rps,
+			.period = s->sample_period,
+		};
+		for (size_t i = 0; i < s->n_inst; i++) {
+			const struct lsim_instance *in = s->inst[i];
+			if (in->group != (int32_t)g)
+				continue;
+			sg.arrival_rate += in->mon.arrival_rate;
+			if (in->state > LSIM_INST_READY)
+				continue;
+			describe(in, &s->inst_info[sg.live]);
+			sg.live++;
+			sg.ready += in->state == LSIM_INST_READY;
+		}
+		int32_t want = ops->desired(s->adaptor->state, &sg, s->inst_info,
+					    sg.live, now);
+		if (want < gr->min)
+			want = gr->min;
+		if (want > gr->max)
+			want = gr->max;
+		for (int32_t live = sg.live; live < want; live++) {
+			struct lsim_instance *in = NULL;
+			int rc = s->fleet.spawn ? s->fleet.spawn(s->fleet.ctx, (int32_t)g, &in,
+								 &s->diag)
+						: LSIM_EBUSY;
+			if (rc == LSIM_EBUSY) {
+				gr->refused++;
+				break;
+			}
+			if (rc == 0)
+				rc = ensure_inst_arrays(s);
+			if (rc == 0)
+				rc = lsim_instance_provision(in, gr->provision, gr->engine_init,
+							     &s->diag);
+			if (rc != 0)
+				return s->error = rc;
+			gr->scale_outs++;
+		}
+		for (int32_t live = sg.live; live > want; live--) {
+			struct lsim_instance *victim = NULL;
+			for (size_t i = 0; i < s->n_inst; i++) {
+				struct lsim_instance *in = s->inst[i];
+				if (in->group == (int32_t)g && in->state == LSIM_INST_READY &&
+				    (!victim || in->outstanding <= victim->outstanding))
+					victim = in;
+			}
+			if (!victim)
+				break; /* only starting ones left: let them come up */
+			lsim_sim_drain(s, victim);
+			gr->scale_ins++;
+		}
+	}
+	return 0;
+}
+
 /* Each link's mean utilisation since the last sample; a row for each
  * that carried something. */
 static int sample_links(struct lsim_sim *s, lsim_time now)
@@ -770,6 +857,8 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
+		if (in->state == LSIM_INST_STOPPED)
+			continue;
 		lsim_time busy = in->busy_ns;
 		if (!in->service_mode && in->busy)
 			busy += now - in->step_start;
@@ -828,21 +917,8 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
 	}
-	if (s->adaptor) {
-		snapshot(s);
-		const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
-		int32_t want = ops->desired(s->adaptor->state, s->inst_info,
-					    (int32_t)s->n_inst, now);
-		if (want != (int32_t)s->n_inst) {
-			s->error = LSIM_ESTATE;
-			lsim_diag_set(&s->diag, LSIM_ESTATE, "", 0, 0, "adaptor",
-				      "adaptor %s asked for %d instances at t=%.3f s; "
-				      "adding or removing instances is not supported yet",
-				      s->adaptor->type->name, (int)want,
-				      lsim_time_to_s(now));
-			lsim_stop(eng);
-		}
-	}
+	if (s->adaptor && s->n_groups > 0 && adapt(s, now) != 0)
+		lsim_stop(eng);
 }
 
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
@@ -854,6 +930,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->workload = w;
 	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
 	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
+	s->cap_info = s->n_inst;
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
 	s->link_util = calloc(s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1,
@@ -902,6 +979,8 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	lsim_time end = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
+		if (in->state == LSIM_INST_STOPPED)
+			continue; /* stopped by a scale-in: its stop time stands */
 		if (in->busy && !in->service_mode)
 			in->busy_ns += end - in->step_start;
 		in->stop = end;

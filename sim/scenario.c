@@ -74,7 +74,20 @@ struct inst_cfg {
 	lsim_time engine_init;
 	double swap_space; /* per GPU */
 	int role;
+	int64_t min_replicas, max_replicas; /* -1: replicas */
+	lsim_time provision_time;
+	double capacity_rps;
 };
+
+static int64_t max_replicas(const struct inst_cfg *ic)
+{
+	return ic->max_replicas >= 0 ? ic->max_replicas : ic->replicas;
+}
+
+static int64_t min_replicas(const struct inst_cfg *ic)
+{
+	return ic->min_replicas >= 0 ? ic->min_replicas : ic->replicas;
+}
 
 enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
 
@@ -101,6 +114,10 @@ static const struct lsim_keydef inst_keys[] = {
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
+	{"min_replicas", LSIM_K_INT, I(min_replicas), "-1", -1, 1e5, NULL, "autoscaling: fewest replicas the adaptor may leave (-1: replicas)"},
+	{"max_replicas", LSIM_K_INT, I(max_replicas), "-1", -1, 1e5, NULL, "autoscaling: most replicas the adaptor may start (-1: replicas)"},
+	{"provision_time", LSIM_K_TIME, I(provision_time), "0s", 0, 1e13, NULL, "autoscaling: acquiring a machine before a new replica's cold start"},
+	{"capacity_rps", LSIM_K_DOUBLE, I(capacity_rps), "0", 0, 1e9, NULL, "autoscaling: requests per second one replica is meant to serve (adaptor hint; 0: not given)"},
 	{"role", LSIM_K_ENUM, I(role), "both", LSIM_NOBOUNDS, "both|prefill|decode", "disaggregation: prefill-only instances hand each request to a decode instance of the model after its first token; the KV moves over the links (needs a cluster)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
@@ -326,6 +343,11 @@ struct lsim_scenario {
 	size_t n_bg;
 	int32_t *placement_gpu; /* first local GPU of each replica on its node */
 	int32_t gpus_per_node_max;
+	/* the nodes after the initial placement, and as the run changes them */
+	struct lsim_node_info *nodes_init, *rt_nodes;
+	uint64_t *used_init, *rt_used; /* per node: local GPUs taken (bit i) */
+	size_t n_rt_nodes;
+	struct lsim_group *groups; /* per instances[] entry, for the adaptor */
 	/* loaded data, parallel to insts */
 	struct lsim_gpu_profile *gpus;
 	struct lsim_model_arch *models;
@@ -554,6 +576,21 @@ static double bytes_per_gpu(const struct lsim_scenario *sc, size_t i)
 	       (double)ic->tp;
 }
 
+static uint64_t gpu_bits(int32_t first, int32_t n)
+{
+	uint64_t m = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
+	return m << first;
+}
+
+/* The first of n consecutive free GPUs among total, or -1. */
+static int32_t first_free_run(uint64_t used, int32_t total, int32_t n)
+{
+	for (int32_t g = 0; g + n <= total; g++)
+		if ((used & gpu_bits(g, n)) == 0)
+			return g;
+	return -1;
+}
+
 /*
  * Places every replica with the allocator policy: the core marks the
  * nodes that fit (GPU kind, free GPUs for the whole TP group, memory for
@@ -572,8 +609,10 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->placement = calloc(n_replicas ? n_replicas : 1, sizeof *sc->placement);
 	sc->placement_gpu = calloc(n_replicas ? n_replicas : 1,
 				   sizeof *sc->placement_gpu);
-	if (!nodes || !sc->placement || !sc->placement_gpu) {
+	uint64_t *used = calloc(total ? total : 1, sizeof *used);
+	if (!nodes || !sc->placement || !sc->placement_gpu || !used) {
 		free(nodes);
+		free(used);
 		return LSIM_ENOMEM;
 	}
 	size_t k = 0;
@@ -635,14 +674,51 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 			} else {
 				sc->placement_gpu[next] = nodes[at].gpus_total -
 							  nodes[at].gpus_free;
+				used[at] |= gpu_bits(sc->placement_gpu[next], (int32_t)ic->tp);
 				nodes[at].gpus_free -= (int32_t)ic->tp;
 				nodes[at].instances++;
 				sc->placement[next++] = at;
 			}
 		}
 	}
-	free(nodes);
+	/* kept: a run starts from this and places replicas it adds */
+	sc->nodes_init = nodes;
+	sc->used_init = used;
+	sc->n_rt_nodes = total;
 	return rc;
+}
+
+/* Puts a new replica of group i on a node the allocator picks among those
+ * with room; LSIM_EBUSY when none has. */
+static int place_runtime(struct lsim_scenario *sc, size_t i, int32_t *node,
+			 int32_t *gpu_local)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	int32_t tp = (int32_t)ic->tp;
+	bool any = false;
+	for (size_t j = 0; j < sc->n_rt_nodes; j++) {
+		struct lsim_node_info *n = &sc->rt_nodes[j];
+		n->fits = strcmp(sc->nodes[n->group].gpu, ic->gpu) == 0 &&
+			  n->gpus_free >= tp && first_free_run(sc->rt_used[j], n->gpus_total, tp) >= 0;
+		any |= n->fits;
+	}
+	if (!any)
+		return LSIM_EBUSY;
+	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
+	const struct lsim_allocator_ops *ops = alloc->type->ops;
+	struct lsim_alloc_request req = {
+		.tp = tp, .replica = -1, .bytes_per_gpu = bytes_per_gpu(sc, i),
+	};
+	int32_t at = ops->place(alloc->state, &req, sc->rt_nodes, (int32_t)sc->n_rt_nodes);
+	if (at < 0 || (size_t)at >= sc->n_rt_nodes || !sc->rt_nodes[at].fits)
+		return LSIM_EPLUGIN;
+	int32_t g0 = first_free_run(sc->rt_used[at], sc->rt_nodes[at].gpus_total, tp);
+	sc->rt_used[at] |= gpu_bits(g0, tp);
+	sc->rt_nodes[at].gpus_free -= tp;
+	sc->rt_nodes[at].instances++;
+	*node = at;
+	*gpu_local = g0;
+	return 0;
 }
 
 static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -957,15 +1033,17 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 		"round_robin", "fcfs", "mean", "first_fit", "none", "periodic",
 		"static", "none",
 	};
+	/* instances there may ever be: every group at its maximum */
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
-		n += (int32_t)sc->insts[i].replicas;
+		n += (int32_t)max_replicas(&sc->insts[i]);
 	for (int i = 0; i < LSIM_ROLE_COUNT; i++) {
 		int rc = lsim_policy_create(sc->doc, nodes[i],
 					    lsim_policy_role_key((enum lsim_policy_role)i),
 					    (enum lsim_policy_role)i, defaults[i],
 					    sc->dir, (uint64_t)sc->top.seed, n,
-					    (int32_t)sc->n_classes, &sc->policies[i], d);
+					    (int32_t)sc->n_classes, (int32_t)sc->n_insts,
+					    &sc->policies[i], d);
 		if (rc != 0)
 			return rc;
 	}
@@ -1050,6 +1128,18 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "background", LSIM_EINVAL,
 				    "background copies move over the cluster's links: "
 				    "they need a cluster section");
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (min_replicas(ic) <= ic->replicas && ic->replicas <= max_replicas(ic))
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "instances[%zu].replicas", i);
+		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "instances")->items[i],
+				    key, LSIM_ERANGE,
+				    "replicas %lld must lie within min_replicas %lld and "
+				    "max_replicas %lld", (long long)ic->replicas,
+				    (long long)min_replicas(ic), (long long)max_replicas(ic));
+	}
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		if ((sc->insts[i].cold_start || sc->insts[i].role != LSIM_ROLE_BOTH ||
 		     sc->insts[i].eng.preemption_mode == LSIM_PREEMPT_SWAP) &&
@@ -1126,6 +1216,11 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->classes);
 	free(sc->placement);
 	free(sc->placement_gpu);
+	free(sc->nodes_init);
+	free(sc->rt_nodes);
+	free(sc->used_init);
+	free(sc->rt_used);
+	free(sc->groups);
 	free(sc->bg);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
@@ -1434,74 +1529,155 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+/* Adds one instance of group i with id sim.n_inst, placed on node (first
+ * local GPU gpu_local; node -1 without a cluster). */
+static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
+			 int32_t gpu_local, struct lsim_instance **out,
+			 struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	int32_t id = (int32_t)sc->sim.n_inst;
+	struct lsim_instance *in = lsim_sim_add_instance(&sc->sim);
+	if (!in)
+		return LSIM_ENOMEM;
+	int rc;
+	if (ic->perf == PERF_SERVICE) {
+		struct lsim_service_cfg svc = {
+			.dist = ic->service_dist,
+			.mean = ic->service_time,
+		};
+		rc = lsim_instance_init_service(in, &sc->sim, id, ic->eng.max_num_seqs,
+						&svc, &sc->gpus[i]);
+	} else {
+		struct lsim_perf *perf = NULL;
+		double cpu = lsim_time_to_s(ic->cpu_overhead);
+		if (ic->perf == PERF_TABLE) {
+			struct lsim_table_params tp = {
+				.tp = (int)ic->tp,
+				.n_layers = sc->models[i].n_layers,
+				.cpu_overhead_s = cpu,
+			};
+			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
+		} else {
+			struct lsim_roofline_params rp = {
+				.tp = (int)ic->tp,
+				.cpu_overhead_s = cpu,
+				.allreduce_on_links = ic->tp > 1 && sc->sim.net &&
+						      sc->net.allreduce_on_links,
+			};
+			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
+						       &perf, d);
+		}
+		struct lsim_engine_cfg eng = ic->eng;
+		eng.swap_space = ic->swap_space * (double)ic->tp;
+		if (rc == 0)
+			rc = lsim_instance_init(in, &sc->sim, id, &eng, &sc->gpus[i],
+						&sc->models[i], (int32_t)ic->tp, perf, d);
+	}
+	if (rc != 0) {
+		lsim_sim_drop_instance(&sc->sim);
+		return rc;
+	}
+	in->node = node;
+	in->group = (int32_t)i;
+	in->model_idx = sc->group_model[i];
+	in->role = ic->role;
+	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
+				 sc->sim.net && sc->net.allreduce_on_links;
+	if (node >= 0)
+		in->gpu0 = node * sc->gpus_per_node_max + gpu_local;
+	*out = in;
+	return 0;
+}
+
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	int32_t next_id = 0;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
 		for (int64_t r = 0; r < ic->replicas; r++) {
-			struct lsim_instance *in = lsim_sim_add_instance(&sc->sim);
-			if (!in)
-				return LSIM_ENOMEM;
-			int rc;
-			if (ic->perf == PERF_SERVICE) {
-				struct lsim_service_cfg svc = {
-					.dist = ic->service_dist,
-					.mean = ic->service_time,
-				};
-				rc = lsim_instance_init_service(in, &sc->sim, next_id,
-								ic->eng.max_num_seqs,
-								&svc, &sc->gpus[i]);
-			} else {
-				struct lsim_perf *perf = NULL;
-				double cpu = lsim_time_to_s(ic->cpu_overhead);
-				if (ic->perf == PERF_TABLE) {
-					struct lsim_table_params tp = {
-						.tp = (int)ic->tp,
-						.n_layers = sc->models[i].n_layers,
-						.cpu_overhead_s = cpu,
-					};
-					rc = lsim_perf_table_create(sc->table_dirs[i], &tp,
-								    &perf, d);
-				} else {
-					struct lsim_roofline_params rp = {
-						.tp = (int)ic->tp,
-						.cpu_overhead_s = cpu,
-						.allreduce_on_links = ic->tp > 1 && sc->sim.net &&
-								      sc->net.allreduce_on_links,
-					};
-					rc = lsim_perf_roofline_create(&sc->models[i],
-								       &sc->gpus[i],
-								       &rp, &perf, d);
-				}
-				struct lsim_engine_cfg eng = ic->eng;
-				eng.swap_space = ic->swap_space * (double)ic->tp;
-				if (rc == 0)
-					rc = lsim_instance_init(in, &sc->sim, next_id,
-								&eng, &sc->gpus[i],
-								&sc->models[i],
-								(int32_t)ic->tp, perf, d);
-			}
-			if (rc != 0) {
-				lsim_sim_drop_instance(&sc->sim);
-				return rc;
-			}
-			in->node = sc->placement ? sc->placement[next_id] : -1;
-			in->model_idx = sc->group_model[i];
-			in->role = ic->role;
-			in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
-						 sc->sim.net && sc->net.allreduce_on_links;
-			if (sc->placement)
-				in->gpu0 = in->node * sc->gpus_per_node_max +
-					   sc->placement_gpu[next_id];
-			if (ic->cold_start) {
+			struct lsim_instance *in = NULL;
+			int rc = make_instance(sc, i, sc->placement ? sc->placement[next_id] : -1,
+					       sc->placement ? sc->placement_gpu[next_id] : 0,
+					       &in, d);
+			if (rc == 0 && ic->cold_start)
 				rc = lsim_instance_cold_start(in, ic->engine_init, d);
-				if (rc != 0)
-					return rc;
-			}
+			if (rc != 0)
+				return rc;
 			next_id++;
 		}
 	}
+	return 0;
+}
+
+/* ---- the fleet at run time: the adaptor's scale-outs and scale-ins ---- */
+
+static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
+		 struct lsim_diag *d)
+{
+	struct lsim_scenario *sc = ctx;
+	int32_t node = -1, gpu_local = 0;
+	if (sc->n_rt_nodes > 0) {
+		int rc = place_runtime(sc, (size_t)g, &node, &gpu_local);
+		if (rc == LSIM_EPLUGIN)
+			return lsim_diag_set(d, rc, "", 0, 0, "allocator",
+					     "allocator %s chose a node that does not fit",
+					     sc->policies[LSIM_ROLE_ALLOCATOR]->type->name);
+		if (rc != 0)
+			return rc;
+	}
+	return make_instance(sc, (size_t)g, node, gpu_local, out, d);
+}
+
+static void stopped(void *ctx, const struct lsim_instance *in)
+{
+	struct lsim_scenario *sc = ctx;
+	if (in->node < 0 || (size_t)in->node >= sc->n_rt_nodes)
+		return;
+	int32_t local = in->gpu0 - in->node * sc->gpus_per_node_max;
+	sc->rt_used[in->node] &= ~gpu_bits(local, in->tp);
+	sc->rt_nodes[in->node].gpus_free += in->tp;
+	sc->rt_nodes[in->node].instances--;
+}
+
+/* The groups the adaptor scales, and the run's copy of the nodes. */
+static int setup_fleet(struct lsim_scenario *sc)
+{
+	free(sc->groups);
+	sc->groups = calloc(sc->n_insts, sizeof *sc->groups);
+	if (!sc->groups)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		struct lsim_group *g = &sc->groups[i];
+		g->min = (int32_t)min_replicas(ic);
+		g->max = (int32_t)max_replicas(ic);
+		g->capacity_rps = ic->capacity_rps;
+		g->provision = ic->provision_time;
+		g->engine_init = ic->engine_init;
+		/* uncontended: weights per GPU over the storage link */
+		double bytes = ic->perf == PERF_SERVICE ? 0
+			: lsim_model_weight_bytes(&sc->models[i]) / (double)ic->tp;
+		g->start_lead = ic->provision_time + ic->engine_init +
+				(lsim_time)llround(bytes / sc->net.storage_bw * 1e9);
+	}
+	sc->sim.groups = sc->groups;
+	sc->sim.n_groups = sc->n_insts;
+	sc->sim.load_bw = sc->net.storage_bw;
+	sc->sim.fleet = (struct lsim_fleet_ops){.spawn = spawn, .stopped = stopped,
+						.ctx = sc};
+	free(sc->rt_nodes);
+	free(sc->rt_used);
+	sc->rt_nodes = NULL;
+	sc->rt_used = NULL;
+	if (sc->n_rt_nodes == 0)
+		return 0;
+	sc->rt_nodes = malloc(sc->n_rt_nodes * sizeof *sc->rt_nodes);
+	sc->rt_used = malloc(sc->n_rt_nodes * sizeof *sc->rt_used);
+	if (!sc->rt_nodes || !sc->rt_used)
+		return LSIM_ENOMEM;
+	memcpy(sc->rt_nodes, sc->nodes_init, sc->n_rt_nodes * sizeof *sc->rt_nodes);
+	memcpy(sc->rt_used, sc->used_init, sc->n_rt_nodes * sizeof *sc->rt_used);
 	return 0;
 }
 
@@ -1555,6 +1731,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	struct run_rngs rngs = {0};
 	struct lsim_workload *w = NULL;
 	rc = build_network(sc, d);
+	if (rc == 0)
+		rc = setup_fleet(sc);
 	if (rc == 0)
 		rc = build_instances(sc, d);
 	if (rc == 0)

@@ -125,6 +125,7 @@ struct lsim_instance {
 	int32_t tp;
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	int32_t model_idx; /* index in the run's model_names */
+	int32_t group;	   /* the scenario's instances[] entry it belongs to */
 	int state;	   /* enum lsim_inst_state */
 	int role;	   /* enum lsim_inst_role */
 	int32_t gpu0;	   /* first of its tp GPUs in the topology (-1: none) */
@@ -135,6 +136,7 @@ struct lsim_instance {
 	lsim_time pcie_t;
 	double *pcie_util_ns; /* per link (2 per GPU): integral at pcie_t */
 	lsim_time engine_init; /* start-up after the weights are in */
+	lsim_time provision_start;
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;
@@ -181,6 +183,29 @@ struct lsim_instance {
 	struct lsim_monitor_sample mon; /* the monitor's latest output */
 };
 
+/* An instance group (one scenario instances[] entry) as the adaptor
+ * scales it. */
+struct lsim_group {
+	int32_t min, max;
+	double capacity_rps;
+	lsim_time start_lead;	/* expected scale-out to ready */
+	lsim_time provision;	/* machine acquisition before the cold start */
+	lsim_time engine_init;
+	int64_t scale_outs, scale_ins, refused; /* refused: no room in the cluster */
+};
+
+/* How the run adds and removes instances: the scenario knows how to build
+ * and place one. */
+struct lsim_fleet_ops {
+	/* Adds one instance of group g (state provisioning, placed); returns
+	 * 0, LSIM_EBUSY when no node has room, or an error in d. */
+	int (*spawn)(void *ctx, int32_t g, struct lsim_instance **out,
+		     struct lsim_diag *d);
+	/* The instance stopped: its GPUs are free again. */
+	void (*stopped)(void *ctx, const struct lsim_instance *in);
+	void *ctx;
+};
+
 struct lsim_sim {
 	struct lsim_engine *eng;
 	uint64_t seed;
@@ -216,6 +241,11 @@ struct lsim_sim {
 	size_t n_bg;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
 	size_t n_inst, cap_inst;
+	size_t cap_info;	     /* inst_info and route_map entries */
+	struct lsim_group *groups;   /* borrowed; n_groups 0: no scaling */
+	size_t n_groups;
+	struct lsim_fleet_ops fleet;
+	double load_bw;		     /* weights load rate without a cluster, B/s */
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
 	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
@@ -348,6 +378,16 @@ struct lsim_bg_cfg {
 };
 int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 			    struct lsim_diag *d);
+
+/* Scale-out: the instance (just built, placed) is provisioned for
+ * provision, then starts cold (over the links with a cluster, else
+ * loading its weights at sim->load_bw), then engine_init. */
+int lsim_instance_provision(struct lsim_instance *in, lsim_time provision,
+			    lsim_time engine_init, struct lsim_diag *d);
+/* Scale-in: no new requests; it stops once it has none left. */
+void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in);
+/* A draining instance went idle: stop it if it holds no request. */
+void lsim_sim_instance_idle(struct lsim_sim *s, struct lsim_instance *in);
 
 /* Builds the cluster's links (before instances are added). */
 int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,

@@ -256,7 +256,7 @@ static void test_monitors(void **state)
 					      &doc, &d), 0);
 	struct lsim_policy *m = NULL;
 	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "m"), "monitor",
-					    LSIM_ROLE_MONITOR, "periodic", "/", 1, 2, 1, &m, &d), 0);
+					    LSIM_ROLE_MONITOR, "periodic", "/", 1, 2, 1, 1, &m, &d), 0);
 	const struct lsim_monitor_ops *ops = m->type->ops;
 	struct lsim_monitor_sample raw = {.instance = 1, .gpu_util = 1.0, .arrival_rate = 8},
 				   out;
@@ -362,9 +362,9 @@ static void test_profilers_predict(void **state)
 					      "p.yaml", &doc, &d), 0);
 	struct lsim_policy *b = NULL, *m = NULL;
 	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "p"), "profiler",
-					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, &b, &d), 0);
+					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, 1, &b, &d), 0);
 	assert_int_equal(lsim_policy_create(doc, lsim_node_get(doc->root, "m"), "profiler",
-					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, &m, &d), 0);
+					    LSIM_ROLE_PROFILER, "mean", "/", 1, 1, 1, 1, &m, &d), 0);
 	const struct lsim_profiler_ops *bo = b->type->ops, *mo = m->type->ops;
 	struct lsim_request_info small = {.prompt_tokens = 4}, big = {.prompt_tokens = 900};
 	assert_int_equal(bo->predict(b->state, &small), 7); /* prior */
@@ -549,20 +549,33 @@ static void test_synchronizer_delay(void **state)
 	unlink(trace);
 }
 
-static void test_adaptor_scaling_refused(void **state)
+/* An adaptor plugin that always wants one more: the cluster (3 nodes x 2
+ * GPUs, 4 replicas placed) has room for two more, started at the first
+ * two samples; then scale-outs are refused. Nothing is lost on the way. */
+static void test_adaptor_scale_out(void **state)
 {
 	(void)state;
 	const char *so = getenv("LSIM_SCALE_UP_PLUGIN");
 	assert_non_null(so);
 	char yaml[4096];
 	snprintf(yaml, sizeof yaml, "%sadaptor: {plugin: %s}\n", base_yaml, so);
+	const char *set[] = {"instances.0.max_replicas=10"};
 	struct lsim_scenario *sc = NULL;
 	struct lsim_diag d = {0};
-	assert_int_equal(load(yaml, NULL, 0, &sc, &d), 0);
+	assert_int_equal(load(yaml, set, 1, &sc, &d), 0);
 	const struct lsim_results *r = NULL;
-	assert_int_equal(lsim_scenario_run(sc, NULL, NULL, &r, &d), LSIM_ESTATE);
-	assert_string_equal(d.key, "adaptor");
-	assert_non_null(strstr(d.msg, "asked for 5 instances"));
+	assert_int_equal(lsim_scenario_run(sc, NULL, NULL, &r, &d), 0);
+	assert_int_equal(r->n_insts, 6);
+	double period = 0.1; /* output.sample_period of base_yaml */
+	assert_true(fabs(r->insts[4].start - period) < 1e-9);
+	assert_true(fabs(r->insts[5].start - 2 * period) < 1e-9);
+	/* each loads 16.06 GB over the 50 GB/s storage link, the second while
+	 * the first is still loading for part of it */
+	assert_true(r->insts[4].ready - r->insts[4].start >= 0.3212);
+	/* first_fit put the first four on nodes 0, 0, 1, 1: node 2 has room */
+	assert_int_equal(r->insts[4].node, 2);
+	assert_int_equal(r->insts[5].node, 2);
+	assert_true(r->summary.completed == r->summary.requests);
 	lsim_scenario_destroy(sc);
 }
 
@@ -651,7 +664,7 @@ int main(void)
 		cmocka_unit_test(test_token_bucket_exact),
 		cmocka_unit_test(test_prefix_affinity),
 		cmocka_unit_test(test_synchronizer_delay),
-		cmocka_unit_test(test_adaptor_scaling_refused),
+		cmocka_unit_test(test_adaptor_scale_out),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,7 @@ enum lsim_err {
 	LSIM_EFORMAT = -6, /* file content does not follow its format */
 	LSIM_ESTATE = -7,  /* call not valid in the object's current state */
 	LSIM_EPLUGIN = -8, /* plugin could not be loaded or has a bad ABI */
+	LSIM_EBUSY = -9,   /* no room for it now (e.g. no free GPUs) */
 };
 
 const char *lsim_strerror(int err);

@@ -31,7 +31,8 @@
 #include "llmsim/llmsim.h"
 #include "llmsim/params.h"
 
-/* 2: lsim_instance_info and lsim_monitor_sample gained PCIe utilisation. */
+/* 2: lsim_instance_info and lsim_monitor_sample gained PCIe utilisation;
+ *    the adaptor decides per instance group (lsim_scale_group). */
 #define LSIM_POLICY_ABI 2u
 
 enum lsim_policy_kind {
@@ -86,6 +87,7 @@ struct lsim_policy_ctx {
 	void *rng;	     /* a gsl_rng * of its own stream */
 	int32_t n_instances; /* instances at start */
 	int32_t n_classes;   /* QoS classes in the scenario (>= 1) */
+	int32_t n_groups;    /* instance groups (adaptors keep state per group) */
 };
 
 /* ---- kind-specific operations ---- */
@@ -180,13 +182,30 @@ struct lsim_monitor_ops {
 };
 
 /*
- * Adaptor: at every monitor sample, how many instances should run. The
- * core can not yet add or remove instances (elasticity is later work): an
- * answer other than n stops the run with a clear error.
+ * Adaptor: at every monitor sample, for each instance group (the replicas
+ * of one scenario instances[] entry), how many instances it should have.
+ * The core clamps the answer to [min, max], starts new instances (which go
+ * through provisioning and a cold start before they are ready) and drains
+ * surplus ones (no new requests; they stop when their requests are done).
  */
+struct lsim_scale_group {
+	int32_t group;	      /* index in the scenario's instances[] */
+	int32_t live;	      /* instances provisioning, loading or ready */
+	int32_t ready;	      /* of which ready */
+	int32_t min, max;     /* the group's limits */
+	lsim_time start_lead; /* expected time from a scale-out to ready */
+	double arrival_rate;  /* requests routed to the group per second, over
+			       * the last sample period */
+	double capacity_rps;  /* requests per second one instance is meant to
+			       * serve (instances[].capacity_rps; 0: not given) */
+	lsim_time period;     /* time between two calls */
+};
+
 struct lsim_adaptor_ops {
-	int32_t (*desired)(void *state, const struct lsim_instance_info *inst,
-			   int32_t n, lsim_time now);
+	/* inst: the group's live instances (n = g->live), monitor's view */
+	int32_t (*desired)(void *state, const struct lsim_scale_group *g,
+			   const struct lsim_instance_info *inst, int32_t n,
+			   lsim_time now);
 };
 
 /*

@@ -4,10 +4,11 @@
  */
 #include "registry.h"
 
-static int32_t static_desired(void *state, const struct lsim_instance_info *inst,
-			      int32_t n, lsim_time now)
+static int32_t static_desired(void *state, const struct lsim_scale_group *g,
+			      const struct lsim_instance_info *inst, int32_t n,
+			      lsim_time now)
 {
-	return n;
+	return g->live;
 }
 
 static const struct lsim_adaptor_ops static_ops = {.desired = static_desired};

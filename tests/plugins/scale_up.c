@@ -6,13 +6,14 @@
 
 #include "llmsim/policy.h"
 
-static int32_t more(void *state, const struct lsim_instance_info *inst,
-		    int32_t n, lsim_time now)
+static int32_t more(void *state, const struct lsim_scale_group *g,
+		    const struct lsim_instance_info *inst, int32_t n, lsim_time now)
 {
 	(void)state;
 	(void)inst;
+	(void)n;
 	(void)now;
-	return n + 1;
+	return g->live + 1;
 }
 
 static const struct lsim_adaptor_ops ops = {.desired = more};
