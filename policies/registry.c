@@ -36,6 +36,7 @@ static const struct lsim_policy_type *const builtins[] = {
 	/* synchronizer */
 	&lsim_sync_none,
 	&lsim_sync_fixed,
+	&lsim_sync_heartbeat,
 	/* profiler */
 	&lsim_prof_oracle,
 	&lsim_prof_mean,

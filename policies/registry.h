@@ -27,7 +27,8 @@ extern const struct lsim_policy_type lsim_alloc_first_fit,
 extern const struct lsim_policy_type lsim_qos_none, lsim_qos_admission,
 	lsim_qos_token_bucket;
 extern const struct lsim_policy_type lsim_adapt_static;
-extern const struct lsim_policy_type lsim_sync_none, lsim_sync_fixed;
+extern const struct lsim_policy_type lsim_sync_none, lsim_sync_fixed,
+	lsim_sync_heartbeat;
 extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,
 	lsim_prof_bucket;
 extern const struct lsim_policy_type lsim_prof_kproto; /* profiler/kproto.c */

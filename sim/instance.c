@@ -136,6 +136,7 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->stop = -1;
 	in->state = LSIM_INST_READY; /* warm unless a cold start is set up */
 	in->gpu0 = -1;
+	in->failed_at = -1;
 }
 
 int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
@@ -331,6 +332,8 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)flow;
 	struct lsim_instance *in = ctx;
 	struct lsim_sim *s = in->sim;
+	if (in->failed)
+		return; /* its requests were taken away at detection */
 	struct lsim_req *r = &s->reqs[arg];
 	if (--r->swap_flows > 0)
 		return;
@@ -507,6 +510,14 @@ static void schedule_step(struct lsim_instance *in)
 	       in->run_len + (size_t)in->swapping_in < (size_t)in->cfg.max_num_seqs) {
 		int32_t ri = wait_front(in);
 		struct lsim_req *r = &s->reqs[ri];
+		if (r->swapped && r->kv_src && r->kv_src->failed && r->swap_flows == 0) {
+			/* its KV died with the prefill instance */
+			wait_pop_front(in);
+			in->outstanding--;
+			in->queued_tokens -= work_of(r);
+			lsim_sim_requeue(s, r->kv_src, ri);
+			continue;
+		}
 		if (r->swapped) {
 			/* back in: blocks for its KV, then the copy to the GPU;
 			 * it runs once the copy is done (swap_moved) */
@@ -593,7 +604,7 @@ static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)flow;
 	(void)arg;
 	struct lsim_instance *in = ctx;
-	if (--in->ar_flows == 0)
+	if (--in->ar_flows == 0 && !in->failed)
 		step_end(in->sim->eng, in, 0);
 }
 
@@ -604,6 +615,8 @@ static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
+	if (in->failed)
+		return;
 	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg);
 	in->ar_flows = in->tp;
 	for (int32_t k = 0; k < in->tp; k++) {
@@ -683,6 +696,8 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_sim *s = in->sim;
 	lsim_time now = lsim_now(eng);
 	int32_t tokens_out = 0;
+	if (in->failed)
+		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += now - in->step_start;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
@@ -752,6 +767,8 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_instance *in = subject;
 	int32_t ri = (int32_t)arg;
+	if (in->failed)
+		return;
 	struct lsim_req *r = &in->sim->reqs[ri];
 	lsim_time now = lsim_now(eng);
 	in->queued_tokens -= work_of(r);
@@ -817,6 +834,8 @@ static void kick(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = subject;
 	in->kick_pending = false;
+	if (in->failed)
+		return;
 	if (!in->busy)
 		schedule_step(in);
 }

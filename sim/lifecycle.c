@@ -5,6 +5,7 @@
  * links with all other traffic, then the engine starts up); background
  * copy streams between host and GPU.
  */
+#include <gsl/gsl_randist.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,8 @@ static void engine_started(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)eng;
 	(void)arg;
 	struct lsim_instance *in = subject;
-	lsim_sim_instance_ready(in->sim, in);
+	if (!in->failed)
+		lsim_sim_instance_ready(in->sim, in);
 }
 
 static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
@@ -74,7 +76,7 @@ static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	struct lsim_sim *s = in->sim;
-	if (--in->loads_left > 0)
+	if (--in->loads_left > 0 || in->failed)
 		return;
 	if (in->engine_init <= 0)
 		lsim_sim_instance_ready(s, in);
@@ -126,6 +128,8 @@ static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
 	int rc = 0;
+	if (in->failed)
+		return;
 	if (s->net && in->gpu0 >= 0 && in->model) {
 		rc = lsim_instance_cold_start(in, in->engine_init, &s->diag);
 		in->start = in->provision_start; /* it costs from provisioning */
@@ -176,6 +180,190 @@ void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in)
 		s->n_ready--;
 	in->state = LSIM_INST_DRAINING;
 	lsim_sim_instance_idle(s, in);
+}
+
+/* ---- failures ---- */
+
+static void detected(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* A time to failure of mean mtbf: exponential, or Weibull of shape k with
+ * the scale that gives that mean. */
+static lsim_time draw_ttf(struct lsim_sim *s)
+{
+	double mean = (double)s->mtbf, t;
+	if (s->fail_weibull) {
+		double scale = mean / tgamma(1.0 + 1.0 / s->fail_shape);
+		t = gsl_ran_weibull(s->fail_rng, scale, s->fail_shape);
+	} else {
+		t = gsl_ran_exponential(s->fail_rng, mean);
+	}
+	return t < 1 ? 1 : (lsim_time)llround(t);
+}
+
+static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	in->fail_ev = 0;
+	if (in->failed || in->state == LSIM_INST_STOPPED)
+		return;
+	in->failed = true;
+	in->failed_at = lsim_now(eng);
+	s->n_failures++;
+	lsim_time delay = 0;
+	if (s->synchronizer) {
+		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+		if (ops->detection_delay)
+			delay = ops->detection_delay(s->synchronizer->state, in->failed_at);
+	}
+	if (!lsim_schedule_in(eng, delay > 0 ? delay : 0, detected, in, 0) && !s->error) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(eng);
+	}
+}
+
+/* Detected: the instance is gone; its requests go back (or fail) and a
+ * replacement starts. The failed GPUs stay out of service. */
+static void detected(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	if (in->state == LSIM_INST_READY && s->n_ready > 0)
+		s->n_ready--;
+	bool was_live = in->state != LSIM_INST_STOPPED;
+	in->state = LSIM_INST_STOPPED;
+	in->stop = lsim_now(eng);
+	if (in->busy && !in->service_mode)
+		in->busy_ns += in->failed_at - in->step_start;
+	in->busy = false;
+	in->wait_len = 0;
+	in->run_len = 0;
+	in->n_sched = 0;
+	in->swapping_in = in->handing_over = 0;
+	in->busy_servers = 0;
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		struct lsim_req *r = &s->reqs[i];
+		if (r->live && r->instance == in->id)
+			lsim_sim_requeue(s, in, (int32_t)i);
+	}
+	in->outstanding = 0;
+	in->queued_tokens = 0;
+	if (was_live && s->replace_failed && s->fleet.spawn && in->group >= 0 &&
+	    (size_t)in->group < s->n_groups) {
+		struct lsim_group *g = &s->groups[in->group];
+		struct lsim_instance *nw = NULL;
+		int rc = s->fleet.spawn(s->fleet.ctx, in->group, &nw, &s->diag);
+		if (rc == 0)
+			rc = lsim_sim_grow_arrays(s);
+		if (rc == 0)
+			rc = lsim_instance_provision(nw, g->provision, g->engine_init, &s->diag);
+		if (rc == 0) {
+			g->scale_outs++;
+			lsim_sim_arm_failures(s, nw);
+		} else if (rc == LSIM_EBUSY) {
+			g->refused++;
+		} else if (!s->error) {
+			s->error = rc;
+			lsim_stop(eng);
+		}
+	}
+}
+
+void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in)
+{
+	if (s->mtbf <= 0 || !s->fail_rng)
+		return;
+	in->fail_ev = lsim_schedule_in(s->eng, draw_ttf(s), instance_fails, in, 0);
+	if (!in->fail_ev && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+void lsim_sim_disarm_failures(struct lsim_sim *s)
+{
+	for (size_t i = 0; i < s->n_inst; i++)
+		if (s->inst[i]->fail_ev) {
+			lsim_cancel(s->eng, s->inst[i]->fail_ev);
+			s->inst[i]->fail_ev = 0;
+		}
+	for (size_t k = 0; s->trace_ev && k < s->n_trace_fail; k++)
+		if (s->trace_ev[k]) {
+			lsim_cancel(s->eng, s->trace_ev[k]);
+			s->trace_ev[k] = 0;
+		}
+	if (s->coord_ev) {
+		lsim_cancel(s->eng, s->coord_ev);
+		s->coord_ev = 0;
+	}
+}
+
+static void trace_failure(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_sim *s = subject;
+	if (arg < s->n_inst)
+		instance_fails(eng, s->inst[arg], 0);
+}
+
+static void coordinator_fails(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+static void coordinator_elected(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_sim *s = subject;
+	s->control_down = false;
+	s->control_down_ns += lsim_now(eng) - s->control_down_since;
+	lsim_sim_release_held(s);
+	s->coord_ev = lsim_schedule_in(eng, (lsim_time)llround(gsl_ran_exponential(
+						    s->fail_rng, (double)s->coord_mtbf)) + 1,
+				       coordinator_fails, s, 0);
+	if (!s->coord_ev && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void coordinator_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_sim *s = subject;
+	s->coord_ev = 0;
+	s->control_down = true;
+	s->control_down_since = lsim_now(eng);
+	s->n_coord_failures++;
+	lsim_time election = 0;
+	if (s->synchronizer) {
+		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+		if (ops->election_time)
+			election = ops->election_time(s->synchronizer->state);
+	}
+	if (!lsim_schedule_in(eng, election, coordinator_elected, s, 0) && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+void lsim_sim_arm_run_failures(struct lsim_sim *s)
+{
+	for (size_t i = 0; i < s->n_inst; i++)
+		lsim_sim_arm_failures(s, s->inst[i]);
+	if (s->n_trace_fail > 0) {
+		s->trace_ev = calloc(s->n_trace_fail, sizeof *s->trace_ev);
+		if (!s->trace_ev) {
+			s->error = LSIM_ENOMEM;
+			return;
+		}
+	}
+	for (size_t k = 0; k < s->n_trace_fail; k++) {
+		s->trace_ev[k] = lsim_schedule(s->eng, s->trace_fail_t[k], trace_failure,
+					       s, (uint64_t)s->trace_fail_inst[k]);
+		if (!s->trace_ev[k] && !s->error)
+			s->error = LSIM_ENOMEM;
+	}
+	if (s->coord_mtbf > 0 && s->fail_rng) {
+		s->coord_ev = lsim_schedule_in(
+			s->eng, (lsim_time)llround(gsl_ran_exponential(
+					s->fail_rng, (double)s->coord_mtbf)) + 1,
+			coordinator_fails, s, 0);
+		if (!s->coord_ev && !s->error)
+			s->error = LSIM_ENOMEM;
+	}
 }
 
 /* ---- background copies ---- */

@@ -64,6 +64,7 @@ struct lsim_inst_record {
 	double swap_bytes; /* KV bytes moved to the host and back */
 	int32_t role;	  /* 0 both, 1 prefill, 2 decode (disaggregation) */
 	double kv_sent_bytes; /* prefill: KV sent to decode instances */
+	double failed_at; /* s; -1 if it never failed */
 };
 
 /* One row of /timeseries: one sample of one instance. */
@@ -151,6 +152,11 @@ struct lsim_class_record {
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
 	X(cost_usd, "USD", "instance cost")                                      \
+	X(failures, "", "instance failures")                                     \
+	X(requeued, "", "requests re-queued after their instance failed")        \
+	X(lost_tokens, "", "tokens computed for requests then lost to failures") \
+	X(lost_gpu_s, "s", "GPU time of the work lost to failures")              \
+	X(control_downtime_s, "s", "time the coordinator was down (leader elections)") \
 	X(sim_events, "", "events processed")
 
 struct lsim_summary {

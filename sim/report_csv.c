@@ -82,7 +82,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
-	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes\n",
+	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -109,6 +109,8 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->swap_bytes);
 		fprintf(f, ",%" PRId32 ",", in->role);
 		put_real(f, in->kv_sent_bytes);
+		fputc(',', f);
+		put_real(f, in->failed_at);
 		fputc('\n', f);
 	}
 	return 0;

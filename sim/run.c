@@ -25,7 +25,9 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
 	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
 	s->model_rng = lsim_rng_create(seed, 0, LSIM_STREAM_MODELS);
-	if (!s->eng || !s->service_rng || !s->class_rng || !s->model_rng) {
+	s->fail_rng = lsim_rng_create(seed, 0, LSIM_STREAM_FAILURES);
+	if (!s->eng || !s->service_rng || !s->class_rng || !s->model_rng ||
+	    !s->fail_rng) {
 		lsim_sim_release(s);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
@@ -57,6 +59,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	gsl_rng_free(s->service_rng);
 	gsl_rng_free(s->class_rng);
 	gsl_rng_free(s->model_rng);
+	gsl_rng_free(s->fail_rng);
+	free(s->trace_ev);
 	free(s->inst_info);
 	free(s->route_map);
 	free(s->held);
@@ -156,6 +160,8 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 	if (inst >= 0 && (size_t)inst < s->n_inst &&
 	    s->inst[inst]->state == LSIM_INST_DRAINING)
 		lsim_sim_instance_idle(s, s->inst[inst]);
+	if (s->workload_done && s->n_done == s->n_arrived)
+		lsim_sim_disarm_failures(s);
 }
 
 /* ---- policies' view ---- */
@@ -520,9 +526,15 @@ static lsim_time dispatch_delay(struct lsim_sim *s, int32_t req)
 	return ops->dispatch_delay(s->synchronizer->state, &info);
 }
 
+static void dispatch(struct lsim_sim *s, int32_t req);
+
 static void request_delivered(void *ctx, uint64_t arg)
 {
 	struct lsim_instance *in = ctx;
+	if (in->state == LSIM_INST_STOPPED) {
+		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+		return;
+	}
 	lsim_instance_submit(in, (int32_t)arg);
 	if (in->sim->error)
 		lsim_stop(in->sim->eng);
@@ -581,7 +593,10 @@ void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
 static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_instance *in = subject;
-	hand_over_request(in->sim, in, (int32_t)arg);
+	if (in->state == LSIM_INST_STOPPED)
+		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+	else
+		hand_over_request(in->sim, in, (int32_t)arg);
 	if (in->sim->error)
 		lsim_stop(eng);
 }
@@ -627,6 +642,11 @@ static int hold(struct lsim_sim *s, int32_t req)
  * starting; rejects it when no live instance serves its model. */
 static void dispatch(struct lsim_sim *s, int32_t req)
 {
+	if (s->control_down) { /* leader election: new requests wait */
+		if (hold(s, req) != 0)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
 	size_t pos = 0;
 	struct lsim_instance *in = route(s, req, &pos);
 	if (!in && !s->error) {
@@ -684,12 +704,8 @@ void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
 	lsim_instance_submit(best, req);
 }
 
-void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
+void lsim_sim_release_held(struct lsim_sim *s)
 {
-	in->state = LSIM_INST_READY;
-	in->ready = lsim_now(s->eng);
-	in->last_sample = in->ready;
-	s->n_ready++;
 	/* every held request tries again, in arrival order, once */
 	for (size_t n = s->held_len; n > 0 && !s->error; n--) {
 		int32_t req = s->held[s->held_head];
@@ -699,6 +715,64 @@ void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
 	}
 	if (s->error)
 		lsim_stop(s->eng);
+}
+
+void lsim_sim_dispatch(struct lsim_sim *s, int32_t req)
+{
+	dispatch(s, req);
+}
+
+void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
+		      int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	double tokens = (double)r->computed + r->generated;
+	s->lost_tokens += tokens;
+	if (failed->tokens > 0)
+		s->lost_gpu_s += tokens * lsim_time_to_s(failed->busy_ns) /
+				 (double)failed->tokens * failed->tp;
+	if (r->kv_src && !r->kv_src->failed)
+		lsim_instance_drop_handoff(r->kv_src, req);
+	/* its KV lived on a dead GPU: the blocks are gone with it */
+	free(r->blocks);
+	free(r->src_blocks);
+	r->blocks = r->src_blocks = NULL;
+	r->nblocks = r->cap_blocks = r->src_nblocks = r->hashed = 0;
+	r->kv_src = NULL;
+	r->swapped = false;
+	r->swap_flows = 0;
+	r->computed = r->generated = r->sched_tokens = 0;
+	r->first_token = -1;
+	r->instance = -1;
+	r->prefill_instance = -1;
+	r->attempts++;
+	bool again = r->attempts <= 3;
+	if (s->synchronizer) {
+		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+		if (ops->retry) {
+			struct lsim_request_info info;
+			oracle_info(s, s->synchronizer, req, &info);
+			again = ops->retry(s->synchronizer->state, &info, r->attempts);
+		}
+	}
+	if (!again) {
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_FAIL_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+		return;
+	}
+	s->n_requeued++;
+	dispatch(s, req);
+}
+
+void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
+{
+	in->state = LSIM_INST_READY;
+	in->ready = lsim_now(s->eng);
+	in->last_sample = in->ready;
+	s->n_ready++;
+	lsim_sim_release_held(s);
 }
 
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -722,8 +796,7 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 /* ---- time series ---- */
 
-/* inst_info and route_map hold an entry per instance. */
-static int ensure_inst_arrays(struct lsim_sim *s)
+int lsim_sim_grow_arrays(struct lsim_sim *s)
 {
 	if (s->n_inst <= s->cap_info)
 		return 0;
@@ -780,12 +853,13 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				break;
 			}
 			if (rc == 0)
-				rc = ensure_inst_arrays(s);
+				rc = lsim_sim_grow_arrays(s);
 			if (rc == 0)
 				rc = lsim_instance_provision(in, gr->provision, gr->engine_init,
 							     &s->diag);
 			if (rc != 0)
 				return s->error = rc;
+			lsim_sim_arm_failures(s, in);
 			gr->scale_outs++;
 		}
 		for (int32_t live = sg.live; live > want; live--) {
@@ -962,6 +1036,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	}
 	if (s->sample_period > 0)
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
+	lsim_sim_arm_run_failures(s);
 	pull_next(s);
 	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
 	/* The request pulled but not arrived within the limit is not counted. */
@@ -1198,6 +1273,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->swap_bytes = in->swap_bytes;
 		o->role = in->role;
 		o->kv_sent_bytes = in->kv_out_bytes;
+		o->failed_at = ns_to_s_or_neg(in->failed_at);
 		double life = o->stop - o->start;
 		if (in->gpu) {
 			double gpu_j = in->gpu->idle_w * life +
@@ -1227,6 +1303,11 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		(double)s->context_skipped;
 	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
+	r->summary.failures = (double)s->n_failures;
+	r->summary.requeued = (double)s->n_requeued;
+	r->summary.lost_tokens = s->lost_tokens;
+	r->summary.lost_gpu_s = s->lost_gpu_s;
+	r->summary.control_downtime_s = lsim_time_to_s(s->control_down_ns);
 	r->summary.sim_events = (double)lsim_events_processed(s->eng);
 	struct lsim_class_record *cr = NULL;
 	if (rc == 0)

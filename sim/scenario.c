@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "csv.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -39,7 +40,8 @@ static const char *const top_sections[] = {"cluster", "instances", "scheduler",
 					   "profiler", "allocator", "qos", "monitor",
 					   "adaptor", "synchronizer", "classes",
 					   "workload",
-					   "power", "output", "network", "background", NULL};
+					   "power", "output", "network", "background",
+					   "failures", NULL};
 
 struct node_cfg {
 	const char *name;
@@ -272,6 +274,25 @@ static const struct lsim_keydef net_keys[] = {
 };
 #undef NC
 
+/* failures: instances and the coordinator fail. */
+struct fail_cfg {
+	lsim_time mtbf, coordinator_mtbf;
+	int distribution;
+	double shape;
+	const char *trace;
+	bool replace;
+};
+#define F(f) offsetof(struct fail_cfg, f)
+static const struct lsim_keydef fail_keys[] = {
+	{"mtbf", LSIM_K_TIME, F(mtbf), "0s", 0, 9e18, NULL, "mean time between failures of each instance (0: none)"},
+	{"distribution", LSIM_K_ENUM, F(distribution), "exponential", LSIM_NOBOUNDS, "exponential|weibull", "time to failure: exponential, or Weibull of the given shape with mean mtbf"},
+	{"shape", LSIM_K_DOUBLE, F(shape), "1.5", 0.05, 20, NULL, "weibull: shape k (< 1: infant mortality, > 1: wear-out)"},
+	{"trace", LSIM_K_STRING, F(trace), "", LSIM_NOBOUNDS, NULL, "CSV of failures (columns time_s, instance), relative to the scenario"},
+	{"coordinator_mtbf", LSIM_K_TIME, F(coordinator_mtbf), "0s", 0, 9e18, NULL, "mean time between coordinator failures (0: none); each costs the synchronizer's election time"},
+	{"replace", LSIM_K_BOOL, F(replace), "true", LSIM_NOBOUNDS, NULL, "start a replacement when a failure is detected (provisioning and a cold start)"},
+};
+#undef F
+
 /* background: host <-> GPU copy streams sharing the links. */
 struct bg_cfg {
 	int64_t gpu;
@@ -341,6 +362,10 @@ struct lsim_scenario {
 	struct net_cfg net;
 	struct bg_cfg *bg;
 	size_t n_bg;
+	struct fail_cfg fail;
+	lsim_time *fail_t; /* failures.trace */
+	int32_t *fail_inst;
+	size_t n_fail;
 	int32_t *placement_gpu; /* first local GPU of each replica on its node */
 	int32_t gpus_per_node_max;
 	/* the nodes after the initial placement, and as the run changes them */
@@ -365,6 +390,8 @@ struct lsim_scenario {
 	struct lsim_inst_record *rec_insts;
 	struct lsim_class_record *rec_classes;
 };
+
+static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
 
 static char *resolve(const struct lsim_scenario *sc, const char *p)
 {
@@ -553,6 +580,8 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
 	lsim_buf_printf(b, "network:\n");
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
+	lsim_buf_printf(b, "failures:\n");
+	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &sc->fail);
 	if (sc->n_bg > 0)
 		lsim_buf_printf(b, "background:\n");
 	for (size_t i = 0; i < sc->n_bg; i++) {
@@ -1121,6 +1150,11 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = bind_section(sc, root, "network", "network", net_keys,
 				  N_OF(net_keys), NULL, &sc->net, d);
 	if (rc == 0)
+		rc = bind_section(sc, root, "failures", "failures", fail_keys,
+				  N_OF(fail_keys), NULL, &sc->fail, d);
+	if (rc == 0 && sc->fail.trace[0])
+		rc = load_failure_trace(sc, d);
+	if (rc == 0)
 		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
 			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
 	if (rc == 0 && sc->n_bg > 0 && !lsim_node_get(root, "cluster"))
@@ -1222,6 +1256,8 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->rt_used);
 	free(sc->groups);
 	free(sc->bg);
+	free(sc->fail_t);
+	free(sc->fail_inst);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
 	free(sc->table_dirs);
@@ -1610,6 +1646,64 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/* failures.trace: time_s, instance (the instance's id: its position in
+ * instances order, replicas expanded; later ones as they are added). */
+static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	char *path = resolve(sc, sc->fail.trace);
+	if (!path)
+		return LSIM_ENOMEM;
+	struct lsim_csv *c = NULL;
+	int rc = lsim_csv_open(path, &c, d);
+	static const char *const cols[] = {"time_s", "instance"};
+	int idx[2] = {0, 0};
+	if (rc == 0)
+		rc = lsim_csv_require(c, cols, 2, idx, d);
+	if (rc != 0 && d && d->line == 0)
+		snprintf(d->key, sizeof d->key, "failures.trace");
+	size_t cap = 0;
+	while (rc == 0 && (rc = lsim_csv_next(c, d)) > 0) {
+		int line = lsim_csv_line(c);
+		const char *ts = lsim_csv_field(c, idx[0]), *is = lsim_csv_field(c, idx[1]);
+		char *end = NULL;
+		double t = strtod(ts ? ts : "", &end);
+		if (!ts || end == ts || *end || !(t >= 0) || t > 9e9) {
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, line,
+					   lsim_csv_field_col(c, idx[0]), "time_s",
+					   "failure time '%s' is not a time >= 0 in seconds",
+					   ts ? ts : "");
+			break;
+		}
+		long v = strtol(is ? is : "", &end, 10);
+		if (!is || end == is || *end || v < 0 || v > 1000000) {
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, line,
+					   lsim_csv_field_col(c, idx[1]), "instance",
+					   "instance '%s' is not an instance id", is ? is : "");
+			break;
+		}
+		if (sc->n_fail == cap) {
+			cap = cap ? 2 * cap : 16;
+			lsim_time *pt = realloc(sc->fail_t, cap * sizeof *pt);
+			if (pt)
+				sc->fail_t = pt;
+			int32_t *pi = pt ? realloc(sc->fail_inst, cap * sizeof *pi) : NULL;
+			if (pi)
+				sc->fail_inst = pi;
+			if (!pt || !pi) {
+				rc = LSIM_ENOMEM;
+				break;
+			}
+		}
+		sc->fail_t[sc->n_fail] = (lsim_time)llround(t * 1e9);
+		sc->fail_inst[sc->n_fail++] = (int32_t)v;
+	}
+	if (rc > 0)
+		rc = 0;
+	lsim_csv_close(c);
+	free(path);
+	return rc;
+}
+
 /* ---- the fleet at run time: the adaptor's scale-outs and scale-ins ---- */
 
 static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
@@ -1661,6 +1755,14 @@ static int setup_fleet(struct lsim_scenario *sc)
 		g->start_lead = ic->provision_time + ic->engine_init +
 				(lsim_time)llround(bytes / sc->net.storage_bw * 1e9);
 	}
+	sc->sim.mtbf = sc->fail.mtbf;
+	sc->sim.coord_mtbf = sc->fail.coordinator_mtbf;
+	sc->sim.fail_weibull = sc->fail.distribution == 1;
+	sc->sim.fail_shape = sc->fail.shape;
+	sc->sim.replace_failed = sc->fail.replace;
+	sc->sim.trace_fail_t = sc->fail_t;
+	sc->sim.trace_fail_inst = sc->fail_inst;
+	sc->sim.n_trace_fail = sc->n_fail;
 	sc->sim.groups = sc->groups;
 	sc->sim.n_groups = sc->n_insts;
 	sc->sim.load_bw = sc->net.storage_bw;
@@ -1788,6 +1890,7 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"output", output_keys, N_OF(output_keys)},
 		{"network (the cluster's links)", net_keys, N_OF(net_keys)},
 		{"background[] (host-GPU copy streams)", bg_keys, N_OF(bg_keys)},
+		{"failures", fail_keys, N_OF(fail_keys)},
 	};
 	for (size_t i = 0; i < N_OF(secs); i++) {
 		lsim_buf_printf(b, "\n### %s\n\n| key | type | default | bounds | meaning |\n|---|---|---|---|---|\n",

@@ -81,6 +81,7 @@ struct lsim_req {
 	int32_t src_nblocks;
 	int32_t prefill_instance;     /* id of the instance that ran its prefill
 				       * when another decodes it, else -1 */
+	int32_t attempts;	      /* failures it was caught in */
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;
@@ -137,6 +138,9 @@ struct lsim_instance {
 	double *pcie_util_ns; /* per link (2 per GPU): integral at pcie_t */
 	lsim_time engine_init; /* start-up after the weights are in */
 	lsim_time provision_start;
+	bool failed;	      /* crashed: does nothing, looks alive until detected */
+	lsim_event_id fail_ev; /* its pending failure, or 0 */
+	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
 	int64_t max_model_len;
@@ -246,6 +250,24 @@ struct lsim_sim {
 	size_t n_groups;
 	struct lsim_fleet_ops fleet;
 	double load_bw;		     /* weights load rate without a cluster, B/s */
+	/* Failures: instances fail after a time drawn from mtbf (exponential,
+	 * or Weibull of shape fail_shape), or at the times of a trace; the
+	 * coordinator after coord_mtbf. */
+	lsim_time mtbf, coord_mtbf;
+	bool fail_weibull;
+	double fail_shape;
+	bool replace_failed;	     /* start a replacement once detected */
+	const lsim_time *trace_fail_t; /* borrowed: failure trace */
+	const int32_t *trace_fail_inst;
+	size_t n_trace_fail;
+	gsl_rng *fail_rng;
+	lsim_event_id coord_ev;	     /* the coordinator's next failure */
+	lsim_event_id *trace_ev;     /* the trace's failures (owned) */
+	bool control_down;	     /* leader election under way */
+	lsim_time control_down_since;
+	uint64_t n_failures, n_requeued, n_coord_failures;
+	double lost_tokens, lost_gpu_s;
+	lsim_time control_down_ns;
 	struct lsim_policy *router;   /* borrowed; NULL = round robin */
 	struct lsim_policy *queue;    /* borrowed; NULL = fcfs */
 	struct lsim_policy *profiler; /* borrowed; NULL = none */
@@ -384,6 +406,26 @@ int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
  * loading its weights at sim->load_bw), then engine_init. */
 int lsim_instance_provision(struct lsim_instance *in, lsim_time provision,
 			    lsim_time engine_init, struct lsim_diag *d);
+/* Failure injection: schedules the instance's next failure (mtbf), the
+ * trace's failures and the coordinator's; called at the start of the run
+ * and for each new instance. */
+void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in);
+void lsim_sim_arm_run_failures(struct lsim_sim *s);
+/* A request caught on a failed instance: re-queued (routed again from
+ * scratch) or failed, as the synchronizer says; lost work counted. */
+void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
+		      int32_t req);
+/* Routes a request again (after a failure, or once the control plane is
+ * back). */
+void lsim_sim_dispatch(struct lsim_sim *s, int32_t req);
+/* inst_info and route_map hold an entry per instance (after an add). */
+int lsim_sim_grow_arrays(struct lsim_sim *s);
+/* Every request has ended: failures still to come are dropped, so that
+ * they do not keep the run going. */
+void lsim_sim_disarm_failures(struct lsim_sim *s);
+/* Releases the requests held while the control plane was down. */
+void lsim_sim_release_held(struct lsim_sim *s);
+
 /* Scale-in: no new requests; it stops once it has none left. */
 void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in);
 /* A draining instance went idle: stop it if it holds no request. */

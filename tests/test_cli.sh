@@ -291,6 +291,33 @@ awk -v d="$d" 'BEGIN { exit !(d >= 0.00004 && d <= 0.00004002) }' \
 	&& [ "$(awk -F, '$2 == "nvlink" && $5 == 4006871040' "$tmp/tptrue/links.csv" | wc -l)" = 8 ] \
 	&& ok "TP all-reduce as ring flows on NVLink ($d s over 20 steps)" || bad "tp ring: +$d s; $(awk -F, '$2 == "nvlink"' "$tmp/tptrue/links.csv" | head -3)"
 
+# failures (examples/failures.yaml): every request ends exactly once; a
+# failed replica is declared dead at the third missed 1 s heartbeat, and
+# its replacement starts then
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/fl1" --csv --quiet >/dev/null 2>"$tmp/err" || bad "failures run: $(cat "$tmp/err")"
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/fl2" --csv --quiet >/dev/null 2>&1
+fs() { grep "^$2," "$tmp/$1/summary.csv" | cut -d, -f2; }
+rows=$(($(wc -l < "$tmp/fl1/requests.csv") - 1))
+ends=$(awk -v a="$(fs fl1 completed)" -v b="$(fs fl1 rejected)" -v c="$(fs fl1 failed)" -v d="$(fs fl1 unfinished)" 'BEGIN { print a + b + c + d }')
+[ "$rows" = "$(fs fl1 requests)" ] && [ "$ends" = "$rows" ] && [ "$(fs fl1 failures)" -gt 0 ] \
+	&& [ "$(fs fl1 requeued)" -gt 0 ] && cmp -s "$tmp/fl1/summary.csv" "$tmp/fl2/summary.csv" \
+	&& cmp -s "$tmp/fl1/requests.csv" "$tmp/fl2/requests.csv" \
+	&& ok "failures: $(fs fl1 failures) failures, $(fs fl1 requeued) re-queued, every request ends once, deterministic" \
+	|| bad "failures: rows=$rows ends=$ends $(head -6 "$tmp/fl1/summary.csv" | tr '\n' ' ')"
+# (a replacement needs free GPUs: failed ones stay out of service, so the
+# 8-GPU node runs out of room after four replacements)
+det=$(tail -n +2 "$tmp/fl1/instances.csv" | awk -F, '$22 >= 0 { want = int($22) + 1 + 2; if ($8 != want) bad = 1; stops[$8] = 1 }
+	$6 > 0 { starts[$6] = 1; n++ } END { for (t in starts) if (!(t in stops)) bad = 1; print (bad || n != 4) ? "bad" : "ok" }')
+[ "$det" = ok ] && ok "failure detected at the 3rd missed heartbeat; replaced then" || bad "detection: $(cut -d, -f1,6,7,8,22 "$tmp/fl1/instances.csv" | tr '\n' ' ')"
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/fl3" --csv --quiet --set synchronizer.retries=0 >/dev/null 2>&1
+[ "$(fs fl3 requeued)" = 0 ] && [ "$(fs fl3 failed)" -gt 0 ] \
+	&& [ "$(awk -F, 'NR > 1 && $10 == 2 && $13 == 7' "$tmp/fl3/requests.csv" | wc -l)" = "$(fs fl3 failed)" ] \
+	&& ok "retries 0: caught requests fail with reason 7" || bad "retries 0: requeued $(fs fl3 requeued) failed $(fs fl3 failed)"
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/fl4" --csv --quiet --set failures.coordinator_mtbf=2min >/dev/null 2>&1
+awk -v t="$(fs fl4 control_downtime_s)" 'BEGIN { k = t / 5; exit !(t > 0 && k == int(k)) }' \
+	&& [ "$(fs fl4 completed)" = "$(fs fl4 requests)" ] \
+	&& ok "coordinator failures: $(fs fl4 control_downtime_s) s of elections (5 s each), nothing lost" || bad "coordinator: $(fs fl4 control_downtime_s)"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

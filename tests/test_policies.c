@@ -177,7 +177,7 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(qos, 3);
 	assert_int_equal(monitors, 2);
 	assert_int_equal(adaptors, 1);
-	assert_int_equal(syncs, 2);
+	assert_int_equal(syncs, 3);
 }
 
 static void test_plugin(void **state)

@@ -153,6 +153,9 @@ enum lsim_reject_reason {
 	LSIM_FAIL_IN_TRACE = 5,
 	/* Not a QoS decision: no instance serves the request's model. */
 	LSIM_REJECT_NO_INSTANCE = 6,
+	/* Not a QoS decision: its instance failed more often than the
+	 * synchronizer retries (status failed). */
+	LSIM_FAIL_INSTANCE = 7,
 };
 
 struct lsim_qos_ops {
@@ -209,12 +212,21 @@ struct lsim_adaptor_ops {
 };
 
 /*
- * Synchronizer: consistency of the control plane. dispatch_delay is the
- * time between a request's admission and its arrival at the instance
- * (0 = perfect). Failure detection and recovery come with failures.
+ * Synchronizer: consistency of the control plane and recovery from
+ * failures. dispatch_delay is the time between a request's admission and
+ * its arrival at the instance (0 = perfect). When an instance fails
+ * (scenario failures section), it goes on looking alive until
+ * detection_delay after the failure; then the requests it held are
+ * re-queued if retry says so (else they fail), and a replacement starts.
+ * When the coordinator fails, new requests wait election_time. NULL
+ * entries: detected at once, retried up to 3 times, no election time.
  */
 struct lsim_synchronizer_ops {
 	lsim_time (*dispatch_delay)(void *state, const struct lsim_request_info *r);
+	lsim_time (*detection_delay)(void *state, lsim_time failed_at);
+	/* attempts: failures the request has met so far (>= 1) */
+	bool (*retry)(void *state, const struct lsim_request_info *r, int32_t attempts);
+	lsim_time (*election_time)(void *state);
 };
 
 /* ---- the type object ---- */
