@@ -137,6 +137,17 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->state = LSIM_INST_READY; /* warm unless a cold start is set up */
 	in->gpu0 = -1;
 	in->failed_at = -1;
+	/* power of its GPUs, priced at the profile's rate until the scenario
+	 * gives an offer; a profile-less test instance draws nothing */
+	struct lsim_power_model pm;
+	double alpha = sim->power_alpha > 0 ? sim->power_alpha : 1.0;
+	if (!gpu || lsim_power_model_init(&pm, gpu->idle_w, gpu->tdp_w >= gpu->idle_w
+							? gpu->tdp_w : gpu->idle_w,
+					  alpha, NULL) != 0)
+		lsim_power_model_init(&pm, 0, 0, 1.0, NULL);
+	lsim_energy_acc_init(&in->energy, &pm, 1, sim->pue >= 1 ? sim->pue : 1.0,
+			     sim->carbon_g_per_kwh, sim->carbon, NULL);
+	in->billing.price_per_hour = gpu ? gpu->price_per_hour : 0;
 }
 
 int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
@@ -149,6 +160,8 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	in->cfg = *cfg;
 	in->model = model;
 	in->tp = tp;
+	in->energy.gpus = tp;
+	in->billing.price_per_hour *= tp;
 	in->perf = perf;
 	in->max_model_len = cfg->max_model_len > 0 ? cfg->max_model_len
 						   : model->max_context;

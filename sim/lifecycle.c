@@ -154,6 +154,7 @@ int lsim_instance_provision(struct lsim_instance *in, lsim_time provision,
 	struct lsim_sim *s = in->sim;
 	in->state = LSIM_INST_PROVISIONING;
 	in->provision_start = in->start = lsim_now(s->eng);
+	in->energy_t = in->start;
 	in->ready = -1;
 	in->engine_init = engine_init;
 	in->last_sample = in->start;

@@ -65,6 +65,7 @@ struct lsim_inst_record {
 	int32_t role;	  /* 0 both, 1 prefill, 2 decode (disaggregation) */
 	double kv_sent_bytes; /* prefill: KV sent to decode instances */
 	double failed_at; /* s; -1 if it never failed */
+	double carbon_g;  /* CO2 of its facility energy */
 };
 
 /* One row of /timeseries: one sample of one instance. */
@@ -97,6 +98,18 @@ struct lsim_link_sample {
 	double t;
 	int32_t link;
 	double util;
+};
+
+/* One row of /tenants: what one tenant asked for and its share of the
+ * run's cost, energy and carbon, in proportion to the tokens (prompt +
+ * output) of its completed requests. */
+struct lsim_tenant_record {
+	int32_t tenant;
+	char name[64];	 /* its tenant_names entry, or its trace position */
+	double requests, completed;
+	double tokens;	 /* prompt + output tokens of completed requests */
+	double cost_usd, energy_j, carbon_g;
+	double cost_per_mtok_usd; /* per million output tokens */
 };
 
 /* One row of /classes: SLO attainment of one QoS class. */
@@ -152,6 +165,8 @@ struct lsim_class_record {
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
 	X(cost_usd, "USD", "instance cost")                                      \
+	X(carbon_kg, "kg", "CO2 of the facility energy (grid carbon intensity)") \
+	X(cost_per_mtok_usd, "USD", "cost per million output tokens of completed requests") \
 	X(failures, "", "instance failures")                                     \
 	X(requeued, "", "requests re-queued after their instance failed")        \
 	X(lost_tokens, "", "tokens computed for requests then lost to failures") \
@@ -195,6 +210,8 @@ struct lsim_results {
 	size_t n_ts;
 	const struct lsim_class_record *classes;
 	size_t n_classes;
+	const struct lsim_tenant_record *tenants;
+	size_t n_tenants;
 	const struct lsim_link_record *links; /* none without a cluster */
 	size_t n_links;
 	const struct lsim_link_sample *link_ts;

@@ -82,7 +82,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
-	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at\n",
+	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at,carbon_g\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -111,6 +111,8 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->kv_sent_bytes);
 		fputc(',', f);
 		put_real(f, in->failed_at);
+		fputc(',', f);
+		put_real(f, in->carbon_g);
 		fputc('\n', f);
 	}
 	return 0;
@@ -151,6 +153,25 @@ static int put_classes(FILE *f, const struct lsim_results *r)
 				    c->slo_attainment, c->goodput_rps,
 				    c->ttft_mean_s};
 		put_str(f, c->name, sizeof c->name);
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+			fputc(',', f);
+			put_real(f, v[k]);
+		}
+		fputc('\n', f);
+	}
+	return 0;
+}
+
+static int put_tenants(FILE *f, const struct lsim_results *r)
+{
+	fputs("tenant,name,requests,completed,tokens,cost_usd,energy_j,carbon_g,"
+	      "cost_per_mtok_usd\n", f);
+	for (size_t i = 0; i < r->n_tenants; i++) {
+		const struct lsim_tenant_record *t = &r->tenants[i];
+		fprintf(f, "%" PRId32 ",", t->tenant);
+		put_str(f, t->name, sizeof t->name);
+		const double v[] = {t->requests, t->completed, t->tokens, t->cost_usd,
+				    t->energy_j, t->carbon_g, t->cost_per_mtok_usd};
 		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
 			fputc(',', f);
 			put_real(f, v[k]);
@@ -272,6 +293,8 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "classes.csv", put_classes, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "labels.csv", put_labels, r, d);
+	if (rc == 0)
+		rc = write_one(dir, "tenants.csv", put_tenants, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "links.csv", put_links, r, d);
 	if (rc == 0)

@@ -367,6 +367,7 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, role, types[14]),
 		M(lsim_inst_record, kv_sent_bytes, types[13]),
 		M(lsim_inst_record, failed_at, types[13]),
+		M(lsim_inst_record, carbon_g, types[13]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */
@@ -448,6 +449,28 @@ static int write_classes(struct h5w *w, const struct lsim_results *r)
 	if (mt < 0)
 		return fail(w, "cannot build the /classes type");
 	int rc = write_table(w, w->file, "classes", mt, r->classes, r->n_classes);
+	H5Tclose(mt);
+	return rc;
+}
+
+static int write_tenants(struct h5w *w, const struct lsim_results *r)
+{
+	hid_t d = H5T_NATIVE_DOUBLE;
+	struct member m[] = {
+		M(lsim_tenant_record, tenant, H5T_NATIVE_INT32),
+		MS(lsim_tenant_record, name),
+		M(lsim_tenant_record, requests, d),
+		M(lsim_tenant_record, completed, d),
+		M(lsim_tenant_record, tokens, d),
+		M(lsim_tenant_record, cost_usd, d),
+		M(lsim_tenant_record, energy_j, d),
+		M(lsim_tenant_record, carbon_g, d),
+		M(lsim_tenant_record, cost_per_mtok_usd, d),
+	};
+	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_tenant_record));
+	if (mt < 0)
+		return fail(w, "cannot build the /tenants type");
+	int rc = write_table(w, w->file, "tenants", mt, r->tenants, r->n_tenants);
 	H5Tclose(mt);
 	return rc;
 }
@@ -590,6 +613,8 @@ static int write_all(struct h5w *w, const char *tmp,
 		rc = write_timeseries(w, r);
 	if (rc == 0)
 		rc = write_classes(w, r);
+	if (rc == 0)
+		rc = write_tenants(w, r);
 	if (rc == 0)
 		rc = write_links(w, r);
 	herr_t e = H5Fclose(w->file);

@@ -67,6 +67,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->link_util);
 	free(s->link_ts);
 	free(s->link_recs);
+	free(s->tenant_recs);
 	for (size_t i = 0; i < s->n_bg; i++)
 		free(s->bg[i]);
 	free(s->bg);
@@ -903,6 +904,21 @@ static int sample_links(struct lsim_sim *s, lsim_time now)
 	return 0;
 }
 
+/* Energy and carbon of the instance from energy_t to now, at the busy
+ * fraction of that interval (busy: its busy_ns now). */
+static void account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy)
+{
+	lsim_time dt = now - in->energy_t;
+	if (dt <= 0)
+		return;
+	double u = (double)(busy - in->energy_busy) / (double)dt;
+	if (in->service_mode)
+		u /= (double)in->cfg.max_num_seqs;
+	lsim_energy_acc_add(&in->energy, in->energy_t, now, u < 0 ? 0 : u > 1 ? 1 : u);
+	in->energy_t = now;
+	in->energy_busy = busy;
+}
+
 /* The largest sampled utilisation of the instance's PCIe links. */
 static double sampled_pcie_util(const struct lsim_sim *s,
 				const struct lsim_instance *in)
@@ -946,6 +962,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 			util = 1.0; /* service time credited at start */
 		in->busy_ns_sampled = busy;
 		in->last_sample = now;
+		account_energy(in, now, busy);
 		if (s->n_ts == s->cap_ts) {
 			size_t c = s->cap_ts ? s->cap_ts * 2 : 256;
 			struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
@@ -1192,6 +1209,78 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 						 : NULL) == 7;
 }
 
+struct tenant_acc {
+	struct lsim_tenant_record *t;
+	size_t n;
+	double *out_tokens;
+};
+
+static int add_to_tenant(void *ctx, const struct lsim_req_record *q)
+{
+	struct tenant_acc *a = ctx;
+	if (q->tenant < 0 || (size_t)q->tenant >= a->n)
+		return 0;
+	struct lsim_tenant_record *t = &a->t[q->tenant];
+	t->requests += 1;
+	if (q->status == LSIM_REQ_FINISHED) {
+		t->completed += 1;
+		t->tokens += (double)q->prompt_tokens + q->output_tokens;
+		a->out_tokens[q->tenant] += q->output_tokens;
+	}
+	return 0;
+}
+
+/* /tenants: per tenant, its requests and its share of cost, energy and
+ * carbon by the tokens of its completed requests. */
+static int max_tenant(void *ctx, const struct lsim_req_record *q)
+{
+	int32_t *max = ctx;
+	if (q->tenant > *max)
+		*max = q->tenant;
+	return 0;
+}
+
+static int tenant_records(struct lsim_sim *s, struct lsim_results *r)
+{
+	/* tenants are 0 .. the largest index named or seen */
+	int32_t max = (int32_t)s->n_tenant_names - 1;
+	int rc = lsim_results_each_req(r, max_tenant, &max);
+	if (rc != 0)
+		return rc;
+	struct tenant_acc a = {.n = (size_t)(max + 1)};
+	free(s->tenant_recs);
+	s->tenant_recs = a.n ? calloc(a.n, sizeof *s->tenant_recs) : NULL;
+	a.out_tokens = a.n ? calloc(a.n, sizeof *a.out_tokens) : NULL;
+	if (a.n && (!s->tenant_recs || !a.out_tokens)) {
+		free(a.out_tokens);
+		return LSIM_ENOMEM;
+	}
+	a.t = s->tenant_recs;
+	for (size_t k = 0; k < a.n; k++) {
+		a.t[k].tenant = (int32_t)k;
+		if (k < s->n_tenant_names)
+			snprintf(a.t[k].name, sizeof a.t[k].name, "%.63s", s->tenant_names[k]);
+		else
+			snprintf(a.t[k].name, sizeof a.t[k].name, "%zu", k);
+	}
+	rc = lsim_results_each_req(r, add_to_tenant, &a);
+	double tokens = 0;
+	for (size_t k = 0; k < a.n; k++)
+		tokens += a.t[k].tokens;
+	for (size_t k = 0; rc == 0 && k < a.n; k++) {
+		double share = tokens > 0 ? a.t[k].tokens / tokens : 0;
+		a.t[k].cost_usd = r->summary.cost_usd * share;
+		a.t[k].energy_j = r->summary.energy_j * share;
+		a.t[k].carbon_g = r->summary.carbon_kg * 1000.0 * share;
+		if (a.out_tokens[k] > 0)
+			a.t[k].cost_per_mtok_usd = a.t[k].cost_usd / a.out_tokens[k] * 1e6;
+	}
+	free(a.out_tokens);
+	r->tenants = s->tenant_recs;
+	r->n_tenants = a.n;
+	return rc;
+}
+
 /* /links: every link of the cluster, with what it carried over the run. */
 static int link_records(struct lsim_sim *s, struct lsim_results *r)
 {
@@ -1248,7 +1337,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	if (!ir)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; i < s->n_inst; i++) {
-		const struct lsim_instance *in = s->inst[i];
+		struct lsim_instance *in = s->inst[i];
 		struct lsim_inst_record *o = &ir[i];
 		o->id = in->id;
 		snprintf(o->gpu, sizeof o->gpu, "%.31s", in->gpu ? in->gpu->name : "");
@@ -1274,13 +1363,10 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->role = in->role;
 		o->kv_sent_bytes = in->kv_out_bytes;
 		o->failed_at = ns_to_s_or_neg(in->failed_at);
-		double life = o->stop - o->start;
-		if (in->gpu) {
-			double gpu_j = in->gpu->idle_w * life +
-				       (in->gpu->tdp_w - in->gpu->idle_w) * busy;
-			o->energy_j = gpu_j * in->tp * s->pue;
-			o->cost_usd = in->gpu->price_per_hour * in->tp * life / 3600.0;
-		}
+		account_energy(in, in->stop, in->busy_ns);
+		o->energy_j = in->energy.facility_j;
+		o->carbon_g = in->energy.carbon_g;
+		o->cost_usd = lsim_billing_cost(&in->billing, in->start, in->stop);
 	}
 	memset(r, 0, sizeof *r);
 	r->req_store = s->records;
@@ -1312,6 +1398,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	struct lsim_class_record *cr = NULL;
 	if (rc == 0)
 		rc = class_records(s, r, &cr);
+	if (rc == 0)
+		rc = tenant_records(s, r);
 	r->classes = cr;
 	r->n_classes = cr ? s->n_classes : 0;
 	*classes_out = cr;

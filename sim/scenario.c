@@ -77,6 +77,8 @@ struct inst_cfg {
 	double swap_space; /* per GPU */
 	int role;
 	int64_t min_replicas, max_replicas; /* -1: replicas */
+	const char *price; /* an offer of the price file, or "" */
+	bool spot;
 	lsim_time provision_time;
 	double capacity_rps;
 };
@@ -116,6 +118,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
+	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
+	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "pay the offer's spot price"},
 	{"min_replicas", LSIM_K_INT, I(min_replicas), "-1", -1, 1e5, NULL, "autoscaling: fewest replicas the adaptor may leave (-1: replicas)"},
 	{"max_replicas", LSIM_K_INT, I(max_replicas), "-1", -1, 1e5, NULL, "autoscaling: most replicas the adaptor may start (-1: replicas)"},
 	{"provision_time", LSIM_K_TIME, I(provision_time), "0s", 0, 1e13, NULL, "autoscaling: acquiring a machine before a new replica's cold start"},
@@ -232,11 +236,21 @@ static const struct lsim_keydef len_keys[] = {
 static const char *const len_sections[] = {"values", NULL};
 
 struct power_cfg {
-	double pue;
+	double pue, alpha, carbon_intensity;
+	const char *carbon_trace;
+	lsim_time carbon_period;
+	const char *prices;
 };
+#define PW(f) offsetof(struct power_cfg, f)
 static const struct lsim_keydef power_keys[] = {
-	{"pue", LSIM_K_DOUBLE, offsetof(struct power_cfg, pue), "1.0", 1, 5, NULL, "power usage effectiveness of the facility"},
+	{"pue", LSIM_K_DOUBLE, PW(pue), "1.0", 1, 5, NULL, "power usage effectiveness of the facility"},
+	{"alpha", LSIM_K_DOUBLE, PW(alpha), "1", 0.05, 10, NULL, "GPU power idle + (tdp - idle) u^alpha at busy fraction u"},
+	{"carbon_intensity", LSIM_K_DOUBLE, PW(carbon_intensity), "481", 0, 5000, NULL, "grid gCO2 per kWh (world 2023, Ember), when there is no carbon_trace"},
+	{"carbon_trace", LSIM_K_STRING, PW(carbon_trace), "", LSIM_NOBOUNDS, NULL, "CSV of grid intensity (time_s or timestamp, gco2_per_kwh), relative to the scenario"},
+	{"carbon_period", LSIM_K_TIME, PW(carbon_period), "0s", 0, 9e18, NULL, "carbon_trace repeats with this period (0: holds its last value)"},
+	{"prices", LSIM_K_STRING, PW(prices), "", LSIM_NOBOUNDS, NULL, "price file for instances[].price (empty: the shipped calibrate/prices.yaml)"},
 };
+#undef PW
 
 /* network: the links of the cluster (sim/links.h); 0 bandwidths take the
  * GPU profile's pcie_bw / nvlink_bw. */
@@ -363,6 +377,9 @@ struct lsim_scenario {
 	struct bg_cfg *bg;
 	size_t n_bg;
 	struct fail_cfg fail;
+	struct lsim_prices *prices;
+	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */
+	struct lsim_carbon_series *carbon;
 	lsim_time *fail_t; /* failures.trace */
 	int32_t *fail_inst;
 	size_t n_fail;
@@ -392,6 +409,7 @@ struct lsim_scenario {
 };
 
 static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
+static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d);
 
 static char *resolve(const struct lsim_scenario *sc, const char *p)
 {
@@ -1155,6 +1173,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0 && sc->fail.trace[0])
 		rc = load_failure_trace(sc, d);
 	if (rc == 0)
+		rc = load_costs(sc, d);
+	if (rc == 0)
 		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
 			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
 	if (rc == 0 && sc->n_bg > 0 && !lsim_node_get(root, "cluster"))
@@ -1257,6 +1277,9 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->groups);
 	free(sc->bg);
 	free(sc->fail_t);
+	lsim_prices_destroy(sc->prices);
+	free(sc->offers);
+	lsim_carbon_destroy(sc->carbon);
 	free(sc->fail_inst);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
 		free(sc->table_dirs[i]);
@@ -1620,6 +1643,8 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 	in->role = ic->role;
 	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
 				 sc->sim.net && sc->net.allreduce_on_links;
+	if (sc->offers && sc->offers[i])
+		lsim_billing_from_price(&in->billing, sc->offers[i], (int)ic->tp, ic->spot);
 	if (node >= 0)
 		in->gpu0 = node * sc->gpus_per_node_max + gpu_local;
 	*out = in;
@@ -1701,6 +1726,50 @@ static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d)
 		rc = 0;
 	lsim_csv_close(c);
 	free(path);
+	return rc;
+}
+
+/* instances[].price offers (from power.prices) and the carbon series. */
+static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	int rc = 0;
+	sc->offers = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->offers);
+	if (!sc->offers)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		char key[64];
+		snprintf(key, sizeof key, "instances[%zu].price", i);
+		struct lsim_node *item = lsim_node_get(sc->doc->root, "instances")->items[i];
+		if (!ic->price[0]) {
+			if (ic->spot)
+				rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+						    "spot needs a price offer (instances[].price)");
+			continue;
+		}
+		if (!sc->prices) {
+			char *path = sc->power.prices[0] ? resolve(sc, sc->power.prices) : NULL;
+			char shipped[1024];
+			snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+			rc = lsim_prices_load(path ? path : shipped, &sc->prices, d);
+			free(path);
+			if (rc != 0)
+				break;
+		}
+		rc = lsim_prices_find(sc->prices, ic->price, &sc->offers[i], d);
+		if (rc == 0 && ic->spot && !(sc->offers[i]->spot > 0))
+			rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+					    "offer %s has no spot price", ic->price);
+		if (rc != 0 && d && !strchr(d->key, '['))
+			snprintf(d->key, sizeof d->key, "%s", key);
+	}
+	if (rc == 0 && sc->power.carbon_trace[0]) {
+		char *path = resolve(sc, sc->power.carbon_trace);
+		if (!path)
+			return LSIM_ENOMEM;
+		rc = lsim_carbon_load(path, sc->power.carbon_period, &sc->carbon, d);
+		free(path);
+	}
 	return rc;
 }
 
@@ -1821,6 +1890,9 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.n_model_labels = sc->n_model_labels;
 	sc->sim.model_shares = sc->model_share_by_idx;
 	sc->sim.pue = sc->power.pue;
+	sc->sim.power_alpha = sc->power.alpha;
+	sc->sim.carbon_g_per_kwh = sc->power.carbon_intensity;
+	sc->sim.carbon = sc->carbon;
 	sc->sim.zero_output = sc->wl.zero_output;
 	sc->sim.skip_bad_lines = sc->wl.on_error == 1;
 	sc->sim.sample_period = sc->output.sample_period;

@@ -12,6 +12,7 @@
 
 #include "hw.h"
 #include "kvcache.h"
+#include "cost.h"
 #include "links.h"
 #include "llmsim/engine.h"
 #include "llmsim/policy.h"
@@ -138,6 +139,12 @@ struct lsim_instance {
 	double *pcie_util_ns; /* per link (2 per GPU): integral at pcie_t */
 	lsim_time engine_init; /* start-up after the weights are in */
 	lsim_time provision_start;
+	/* what it used and costs: energy and carbon from its utilisation
+	 * samples, money from its billing terms */
+	struct lsim_energy_acc energy;
+	lsim_time energy_t;   /* energy counted up to here */
+	lsim_time energy_busy; /* busy_ns at energy_t */
+	struct lsim_billing billing;
 	bool failed;	      /* crashed: does nothing, looks alive until detected */
 	lsim_event_id fail_ev; /* its pending failure, or 0 */
 	lsim_time failed_at;  /* -1: never */
@@ -241,6 +248,7 @@ struct lsim_sim {
 	struct lsim_link_sample *link_ts;
 	size_t n_link_ts, cap_link_ts;
 	struct lsim_link_record *link_recs;
+	struct lsim_tenant_record *tenant_recs;
 	struct lsim_bg_stream **bg; /* background copy streams (owned) */
 	size_t n_bg;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
@@ -311,6 +319,12 @@ struct lsim_sim {
 	struct lsim_ts_sample *ts;
 	size_t n_ts, cap_ts;
 	double pue;
+	/* power and carbon: each GPU's power from its utilisation (alpha of
+	 * the profile's idle-to-tdp curve); grid intensity constant or a
+	 * series (borrowed) */
+	double power_alpha;
+	double carbon_g_per_kwh;
+	const struct lsim_carbon_series *carbon;
 	/* What a request with 0 output tokens (failed in its trace) becomes. */
 	enum { LSIM_ZERO_ONE, LSIM_ZERO_SKIP, LSIM_ZERO_FAIL } zero_output;
 	uint64_t zero_output_seen; /* such requests read from the workload */

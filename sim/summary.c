@@ -174,6 +174,7 @@ int lsim_summary_compute(struct lsim_results *r)
 		if (in->ready >= 0 && in->stop > in->ready)
 			life += (in->stop - in->ready) * in->tp;
 		s->energy_j += in->energy_j;
+		s->carbon_kg += in->carbon_g / 1000.0;
 		s->cost_usd += in->cost_usd;
 		admitted += (double)in->prompt_tokens;
 		hits += (double)in->prefix_hit_tokens;
@@ -182,5 +183,7 @@ int lsim_summary_compute(struct lsim_results *r)
 		s->prefix_hit_rate = hits / admitted;
 	if (life > 0.0)
 		s->gpu_util = busy / life;
+	if (t.out_tokens > 0.0)
+		s->cost_per_mtok_usd = s->cost_usd / t.out_tokens * 1e6;
 	return 0;
 }

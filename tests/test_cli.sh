@@ -173,6 +173,12 @@ got=$(tail -n +2 "$tmp/mm/requests.csv" | cut -d, -f8,15,16 | tr '\n' ' ')
 [ "$got" = "2,0,1 0,1,0 1,0,0 2,2,1 " ] && grep -q '^model,1,Llama-3.1-70B$' "$tmp/mm/labels.csv" \
 	&& grep -q '^tenant,2,carol$' "$tmp/mm/labels.csv" \
 	&& ok "model_column routes to the model's instances; tenant_column names tenants" || bad "model/tenant column: $got"
+# per-tenant cost by tokens of completed requests: bob 2 x 105, alice 105,
+# carol 105 of 420 tokens
+tc=$(grep '^cost_usd,' "$tmp/mm/summary.csv" | cut -d, -f2)
+awk -F, -v c="$tc" 'NR > 1 { share[$2] = $6 } END { d = share["bob"] - c / 2; e = share["alice"] - c / 4
+	if (d < 0) d = -d; if (e < 0) e = -e; exit !(NR == 4 && d < 1e-12 * c && e < 1e-12 * c) }' "$tmp/mm/tenants.csv" \
+	&& ok "per-tenant cost in proportion to tokens" || bad "tenants: $(cat "$tmp/mm/tenants.csv")"
 sed 's/^0.3,100,5,big/0.3,100,5,GPT-4/' "$tmp/mm.csv" > "$tmp/mm2.csv"
 sed "s|$tmp/mm.csv|$tmp/mm2.csv|" "$tmp/mm.yaml" > "$tmp/mm2.yaml"
 "$exe" run "$tmp/mm2.yaml" -o "$tmp/mm2" >/dev/null 2>"$tmp/err"; rc=$?
@@ -317,6 +323,18 @@ det=$(tail -n +2 "$tmp/fl1/instances.csv" | awk -F, '$22 >= 0 { want = int($22) 
 awk -v t="$(fs fl4 control_downtime_s)" 'BEGIN { k = t / 5; exit !(t > 0 && k == int(k)) }' \
 	&& [ "$(fs fl4 completed)" = "$(fs fl4 requests)" ] \
 	&& ok "coordinator failures: $(fs fl4 control_downtime_s) s of elections (5 s each), nothing lost" || bad "coordinator: $(fs fl4 control_downtime_s)"
+
+# cost and carbon: an offer's price per GPU (aws-p5.48xlarge: $55.04/h for
+# 8 GPUs) with its billing (per second, 60 s minimum: the 19 s run pays 60 s);
+# carbon = facility energy x 481 g/kWh
+"$exe" run "$scen/small.yaml" -o "$tmp/cost" --csv --quiet --set instances.0.price=aws-p5.48xlarge >/dev/null 2>"$tmp/err" || bad "price run: $(cat "$tmp/err")"
+costs=$(tail -n +2 "$tmp/cost/instances.csv" | cut -d, -f15 | sort -u)
+e=$(grep '^energy_j,' "$tmp/cost/summary.csv" | cut -d, -f2); c=$(grep '^carbon_kg,' "$tmp/cost/summary.csv" | cut -d, -f2)
+[ "$costs" = "0.11466666666666667" ] && awk -v e="$e" -v c="$c" 'BEGIN { d = c * 3.6e9 / 481 - e; if (d < 0) d = -d; exit !(d < 1e-6 * e) }' \
+	&& ok "offer price with per-second billing and a 60 s minimum; carbon at 481 g/kWh" || bad "cost: $costs, energy $e, carbon $c"
+"$exe" run "$scen/small.yaml" -o "$tmp/cost2" --set instances.0.price=aws-p5.48xlarg >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "aws-p5.48xlarge" "$tmp/err" && grep -q "instances\[0\].price" "$tmp/err" \
+	&& ok "unknown price offer: did you mean" || bad "unknown offer: rc=$rc $(cat "$tmp/err")"
 
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
