@@ -224,20 +224,41 @@ static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
 	}
 }
 
-/* Detected: the instance is gone; its requests go back (or fail) and a
- * replacement starts. The failed GPUs stay out of service. */
-static void detected(struct lsim_engine *eng, void *subject, uint64_t arg)
+/* Starts a replacement of the instance's group (provisioning, cold start). */
+static void replace(struct lsim_sim *s, const struct lsim_instance *in)
 {
-	(void)arg;
-	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
+	if (!s->replace_failed || !s->fleet.spawn || in->group < 0 ||
+	    (size_t)in->group >= s->n_groups)
+		return;
+	struct lsim_group *g = &s->groups[in->group];
+	struct lsim_instance *nw = NULL;
+	int rc = s->fleet.spawn(s->fleet.ctx, in->group, &nw, &s->diag);
+	if (rc == 0)
+		rc = lsim_sim_grow_arrays(s);
+	if (rc == 0)
+		rc = lsim_instance_provision(nw, g->provision, g->engine_init, &s->diag);
+	if (rc == 0) {
+		g->scale_outs++;
+		lsim_sim_arm_failures(s, nw);
+	} else if (rc == LSIM_EBUSY) {
+		g->refused++;
+	} else if (!s->error) {
+		s->error = rc;
+		lsim_stop(s->eng);
+	}
+}
+
+/* The instance is gone now: every request it held goes back (or fails). */
+static void evict(struct lsim_sim *s, struct lsim_instance *in)
+{
 	if (in->state == LSIM_INST_READY && s->n_ready > 0)
 		s->n_ready--;
-	bool was_live = in->state != LSIM_INST_STOPPED;
 	in->state = LSIM_INST_STOPPED;
-	in->stop = lsim_now(eng);
-	if (in->busy && !in->service_mode)
-		in->busy_ns += in->failed_at - in->step_start;
+	in->stop = lsim_now(s->eng);
+	/* its step in flight ran until it died (failure) or until now (reclaim) */
+	lsim_time died = in->failed_at >= 0 ? in->failed_at : in->stop;
+	if (in->busy && !in->service_mode && died > in->step_start)
+		in->busy_ns += died - in->step_start;
 	in->busy = false;
 	in->wait_len = 0;
 	in->run_len = 0;
@@ -251,29 +272,67 @@ static void detected(struct lsim_engine *eng, void *subject, uint64_t arg)
 	}
 	in->outstanding = 0;
 	in->queued_tokens = 0;
-	if (was_live && s->replace_failed && s->fleet.spawn && in->group >= 0 &&
-	    (size_t)in->group < s->n_groups) {
-		struct lsim_group *g = &s->groups[in->group];
-		struct lsim_instance *nw = NULL;
-		int rc = s->fleet.spawn(s->fleet.ctx, in->group, &nw, &s->diag);
-		if (rc == 0)
-			rc = lsim_sim_grow_arrays(s);
-		if (rc == 0)
-			rc = lsim_instance_provision(nw, g->provision, g->engine_init, &s->diag);
-		if (rc == 0) {
-			g->scale_outs++;
-			lsim_sim_arm_failures(s, nw);
-		} else if (rc == LSIM_EBUSY) {
-			g->refused++;
-		} else if (!s->error) {
-			s->error = rc;
-			lsim_stop(eng);
-		}
+}
+
+/* Detected: the instance is gone; its requests go back (or fail) and a
+ * replacement starts. The failed GPUs stay out of service. */
+static void detected(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_instance *in = subject;
+	bool was_live = in->state != LSIM_INST_STOPPED;
+	evict(in->sim, in);
+	if (was_live)
+		replace(in->sim, in);
+}
+
+/* ---- spot reclaims ---- */
+
+static void spot_reclaimed(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	in->spot_ev = 0;
+	if (in->state == LSIM_INST_STOPPED)
+		return; /* drained in time */
+	in->failed = true; /* the machine is gone: nothing runs on */
+	evict(s, in);
+	if (s->fleet.stopped)
+		s->fleet.stopped(s->fleet.ctx, in); /* its GPUs return to the pool */
+}
+
+/* The provider's notice: the instance drains, a replacement starts, and
+ * after the warning whatever is left is taken away. */
+static void spot_warned(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	struct lsim_sim *s = in->sim;
+	in->spot_ev = 0;
+	if (in->state == LSIM_INST_STOPPED || in->failed)
+		return;
+	s->n_reclaims++;
+	replace(s, in);
+	lsim_sim_drain(s, in);
+	if (in->state != LSIM_INST_STOPPED) {
+		in->spot_ev = lsim_schedule_in(eng, s->spot_warning, spot_reclaimed, in, 0);
+		if (!in->spot_ev && !s->error)
+			s->error = LSIM_ENOMEM;
 	}
 }
 
 void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in)
 {
+	if (in->spot && s->spot_mtbr > 0 && s->fail_rng) {
+		lsim_time t = (lsim_time)llround(gsl_ran_exponential(s->fail_rng,
+								     (double)s->spot_mtbr));
+		in->spot_ev = lsim_schedule_in(s->eng, t + 1, spot_warned, in, 0);
+		if (!in->spot_ev && !s->error)
+			s->error = LSIM_ENOMEM;
+	}
 	if (s->mtbf <= 0 || !s->fail_rng)
 		return;
 	in->fail_ev = lsim_schedule_in(s->eng, draw_ttf(s), instance_fails, in, 0);
@@ -283,11 +342,16 @@ void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in)
 
 void lsim_sim_disarm_failures(struct lsim_sim *s)
 {
-	for (size_t i = 0; i < s->n_inst; i++)
+	for (size_t i = 0; i < s->n_inst; i++) {
 		if (s->inst[i]->fail_ev) {
 			lsim_cancel(s->eng, s->inst[i]->fail_ev);
 			s->inst[i]->fail_ev = 0;
 		}
+		if (s->inst[i]->spot_ev) {
+			lsim_cancel(s->eng, s->inst[i]->spot_ev);
+			s->inst[i]->spot_ev = 0;
+		}
+	}
 	for (size_t k = 0; s->trace_ev && k < s->n_trace_fail; k++)
 		if (s->trace_ev[k]) {
 			lsim_cancel(s->eng, s->trace_ev[k]);

@@ -1390,6 +1390,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
 	r->summary.failures = (double)s->n_failures;
+	r->summary.spot_reclaims = (double)s->n_reclaims;
 	r->summary.requeued = (double)s->n_requeued;
 	r->summary.lost_tokens = s->lost_tokens;
 	r->summary.lost_gpu_s = s->lost_gpu_s;

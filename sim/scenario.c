@@ -295,6 +295,7 @@ struct fail_cfg {
 	double shape;
 	const char *trace;
 	bool replace;
+	lsim_time spot_mtbr, spot_warning;
 };
 #define F(f) offsetof(struct fail_cfg, f)
 static const struct lsim_keydef fail_keys[] = {
@@ -303,6 +304,8 @@ static const struct lsim_keydef fail_keys[] = {
 	{"shape", LSIM_K_DOUBLE, F(shape), "1.5", 0.05, 20, NULL, "weibull: shape k (< 1: infant mortality, > 1: wear-out)"},
 	{"trace", LSIM_K_STRING, F(trace), "", LSIM_NOBOUNDS, NULL, "CSV of failures (columns time_s, instance), relative to the scenario"},
 	{"coordinator_mtbf", LSIM_K_TIME, F(coordinator_mtbf), "0s", 0, 9e18, NULL, "mean time between coordinator failures (0: none); each costs the synchronizer's election time"},
+	{"spot_mtbr", LSIM_K_TIME, F(spot_mtbr), "0s", 0, 9e18, NULL, "spot instances: mean time between reclaims of each (exponential; 0: none)"},
+	{"spot_warning", LSIM_K_TIME, F(spot_warning), "2min", 0, 1e13, NULL, "notice before a reclaim (AWS: two minutes): the instance drains, a replacement starts"},
 	{"replace", LSIM_K_BOOL, F(replace), "true", LSIM_NOBOUNDS, NULL, "start a replacement when a failure is detected (provisioning and a cold start)"},
 };
 #undef F
@@ -1641,6 +1644,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];
 	in->role = ic->role;
+	in->spot = ic->spot;
 	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
 				 sc->sim.net && sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
@@ -1829,6 +1833,8 @@ static int setup_fleet(struct lsim_scenario *sc)
 	sc->sim.fail_weibull = sc->fail.distribution == 1;
 	sc->sim.fail_shape = sc->fail.shape;
 	sc->sim.replace_failed = sc->fail.replace;
+	sc->sim.spot_mtbr = sc->fail.spot_mtbr;
+	sc->sim.spot_warning = sc->fail.spot_warning;
 	sc->sim.trace_fail_t = sc->fail_t;
 	sc->sim.trace_fail_inst = sc->fail_inst;
 	sc->sim.n_trace_fail = sc->n_fail;

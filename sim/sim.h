@@ -147,6 +147,8 @@ struct lsim_instance {
 	struct lsim_billing billing;
 	bool failed;	      /* crashed: does nothing, looks alive until detected */
 	lsim_event_id fail_ev; /* its pending failure, or 0 */
+	bool spot;	      /* can be reclaimed (spot_mtbr) */
+	lsim_event_id spot_ev; /* its pending reclaim warning or reclaim, or 0 */
 	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;
@@ -265,6 +267,9 @@ struct lsim_sim {
 	bool fail_weibull;
 	double fail_shape;
 	bool replace_failed;	     /* start a replacement once detected */
+	lsim_time spot_mtbr;	     /* spot instances: mean time between reclaims */
+	lsim_time spot_warning;	     /* notice before a reclaim: the instance drains */
+	uint64_t n_reclaims;
 	const lsim_time *trace_fail_t; /* borrowed: failure trace */
 	const int32_t *trace_fail_inst;
 	size_t n_trace_fail;
