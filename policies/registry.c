@@ -33,6 +33,10 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_qos_token_bucket,
 	/* adaptor */
 	&lsim_adapt_static,
+	&lsim_adapt_threshold,
+	&lsim_adapt_target_tracking,
+	&lsim_adapt_predictive,
+	&lsim_adapt_schedule,
 	/* synchronizer */
 	&lsim_sync_none,
 	&lsim_sync_fixed,

@@ -26,7 +26,8 @@ extern const struct lsim_policy_type lsim_alloc_first_fit,
 	lsim_alloc_best_fit, lsim_alloc_spread;
 extern const struct lsim_policy_type lsim_qos_none, lsim_qos_admission,
 	lsim_qos_token_bucket;
-extern const struct lsim_policy_type lsim_adapt_static;
+extern const struct lsim_policy_type lsim_adapt_static, lsim_adapt_threshold,
+	lsim_adapt_target_tracking, lsim_adapt_predictive, lsim_adapt_schedule;
 extern const struct lsim_policy_type lsim_sync_none, lsim_sync_fixed,
 	lsim_sync_heartbeat;
 extern const struct lsim_policy_type lsim_prof_oracle, lsim_prof_mean,

@@ -827,17 +827,21 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 			.start_lead = gr->start_lead, .capacity_rps = gr->capacity_rps,
 			.period = s->sample_period,
 		};
-		for (size_t i = 0; i < s->n_inst; i++) {
-			const struct lsim_instance *in = s->inst[i];
-			if (in->group != (int32_t)g)
-				continue;
-			sg.arrival_rate += in->mon.arrival_rate;
-			if (in->state > LSIM_INST_READY)
-				continue;
-			describe(in, &s->inst_info[sg.live]);
-			sg.live++;
-			sg.ready += in->state == LSIM_INST_READY;
-		}
+		/* the ready ones first, then those still starting */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < s->n_inst; i++) {
+				const struct lsim_instance *in = s->inst[i];
+				if (in->group != (int32_t)g)
+					continue;
+				if (pass == 0)
+					sg.arrival_rate += in->mon.arrival_rate;
+				bool ready = in->state == LSIM_INST_READY;
+				if (in->state > LSIM_INST_READY || ready != (pass == 0))
+					continue;
+				describe(in, &s->inst_info[sg.live]);
+				sg.live++;
+				sg.ready += ready;
+			}
 		int32_t want = ops->desired(s->adaptor->state, &sg, s->inst_info,
 					    sg.live, now);
 		if (want < gr->min)

@@ -146,8 +146,12 @@ static void test_conformance_all_builtins(void **state)
 			snprintf(set, sizeof set, "allocator=%s", all[i]->name);
 			allocators++;
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_ADAPTOR)) {
-			snprintf(set, sizeof set, "adaptor=%s", all[i]->name);
+			snprintf(set, sizeof set, "adaptor.name=%s", all[i]->name);
 			adaptors++;
+			if (strcmp(all[i]->name, "schedule") == 0) {
+				conform(set, "adaptor.table=0h:4"); /* required */
+				continue;
+			}
 		} else if (lsim_policy_fits(all[i], LSIM_ROLE_SYNCHRONIZER)) {
 			snprintf(set, sizeof set, "synchronizer=%s", all[i]->name);
 			syncs++;
@@ -176,7 +180,7 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(allocators, 3);
 	assert_int_equal(qos, 3);
 	assert_int_equal(monitors, 2);
-	assert_int_equal(adaptors, 1);
+	assert_int_equal(adaptors, 5);
 	assert_int_equal(syncs, 3);
 }
 

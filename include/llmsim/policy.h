@@ -205,7 +205,8 @@ struct lsim_scale_group {
 };
 
 struct lsim_adaptor_ops {
-	/* inst: the group's live instances (n = g->live), monitor's view */
+	/* inst: the group's live instances (n = g->live), monitor's view: the
+	 * g->ready ready ones first, then those still starting */
 	int32_t (*desired)(void *state, const struct lsim_scale_group *g,
 			   const struct lsim_instance_info *inst, int32_t n,
 			   lsim_time now);
