@@ -296,8 +296,8 @@ static void spot_reclaimed(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
 	in->spot_ev = 0;
-	if (in->state == LSIM_INST_STOPPED)
-		return; /* drained in time */
+	if (in->state == LSIM_INST_STOPPED || in->failed)
+		return; /* drained in time, or failed first */
 	in->failed = true; /* the machine is gone: nothing runs on */
 	evict(s, in);
 	if (s->fleet.stopped)
@@ -361,6 +361,24 @@ void lsim_sim_disarm_failures(struct lsim_sim *s)
 		lsim_cancel(s->eng, s->coord_ev);
 		s->coord_ev = 0;
 	}
+	for (int32_t k = 0; s->node_ev && k < s->n_nodes; k++)
+		if (s->node_ev[k]) {
+			lsim_cancel(s->eng, s->node_ev[k]);
+			s->node_ev[k] = 0;
+		}
+}
+
+/* A node fails: every instance on it fails, and it stays down. */
+static void node_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_sim *s = subject;
+	s->node_ev[arg] = 0;
+	s->n_node_failures++;
+	if (s->fleet.node_failed)
+		s->fleet.node_failed(s->fleet.ctx, (int32_t)arg);
+	for (size_t i = 0; i < s->n_inst; i++)
+		if (s->inst[i]->node == (int32_t)arg)
+			instance_fails(eng, s->inst[i], 0);
 }
 
 static void trace_failure(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -420,6 +438,21 @@ void lsim_sim_arm_run_failures(struct lsim_sim *s)
 					       s, (uint64_t)s->trace_fail_inst[k]);
 		if (!s->trace_ev[k] && !s->error)
 			s->error = LSIM_ENOMEM;
+	}
+	if (s->node_mtbf > 0 && s->n_nodes > 0 && s->fail_rng) {
+		s->node_ev = calloc((size_t)s->n_nodes, sizeof *s->node_ev);
+		if (!s->node_ev) {
+			s->error = LSIM_ENOMEM;
+			return;
+		}
+		for (int32_t k = 0; k < s->n_nodes; k++) {
+			lsim_time t = (lsim_time)llround(gsl_ran_exponential(
+					      s->fail_rng, (double)s->node_mtbf));
+			s->node_ev[k] = lsim_schedule_in(s->eng, t + 1, node_fails, s,
+							 (uint64_t)k);
+			if (!s->node_ev[k] && !s->error)
+				s->error = LSIM_ENOMEM;
+		}
 	}
 	if (s->coord_mtbf > 0 && s->fail_rng) {
 		s->coord_ev = lsim_schedule_in(

@@ -168,6 +168,7 @@ struct lsim_class_record {
 	X(carbon_kg, "kg", "CO2 of the facility energy (grid carbon intensity)") \
 	X(cost_per_mtok_usd, "USD", "cost per million output tokens of completed requests") \
 	X(failures, "", "instance failures")                                     \
+	X(node_failures, "", "node failures (each fails the instances on the node)") \
 	X(spot_reclaims, "", "spot instances reclaimed by the provider")         \
 	X(requeued, "", "requests re-queued after their instance failed")        \
 	X(lost_tokens, "", "tokens computed for requests then lost to failures") \

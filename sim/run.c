@@ -61,6 +61,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	gsl_rng_free(s->model_rng);
 	gsl_rng_free(s->fail_rng);
 	free(s->trace_ev);
+	free(s->node_ev);
 	free(s->inst_info);
 	free(s->route_map);
 	free(s->held);
@@ -1395,6 +1396,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	int rc = lsim_summary_compute(r);
 	r->summary.failures = (double)s->n_failures;
 	r->summary.spot_reclaims = (double)s->n_reclaims;
+	r->summary.node_failures = (double)s->n_node_failures;
 	r->summary.requeued = (double)s->n_requeued;
 	r->summary.lost_tokens = s->lost_tokens;
 	r->summary.lost_gpu_s = s->lost_gpu_s;

@@ -295,7 +295,7 @@ struct fail_cfg {
 	double shape;
 	const char *trace;
 	bool replace;
-	lsim_time spot_mtbr, spot_warning;
+	lsim_time spot_mtbr, spot_warning, node_mtbf;
 };
 #define F(f) offsetof(struct fail_cfg, f)
 static const struct lsim_keydef fail_keys[] = {
@@ -304,6 +304,7 @@ static const struct lsim_keydef fail_keys[] = {
 	{"shape", LSIM_K_DOUBLE, F(shape), "1.5", 0.05, 20, NULL, "weibull: shape k (< 1: infant mortality, > 1: wear-out)"},
 	{"trace", LSIM_K_STRING, F(trace), "", LSIM_NOBOUNDS, NULL, "CSV of failures (columns time_s, instance), relative to the scenario"},
 	{"coordinator_mtbf", LSIM_K_TIME, F(coordinator_mtbf), "0s", 0, 9e18, NULL, "mean time between coordinator failures (0: none); each costs the synchronizer's election time"},
+	{"node_mtbf", LSIM_K_TIME, F(node_mtbf), "0s", 0, 9e18, NULL, "mean time between failures of each node (0: none): its instances fail together and its GPUs stay down"},
 	{"spot_mtbr", LSIM_K_TIME, F(spot_mtbr), "0s", 0, 9e18, NULL, "spot instances: mean time between reclaims of each (exponential; 0: none)"},
 	{"spot_warning", LSIM_K_TIME, F(spot_warning), "2min", 0, 1e13, NULL, "notice before a reclaim (AWS: two minutes): the instance drains, a replacement starts"},
 	{"replace", LSIM_K_BOOL, F(replace), "true", LSIM_NOBOUNDS, NULL, "start a replacement when a failure is detected (provisioning and a cold start)"},
@@ -1807,6 +1808,15 @@ static void stopped(void *ctx, const struct lsim_instance *in)
 	sc->rt_nodes[in->node].instances--;
 }
 
+static void node_failed(void *ctx, int32_t node)
+{
+	struct lsim_scenario *sc = ctx;
+	if (node < 0 || (size_t)node >= sc->n_rt_nodes)
+		return;
+	sc->rt_nodes[node].gpus_free = 0;
+	sc->rt_used[node] = ~0ULL;
+}
+
 /* The groups the adaptor scales, and the run's copy of the nodes. */
 static int setup_fleet(struct lsim_scenario *sc)
 {
@@ -1834,6 +1844,8 @@ static int setup_fleet(struct lsim_scenario *sc)
 	sc->sim.fail_shape = sc->fail.shape;
 	sc->sim.replace_failed = sc->fail.replace;
 	sc->sim.spot_mtbr = sc->fail.spot_mtbr;
+	sc->sim.node_mtbf = sc->fail.node_mtbf;
+	sc->sim.n_nodes = (int32_t)sc->n_rt_nodes;
 	sc->sim.spot_warning = sc->fail.spot_warning;
 	sc->sim.trace_fail_t = sc->fail_t;
 	sc->sim.trace_fail_inst = sc->fail_inst;
@@ -1842,7 +1854,7 @@ static int setup_fleet(struct lsim_scenario *sc)
 	sc->sim.n_groups = sc->n_insts;
 	sc->sim.load_bw = sc->net.storage_bw;
 	sc->sim.fleet = (struct lsim_fleet_ops){.spawn = spawn, .stopped = stopped,
-						.ctx = sc};
+						.node_failed = node_failed, .ctx = sc};
 	free(sc->rt_nodes);
 	free(sc->rt_used);
 	sc->rt_nodes = NULL;

@@ -216,6 +216,8 @@ struct lsim_fleet_ops {
 		     struct lsim_diag *d);
 	/* The instance stopped: its GPUs are free again. */
 	void (*stopped)(void *ctx, const struct lsim_instance *in);
+	/* The node failed: none of its GPUs can be used again. */
+	void (*node_failed)(void *ctx, int32_t node);
 	void *ctx;
 };
 
@@ -267,6 +269,10 @@ struct lsim_sim {
 	bool fail_weibull;
 	double fail_shape;
 	bool replace_failed;	     /* start a replacement once detected */
+	lsim_time node_mtbf;	     /* each node fails (all its instances) */
+	int32_t n_nodes;
+	lsim_event_id *node_ev;	     /* pending node failures (owned) */
+	uint64_t n_node_failures;
 	lsim_time spot_mtbr;	     /* spot instances: mean time between reclaims */
 	lsim_time spot_warning;	     /* notice before a reclaim: the instance drains */
 	uint64_t n_reclaims;

@@ -336,6 +336,17 @@ e=$(grep '^energy_j,' "$tmp/cost/summary.csv" | cut -d, -f2); c=$(grep '^carbon_
 [ $rc -eq 2 ] && grep -q "aws-p5.48xlarge" "$tmp/err" && grep -q "instances\[0\].price" "$tmp/err" \
 	&& ok "unknown price offer: did you mean" || bad "unknown offer: rc=$rc $(cat "$tmp/err")"
 
+# node failures: every instance of the node fails at the same moment, its
+# GPUs stay down (replacements go elsewhere, or requests are rejected when no
+# node has room), and every request still ends exactly once
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/nf" --csv --quiet --set failures.mtbf=0 \
+	--set failures.node_mtbf=15min --set cluster.0.count=2 >/dev/null 2>"$tmp/err" || bad "node failure run: $(cat "$tmp/err")"
+ends=$(awk -v a="$(fs nf completed)" -v b="$(fs nf rejected)" -v c="$(fs nf failed)" -v d="$(fs nf unfinished)" 'BEGIN { print a + b + c + d }')
+same=$(tail -n +2 "$tmp/nf/instances.csv" | awk -F, '$22 >= 0 { if ($5 in t && t[$5] != $22) bad = 1; t[$5] = $22 } END { print bad ? "no" : "yes" }')
+[ "$(fs nf node_failures)" -ge 1 ] && [ "$ends" = "$(fs nf requests)" ] && [ "$same" = yes ] \
+	&& ok "node failures: $(fs nf node_failures) nodes, their instances fail together, every request ends once" \
+	|| bad "node failures: $(fs nf node_failures) ends=$ends same=$same"
+
 # spot: reclaims with a two-minute warning drain the instance while a
 # replacement starts; nothing is lost and spot pays less than on demand
 "$exe" run "$src/examples/failures.yaml" -o "$tmp/spot" --csv --quiet --set failures.mtbf=0 \
