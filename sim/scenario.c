@@ -118,7 +118,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
-	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
+	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge), or cheapest (the lowest per-GPU offer for its GPU kind): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
 	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "pay the offer's spot price"},
 	{"min_replicas", LSIM_K_INT, I(min_replicas), "-1", -1, 1e5, NULL, "autoscaling: fewest replicas the adaptor may leave (-1: replicas)"},
 	{"max_replicas", LSIM_K_INT, I(max_replicas), "-1", -1, 1e5, NULL, "autoscaling: most replicas the adaptor may start (-1: replicas)"},
@@ -1761,7 +1761,11 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 			if (rc != 0)
 				break;
 		}
-		rc = lsim_prices_find(sc->prices, ic->price, &sc->offers[i], d);
+		if (strcmp(ic->price, "cheapest") == 0) /* of the group's GPU kind */
+			rc = lsim_prices_cheapest(sc->prices, ic->gpu, ic->spot,
+						  &sc->offers[i], d);
+		else
+			rc = lsim_prices_find(sc->prices, ic->price, &sc->offers[i], d);
 		if (rc == 0 && ic->spot && !(sc->offers[i]->spot > 0))
 			rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
 					    "offer %s has no spot price", ic->price);

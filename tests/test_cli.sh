@@ -332,6 +332,10 @@ costs=$(tail -n +2 "$tmp/cost/instances.csv" | cut -d, -f15 | sort -u)
 e=$(grep '^energy_j,' "$tmp/cost/summary.csv" | cut -d, -f2); c=$(grep '^carbon_kg,' "$tmp/cost/summary.csv" | cut -d, -f2)
 [ "$costs" = "0.11466666666666667" ] && awk -v e="$e" -v c="$c" 'BEGIN { d = c * 3.6e9 / 481 - e; if (d < 0) d = -d; exit !(d < 1e-6 * e) }' \
 	&& ok "offer price with per-second billing and a 60 s minimum; carbon at 481 g/kWh" || bad "cost: $costs, energy $e, carbon $c"
+"$exe" run "$scen/small.yaml" -o "$tmp/cost3" --csv --quiet --set instances.0.price=cheapest >/dev/null 2>&1
+"$exe" run "$scen/small.yaml" -o "$tmp/cost4" --csv --quiet --set instances.0.price=runpod-h100-sxm >/dev/null 2>&1
+cmp -s "$tmp/cost3/instances.csv" "$tmp/cost4/instances.csv" && ok "price: cheapest picks the lowest per-GPU H100 offer" \
+	|| bad "cheapest: $(cut -d, -f15 "$tmp/cost3/instances.csv" | tr '\n' ' ') vs $(cut -d, -f15 "$tmp/cost4/instances.csv" | tr '\n' ' ')"
 "$exe" run "$scen/small.yaml" -o "$tmp/cost2" --set instances.0.price=aws-p5.48xlarg >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "aws-p5.48xlarge" "$tmp/err" && grep -q "instances\[0\].price" "$tmp/err" \
 	&& ok "unknown price offer: did you mean" || bad "unknown offer: rc=$rc $(cat "$tmp/err")"
