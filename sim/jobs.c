@@ -130,6 +130,7 @@ struct lsim_jobs {
 	struct lend_req *lends;
 	size_t n_lends, cap_lends;
 	double lent_gpu_s;
+	double lent_before_jobs; /* lent_gpu_s at the first arrival */
 	lsim_time lent_since;
 	/* jobs */
 	struct job *jobs;
@@ -1523,8 +1524,12 @@ static void arrive(struct lsim_jobs *js, int32_t j)
 {
 	struct job *jb = &js->jobs[j];
 	lsim_time now = now_of(js);
-	if (!js->any_arrival || now < js->first_arrival)
+	if (!js->any_arrival || now < js->first_arrival) {
 		js->first_arrival = now;
+		/* capacity counts from here: lending before it is not in it */
+		accrue_lent(js);
+		js->lent_before_jobs = js->lent_gpu_s;
+	}
 	js->any_arrival = true;
 	jb->rec.arrival = now;
 	if (!can_ever_fit(js, jb)) {
@@ -2225,7 +2230,8 @@ int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *o)
 		int32_t total = 0;
 		for (int32_t t = 0; t < js->n_types; t++)
 			total += js->types[t].total;
-		double cap = total * o->makespan_s - js->lent_gpu_s;
+		double cap = total * o->makespan_s -
+			     (js->lent_gpu_s - js->lent_before_jobs);
 		o->capacity_gpu_s = cap > 0 ? cap : 0;
 	}
 	if (o->capacity_gpu_s > 0) {

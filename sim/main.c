@@ -164,6 +164,16 @@ static void print_summary(const struct lsim_results *r)
 	const struct lsim_summary *s = &r->summary;
 	printf("run %s  seed %llu  %s\n", r->info.run_id,
 	       (unsigned long long)r->info.seed, r->info.scenario);
+	if (s->jobs > 0)
+		printf("  jobs       %.0f submitted, %.0f finished   makespan %.1f s   "
+		       "JCT mean %.1f s p99 %.1f s   GPU util %.3f (useful %.3f)   cost $%.2f\n",
+		       s->jobs, s->jobs_finished, s->jobs_makespan_s, s->jct_mean_s,
+		       s->jct_p99_s, s->job_gpu_util, s->job_useful_util, s->jobs_cost_usd);
+	if (s->requests == 0 && s->jobs > 0) {
+		printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,
+		       r->wall_s);
+		return;
+	}
 	printf("  requests   %.0f arrived, %.0f completed, %.0f rejected, %.0f unfinished\n",
 	       s->requests, s->completed, s->rejected, s->unfinished);
 	printf("  makespan   %.3f s   throughput %.3f req/s, %.1f output tok/s\n",

@@ -112,6 +112,20 @@ struct lsim_tenant_record {
 	double cost_per_mtok_usd; /* per million output tokens */
 };
 
+/* One row of /jobs: a training or fine-tuning job (sim/jobs.h). Times in
+ * seconds, -1 if never. */
+struct lsim_job_row {
+	uint64_t id;
+	int32_t tenant;
+	int32_t status;	   /* 0 finished, 1 rejected, 2 unfinished */
+	int32_t gpus_peak;
+	int32_t restarts, failures, preemptions, resizes;
+	int64_t iterations, lost_iterations;
+	double arrival, first_start, finish, queued_s;
+	double alloc_gpu_s, useful_gpu_s, lost_gpu_s, overhead_gpu_s;
+	double cost_usd;
+};
+
 /* One row of /classes: SLO attainment of one QoS class. */
 struct lsim_class_record {
 	char name[32];
@@ -174,6 +188,15 @@ struct lsim_class_record {
 	X(lost_tokens, "", "tokens computed for requests then lost to failures") \
 	X(lost_gpu_s, "s", "GPU time of the work lost to failures")              \
 	X(control_downtime_s, "s", "time the coordinator was down (leader elections)") \
+	X(jobs, "", "training and fine-tuning jobs submitted")                   \
+	X(jobs_finished, "", "jobs finished")                                    \
+	X(jobs_makespan_s, "s", "first job arrival to last job end")             \
+	X(jct_mean_s, "s", "job completion time (finish - arrival), mean")       \
+	X(jct_p99_s, "s", "job completion time, 99th percentile")                \
+	X(job_queue_mean_s, "s", "time jobs waited for GPUs, mean")              \
+	X(job_gpu_util, "", "GPU-time jobs held / the GPU-time not lent to inference") \
+	X(job_useful_util, "", "GPU-time of kept job iterations / the same capacity") \
+	X(jobs_cost_usd, "USD", "GPU-time jobs held, priced per GPU-hour")       \
 	X(sim_events, "", "events processed")
 
 struct lsim_summary {
@@ -214,6 +237,8 @@ struct lsim_results {
 	size_t n_classes;
 	const struct lsim_tenant_record *tenants;
 	size_t n_tenants;
+	const struct lsim_job_row *jobs; /* training jobs, if any */
+	size_t n_jobs;
 	const struct lsim_link_record *links; /* none without a cluster */
 	size_t n_links;
 	const struct lsim_link_sample *link_ts;

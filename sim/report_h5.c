@@ -453,6 +453,38 @@ static int write_classes(struct h5w *w, const struct lsim_results *r)
 	return rc;
 }
 
+static int write_jobs(struct h5w *w, const struct lsim_results *r)
+{
+	hid_t d = H5T_NATIVE_DOUBLE, i32 = H5T_NATIVE_INT32, i64 = H5T_NATIVE_INT64;
+	struct member m[] = {
+		M(lsim_job_row, id, H5T_NATIVE_UINT64),
+		M(lsim_job_row, tenant, i32),
+		M(lsim_job_row, status, i32),
+		M(lsim_job_row, gpus_peak, i32),
+		M(lsim_job_row, restarts, i32),
+		M(lsim_job_row, failures, i32),
+		M(lsim_job_row, preemptions, i32),
+		M(lsim_job_row, resizes, i32),
+		M(lsim_job_row, iterations, i64),
+		M(lsim_job_row, lost_iterations, i64),
+		M(lsim_job_row, arrival, d),
+		M(lsim_job_row, first_start, d),
+		M(lsim_job_row, finish, d),
+		M(lsim_job_row, queued_s, d),
+		M(lsim_job_row, alloc_gpu_s, d),
+		M(lsim_job_row, useful_gpu_s, d),
+		M(lsim_job_row, lost_gpu_s, d),
+		M(lsim_job_row, overhead_gpu_s, d),
+		M(lsim_job_row, cost_usd, d),
+	};
+	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_job_row));
+	if (mt < 0)
+		return fail(w, "cannot build the /jobs type");
+	int rc = write_table(w, w->file, "jobs", mt, r->jobs, r->n_jobs);
+	H5Tclose(mt);
+	return rc;
+}
+
 static int write_tenants(struct h5w *w, const struct lsim_results *r)
 {
 	hid_t d = H5T_NATIVE_DOUBLE;
@@ -615,6 +647,8 @@ static int write_all(struct h5w *w, const char *tmp,
 		rc = write_classes(w, r);
 	if (rc == 0)
 		rc = write_tenants(w, r);
+	if (rc == 0)
+		rc = write_jobs(w, r);
 	if (rc == 0)
 		rc = write_links(w, r);
 	herr_t e = H5Fclose(w->file);

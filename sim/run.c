@@ -419,6 +419,10 @@ static void pull_next(struct lsim_sim *s)
 {
 	struct lsim_req_spec spec;
 	int rc;
+	if (!s->workload) { /* training jobs only */
+		s->workload_done = true;
+		return;
+	}
 	for (;;) {
 		memset(&spec, 0, sizeof spec);
 		rc = lsim_workload_next(s->workload, &spec, &s->diag);
@@ -1020,7 +1024,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d)
 {
-	if (s->n_inst == 0)
+	if (s->n_inst == 0 && !s->has_jobs)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances",
 				     "no serving instance configured");
 	s->workload = w;

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "csv.h"
+#include "jobs.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -41,7 +42,7 @@ static const char *const top_sections[] = {"cluster", "instances", "scheduler",
 					   "adaptor", "synchronizer", "classes",
 					   "workload",
 					   "power", "output", "network", "background",
-					   "failures", NULL};
+					   "failures", "jobs", NULL};
 
 struct node_cfg {
 	const char *name;
@@ -288,6 +289,33 @@ static const struct lsim_keydef net_keys[] = {
 };
 #undef NC
 
+/* jobs: training and fine-tuning jobs on the cluster's GPUs (sim/jobs.h). */
+struct job_cfg {
+	int source;
+	const char *path;
+	const char *scheduler, *allocator;
+	int64_t count;
+	double load, mean_gpus;
+	lsim_time ckpt_interval, gpu_mtbf;
+	double efficiency, storage_bw;
+};
+enum { JOBS_CSV, JOBS_ALIBABA, JOBS_PHILLY };
+#define J(f) offsetof(struct job_cfg, f)
+static const struct lsim_keydef job_keys[] = {
+	{"source", LSIM_K_ENUM, J(source), "csv", LSIM_NOBOUNDS, "csv|alibaba|philly", "a job CSV (docs/jobs.md), an Alibaba GPU v2023 pod list, or jobs drawn from a runtime distribution (path: a runtime,count CSV such as the Philly one)"},
+	{"path", LSIM_K_STRING, J(path), NULL, LSIM_NOBOUNDS, NULL, "the file, relative to the scenario"},
+	{"scheduler", LSIM_K_STRING, J(scheduler), "fcfs", LSIM_NOBOUNDS, NULL, "fcfs | sjf | easy_backfill | las"},
+	{"allocator", LSIM_K_STRING, J(allocator), "static", LSIM_NOBOUNDS, NULL, "static | dynamic | time_packing"},
+	{"count", LSIM_K_INT, J(count), "1000", 1, 1e8, NULL, "philly: jobs to draw"},
+	{"load", LSIM_K_DOUBLE, J(load), "0.8", 0.001, 100, NULL, "philly: offered GPU-time / the cluster's GPU capacity"},
+	{"mean_gpus", LSIM_K_DOUBLE, J(mean_gpus), "0", 0, 1e4, NULL, "philly: mean GPUs per job (0: the Philly mean, 1.928)"},
+	{"ckpt_interval", LSIM_K_TIME, J(ckpt_interval), "0s", 0, 1e15, NULL, "philly: checkpoint every this much run time (0: none)"},
+	{"gpu_mtbf", LSIM_K_TIME, J(gpu_mtbf), "0s", 0, 9e18, NULL, "each GPU a job holds fails after an exponential time of this mean (0: none)"},
+	{"efficiency", LSIM_K_DOUBLE, J(efficiency), "0", 0, 1, NULL, "model jobs: fraction of peak FLOP/s (0: the profile's mfu_max)"},
+	{"storage_bw", LSIM_K_BW, J(storage_bw), "0", 0, 1e13, NULL, "checkpoint writes and reads (0: network.storage_bw)"},
+};
+#undef J
+
 /* failures: instances and the coordinator fail. */
 struct fail_cfg {
 	lsim_time mtbf, coordinator_mtbf;
@@ -381,6 +409,15 @@ struct lsim_scenario {
 	struct bg_cfg *bg;
 	size_t n_bg;
 	struct fail_cfg fail;
+	/* jobs */
+	bool have_jobs;
+	struct job_cfg jobs;
+	struct lsim_job_list job_list;
+	struct lsim_pool_spec pool;
+	struct lsim_gpu_profile *pool_profiles; /* per pool type */
+	const struct lsim_gpu_profile **pool_profile_ptrs;
+	struct lsim_jobs *js;
+	struct lsim_job_row *job_rows;
 	struct lsim_prices *prices;
 	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */
 	struct lsim_carbon_series *carbon;
@@ -414,6 +451,7 @@ struct lsim_scenario {
 
 static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
 static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d);
+static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d);
 
 static char *resolve(const struct lsim_scenario *sc, const char *p)
 {
@@ -604,6 +642,10 @@ static void dump_effective(struct lsim_scenario *sc)
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
 	lsim_buf_printf(b, "failures:\n");
 	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &sc->fail);
+	if (sc->have_jobs) {
+		lsim_buf_printf(b, "jobs:\n");
+		lsim_cfg_dump(b, 2, job_keys, N_OF(job_keys), &sc->jobs);
+	}
 	if (sc->n_bg > 0)
 		lsim_buf_printf(b, "background:\n");
 	for (size_t i = 0; i < sc->n_bg; i++) {
@@ -1131,7 +1173,7 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_list(sc, "instances", inst_keys, N_OF(inst_keys),
 			       (void **)&sc->insts, &sc->n_insts, sizeof *sc->insts,
-			       true, d);
+			       !lsim_node_get(root, "jobs"), d);
 	if (rc == 0)
 		rc = bind_list(sc, "classes", class_keys, N_OF(class_keys),
 			       (void **)&sc->classes, &sc->n_classes,
@@ -1178,6 +1220,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = load_failure_trace(sc, d);
 	if (rc == 0)
 		rc = load_costs(sc, d);
+	if (rc == 0 && lsim_node_get(root, "jobs"))
+		rc = load_jobs(sc, d);
 	if (rc == 0)
 		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
 			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
@@ -1256,6 +1300,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 
 static void release_run(struct lsim_scenario *sc)
 {
+	lsim_jobs_destroy(sc->js); /* its events are in the run's engine */
+	sc->js = NULL;
 	if (sc->sim_live)
 		lsim_sim_release(&sc->sim);
 	sc->sim_live = false;
@@ -1281,6 +1327,11 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->groups);
 	free(sc->bg);
 	free(sc->fail_t);
+	lsim_job_list_release(&sc->job_list);
+	lsim_pool_spec_release(&sc->pool);
+	free(sc->pool_profiles);
+	free(sc->pool_profile_ptrs);
+	free(sc->job_rows);
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
 	lsim_carbon_destroy(sc->carbon);
@@ -1782,6 +1833,152 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+/* jobs: the list (read or drawn), and the pool: the cluster's nodes. */
+static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct lsim_node *node = lsim_node_get(sc->doc->root, "jobs");
+	int rc = bind_section(sc, sc->doc->root, "jobs", "jobs", job_keys, N_OF(job_keys),
+			      NULL, &sc->jobs, d);
+	if (rc != 0)
+		return rc;
+	if (sc->n_nodes == 0)
+		return lsim_cfg_error(d, sc->doc, node, "jobs", LSIM_EINVAL,
+				      "jobs run on the cluster's GPUs: give a cluster section");
+	sc->have_jobs = true;
+	lsim_job_list_init(&sc->job_list);
+	lsim_pool_spec_init(&sc->pool);
+	int32_t gpus = 0;
+	for (size_t i = 0; rc == 0 && i < sc->n_nodes; i++) {
+		rc = lsim_pool_spec_add(&sc->pool, (int32_t)sc->nodes[i].count,
+					(int32_t)sc->nodes[i].gpus_per_node, sc->nodes[i].gpu);
+		gpus += (int32_t)(sc->nodes[i].count * sc->nodes[i].gpus_per_node);
+	}
+	/* the hardware of each pool type: its profile */
+	size_t nt = rc == 0 ? (size_t)sc->pool.n_types : 0;
+	sc->pool_profiles = calloc(nt ? nt : 1, sizeof *sc->pool_profiles);
+	sc->pool_profile_ptrs = calloc(nt ? nt : 1, sizeof *sc->pool_profile_ptrs);
+	if (rc == 0 && (!sc->pool_profiles || !sc->pool_profile_ptrs))
+		rc = LSIM_ENOMEM;
+	char *base = sc->top.data_dir[0] ? resolve(sc, sc->top.data_dir)
+					 : strdup(lsim_data_dir());
+	char profiles[1024];
+	snprintf(profiles, sizeof profiles, "%s/profiles", base ? base : ".");
+	free(base);
+	for (size_t t = 0; rc == 0 && t < nt; t++) {
+		rc = lsim_gpu_profile_load(profiles, sc->pool.types[t], &sc->pool_profiles[t], d);
+		sc->pool_profile_ptrs[t] = &sc->pool_profiles[t];
+	}
+	char *path = rc == 0 ? resolve(sc, sc->jobs.path) : NULL;
+	if (rc == 0 && !path)
+		rc = LSIM_ENOMEM;
+	if (rc == 0) {
+		if (sc->jobs.source == JOBS_CSV) {
+			rc = lsim_jobs_read_csv(path, &sc->job_list, d);
+		} else if (sc->jobs.source == JOBS_ALIBABA) {
+			rc = lsim_jobs_read_alibaba_pods(path, 0, &sc->job_list, d);
+		} else {
+			struct lsim_job_gen_params gp;
+			lsim_job_gen_defaults(&gp);
+			gp.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
+			gp.count = (size_t)sc->jobs.count;
+			gp.load = sc->jobs.load;
+			gp.capacity_gpus = gpus;
+			gp.mean_gpus = sc->jobs.mean_gpus;
+			gp.ckpt_interval = sc->jobs.ckpt_interval;
+			rc = lsim_jobs_gen_empirical(path, &gp, &sc->job_list, d);
+		}
+		if (rc != 0 && d && !d->key[0])
+			snprintf(d->key, sizeof d->key, "jobs.path");
+	}
+	free(path);
+	return rc;
+}
+
+/* Starts the run's jobs on its engine: the GPUs the initial instances use
+ * are lent to inference first. */
+static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (!sc->have_jobs)
+		return 0;
+	struct lsim_jobs_cfg c;
+	lsim_jobs_cfg_defaults(&c);
+	c.scheduler = sc->jobs.scheduler;
+	c.allocator = sc->jobs.allocator;
+	c.type_profiles = sc->pool_profile_ptrs;
+	c.gpu = sc->pool.n_types > 0 ? &sc->pool_profiles[0] : NULL;
+	c.efficiency = sc->jobs.efficiency;
+	c.storage_bw = sc->jobs.storage_bw > 0 ? sc->jobs.storage_bw : sc->net.storage_bw;
+	c.gpu_mtbf = sc->jobs.gpu_mtbf;
+	c.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
+	int rc = lsim_jobs_create(sc->sim.eng, &sc->pool, &c, &sc->js, d);
+	if (rc != 0) {
+		if (d && !d->key[0])
+			snprintf(d->key, sizeof d->key, "jobs");
+		return rc;
+	}
+	for (size_t i = 0; rc == 0 && i < sc->sim.n_inst; i++) {
+		const struct lsim_instance *in = sc->sim.inst[i];
+		if (in->node >= 0)
+			rc = lsim_jobs_reclaim(sc->js, in->node, in->tp, NULL, NULL);
+	}
+	if (rc == 0)
+		rc = lsim_jobs_submit_list(sc->js, &sc->job_list, d);
+	return rc;
+}
+
+/* /jobs and the job fields of the summary. */
+static int job_results(struct lsim_scenario *sc)
+{
+	if (!sc->js)
+		return 0;
+	size_t n = 0;
+	const struct lsim_job_record *rec = lsim_jobs_records(sc->js, &n);
+	free(sc->job_rows);
+	sc->job_rows = calloc(n ? n : 1, sizeof *sc->job_rows);
+	if (!sc->job_rows)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct lsim_job_record *j = &rec[i];
+		struct lsim_job_row *o = &sc->job_rows[i];
+		o->id = j->id;
+		o->tenant = j->tenant;
+		o->status = j->status;
+		o->gpus_peak = j->gpus_peak;
+		o->restarts = j->restarts;
+		o->failures = j->failures;
+		o->preemptions = j->preemptions;
+		o->resizes = j->resizes;
+		o->iterations = j->iterations;
+		o->lost_iterations = j->lost_iterations;
+		o->arrival = j->arrival < 0 ? -1 : lsim_time_to_s(j->arrival);
+		o->first_start = j->first_start < 0 ? -1 : lsim_time_to_s(j->first_start);
+		o->finish = j->finish < 0 ? -1 : lsim_time_to_s(j->finish);
+		o->queued_s = lsim_time_to_s(j->queued);
+		o->alloc_gpu_s = j->alloc_gpu_s;
+		o->useful_gpu_s = j->useful_gpu_s;
+		o->lost_gpu_s = j->lost_gpu_s;
+		o->overhead_gpu_s = j->overhead_gpu_s;
+		o->cost_usd = j->cost;
+	}
+	sc->res.jobs = sc->job_rows;
+	sc->res.n_jobs = n;
+	struct lsim_jobs_summary js;
+	int rc = lsim_jobs_summary(sc->js, &js);
+	if (rc != 0)
+		return rc;
+	struct lsim_summary *s = &sc->res.summary;
+	s->jobs = (double)js.n_jobs;
+	s->jobs_finished = (double)js.n_finished;
+	s->jobs_makespan_s = js.makespan_s;
+	s->jct_mean_s = js.jct_mean_s;
+	s->jct_p99_s = js.jct_p99_s;
+	s->job_queue_mean_s = js.queue_mean_s;
+	s->job_gpu_util = js.util_alloc;
+	s->job_useful_util = js.util_useful;
+	s->jobs_cost_usd = js.cost;
+	return 0;
+}
+
 /* ---- the fleet at run time: the adaptor's scale-outs and scale-ins ---- */
 
 static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
@@ -1797,6 +1994,8 @@ static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
 					     sc->policies[LSIM_ROLE_ALLOCATOR]->type->name);
 		if (rc != 0)
 			return rc;
+		if (sc->js) /* training jobs there checkpoint and make room */
+			lsim_jobs_reclaim(sc->js, node, (int32_t)sc->insts[g].tp, NULL, NULL);
 	}
 	return make_instance(sc, (size_t)g, node, gpu_local, out, d);
 }
@@ -1810,6 +2009,8 @@ static void stopped(void *ctx, const struct lsim_instance *in)
 	sc->rt_used[in->node] &= ~gpu_bits(local, in->tp);
 	sc->rt_nodes[in->node].gpus_free += in->tp;
 	sc->rt_nodes[in->node].instances--;
+	if (sc->js) /* training can use them again */
+		lsim_jobs_give_back(sc->js, in->node, in->tp);
 }
 
 static void node_failed(void *ctx, int32_t node)
@@ -1932,6 +2133,9 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (rc == 0)
 		rc = build_instances(sc, d);
 	if (rc == 0)
+		rc = start_jobs(sc, d);
+	sc->sim.has_jobs = sc->have_jobs;
+	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
 		rc = open_workload(sc, &rngs, &w, d);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1944,6 +2148,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (rc == 0)
 		rc = lsim_sim_results(&sc->sim, &sc->res,
 				      &sc->rec_insts, &sc->rec_classes);
+	if (rc == 0)
+		rc = job_results(sc);
 	gsl_rng_free(rngs.arrivals);
 	gsl_rng_free(rngs.lengths);
 	for (size_t i = 0; i < 64; i++)
@@ -1985,6 +2191,7 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"network (the cluster's links)", net_keys, N_OF(net_keys)},
 		{"background[] (host-GPU copy streams)", bg_keys, N_OF(bg_keys)},
 		{"failures", fail_keys, N_OF(fail_keys)},
+		{"jobs (training and fine-tuning)", job_keys, N_OF(job_keys)},
 	};
 	for (size_t i = 0; i < N_OF(secs); i++) {
 		lsim_buf_printf(b, "\n### %s\n\n| key | type | default | bounds | meaning |\n|---|---|---|---|---|\n",

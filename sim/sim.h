@@ -297,6 +297,7 @@ struct lsim_sim {
 	size_t rr_next;
 	size_t n_ready; /* instances in state ready */
 	bool disaggregated; /* some instances only prefill or only decode */
+	bool has_jobs;	    /* training jobs run beside (or without) serving */
 	/* Requests that arrived while no instance of their model was ready
 	 * (all still loading): FIFO, routed when one becomes ready. */
 	int32_t *held;

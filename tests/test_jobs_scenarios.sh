@@ -1,0 +1,56 @@
+#!/bin/sh
+# test_jobs_scenarios.sh - training jobs through `llmsim run`:
+#  - the phased workload under static, dynamic and time_packing allocation,
+#    fcfs and easy_backfill: prints makespan, mean JCT and utilisation;
+#    every job ends exactly once; easy_backfill is never worse than fcfs on
+#    makespan;
+#  - examples/training.yaml (Alibaba pods) writes the /jobs table;
+#  - examples/mixed_fleet.yaml keeps the inference SLO attainment of
+#    inference alone (within 1 point) while using the GPUs more.
+set -u
+exe=${LSIM_EXE:?}
+src=${LSIM_SOURCE_ROOT:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
+val() { grep "^$2," "$tmp/$1/summary.csv" | cut -d, -f2; }
+
+printf '%-14s %-14s %10s %10s %8s %8s\n' allocator scheduler makespan_s jct_mean_s util useful
+for a in static dynamic time_packing; do
+	for s in fcfs easy_backfill; do
+		d="$a-$s"
+		"$exe" run "$src/tests/data/scenarios/phased_jobs.yaml" -o "$tmp/$d" --csv --quiet \
+			--set jobs.allocator=$a --set jobs.scheduler=$s >/dev/null 2>"$tmp/err" ||
+			{ bad "$d: $(cat "$tmp/err")"; continue; }
+		awk -v a=$a -v s=$s -v m="$(val $d jobs_makespan_s)" -v j="$(val $d jct_mean_s)" \
+			-v u="$(val $d job_gpu_util)" -v w="$(val $d job_useful_util)" \
+			'BEGIN { printf "%-14s %-14s %10.0f %10.0f %8.3f %8.3f\n", a, s, m, j, u, w }'
+		n=$(($(wc -l < "$tmp/$d/jobs.csv") - 1))
+		ended=$(awk -F, 'NR > 1 && ($3 == 0 || $3 == 1)' "$tmp/$d/jobs.csv" | wc -l)
+		[ "$n" = "$(val $d jobs)" ] && [ "$ended" = "$n" ] || bad "$d: $ended of $n jobs ended"
+	done
+	awk -v f="$(val $a-fcfs jobs_makespan_s)" -v e="$(val $a-easy_backfill jobs_makespan_s)" \
+		'BEGIN { exit !(e <= f) }' && ok "$a: easy_backfill makespan <= fcfs" || bad "$a: easy_backfill worse than fcfs"
+done
+awk -v s="$(val static-fcfs jct_mean_s)" -v d="$(val dynamic-fcfs jct_mean_s)" 'BEGIN { exit !(d < s) }' \
+	&& ok "dynamic allocation shortens the mean JCT of phased jobs" || bad "dynamic vs static JCT"
+
+"$exe" run "$src/examples/training.yaml" -o "$tmp/tr" --csv --quiet >/dev/null 2>"$tmp/err" || bad "training example: $(cat "$tmp/err")"
+[ "$(($(wc -l < "$tmp/tr/jobs.csv") - 1))" = "$(val tr jobs)" ] && [ "$(val tr jobs)" -gt 500 ] \
+	&& ok "training example: $(val tr jobs) Alibaba pods in /jobs" || bad "training example jobs"
+
+"$exe" run "$src/examples/mixed_fleet.yaml" -o "$tmp/mf" --csv --quiet >/dev/null 2>"$tmp/err" || bad "mixed fleet: $(cat "$tmp/err")"
+"$exe" run "$src/examples/autoscaling.yaml" -o "$tmp/inf" --csv --quiet >/dev/null 2>&1
+fleet() { # GPU-seconds of served batches and of kept job iterations / capacity
+	awk -F, 'FNR == 1 { next } FILENAME ~ /instances/ { g += $9 * $4 } FILENAME ~ /jobs/ { g += $16 }
+		END { printf "%.4f", g / (16 * 14400) }' "$tmp/$1/instances.csv" $(ls "$tmp/$1/jobs.csv" 2>/dev/null)
+}
+fm=$(fleet mf); fi=$(fleet inf)
+echo "mixed fleet: SLO $(val mf slo_attainment) (inference alone $(val inf slo_attainment)), GPU use $fm (alone $fi)"
+awk -v a="$(val mf slo_attainment)" -v b="$(val inf slo_attainment)" -v x="$fm" -v y="$fi" \
+	'BEGIN { exit !(a >= b - 0.01 && x > y) }' \
+	&& ok "mixed fleet keeps the SLO and uses the GPUs more" || bad "mixed fleet"
+echo "jobs scenarios: $fails failure(s)"
+[ "$fails" -eq 0 ]
