@@ -2033,6 +2033,30 @@ int32_t lsim_jobs_free_gpus(const struct lsim_jobs *js)
 	return f;
 }
 
+void lsim_jobs_occupancy(const struct lsim_jobs *js, struct lsim_jobs_occupancy *o)
+{
+	memset(o, 0, sizeof *o);
+	for (int32_t t = 0; t < js->n_types; t++) {
+		o->total += js->types[t].total;
+		o->lent += js->types[t].lent;
+		o->free += js->types[t].free_whole;
+	}
+	o->held = o->total - o->lent - o->free;
+	o->pending = (int32_t)js->n_pending;
+	if (js->n_pending == 0)
+		return;
+	/* free GPUs the job at the head of the queue cannot use: on nodes
+	 * with fewer free than it needs (a gang must fit one node when it is
+	 * no larger than a node) */
+	const struct job *head = &js->jobs[js->pending[0]];
+	int32_t need = head->rec.gpus_peak;
+	for (int32_t n = 0; n < js->n_nodes; n++) {
+		const struct node *nd = &js->nodes[n];
+		if (need <= nd->count && nd->free_whole < need)
+			o->fragmented += nd->free_whole;
+	}
+}
+
 bool lsim_jobs_pool_full(const struct lsim_jobs *js)
 {
 	for (int32_t t = 0; t < js->n_types; t++)

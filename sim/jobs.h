@@ -173,6 +173,14 @@ int lsim_jobs_reclaim(struct lsim_jobs *js, int32_t node, int32_t n,
 /* Gives n lent GPUs of node back to the jobs. */
 int lsim_jobs_give_back(struct lsim_jobs *js, int32_t node, int32_t n);
 
+/* The pool now: GPUs in all, lent to inference, free (nothing on them),
+ * held by jobs (whole or shared); jobs waiting; and fragmented: free GPUs
+ * on nodes with fewer free than the job at the head of the queue needs. */
+struct lsim_jobs_occupancy {
+	int32_t total, lent, free, held, pending, fragmented;
+};
+void lsim_jobs_occupancy(const struct lsim_jobs *js, struct lsim_jobs_occupancy *o);
+
 /* Whole GPUs free now (not held, not lent), over all types. */
 int32_t lsim_jobs_free_gpus(const struct lsim_jobs *js);
 /* GPUs lent out now. */

@@ -124,6 +124,13 @@ struct lsim_job_row {
 	double arrival, first_start, finish, queued_s;
 	double alloc_gpu_s, useful_gpu_s, lost_gpu_s, overhead_gpu_s;
 	double cost_usd;
+	double energy_j; /* GPUs held at their tdp, times PUE */
+};
+
+/* One row of /job_timeseries: the training pool at a sample. */
+struct lsim_job_sample {
+	double t;
+	int32_t held, lent, free, pending, fragmented;
 };
 
 /* One row of /classes: SLO attainment of one QoS class. */
@@ -197,6 +204,8 @@ struct lsim_class_record {
 	X(job_gpu_util, "", "GPU-time jobs held / the GPU-time not lent to inference") \
 	X(job_useful_util, "", "GPU-time of kept job iterations / the same capacity") \
 	X(jobs_cost_usd, "USD", "GPU-time jobs held, priced per GPU-hour")       \
+	X(jobs_energy_j, "J", "GPUs held by jobs at their tdp, times PUE")       \
+	X(job_fragmentation, "", "mean share of free training GPUs the head job could not use") \
 	X(sim_events, "", "events processed")
 
 struct lsim_summary {
@@ -239,6 +248,8 @@ struct lsim_results {
 	size_t n_tenants;
 	const struct lsim_job_row *jobs; /* training jobs, if any */
 	size_t n_jobs;
+	const struct lsim_job_sample *job_ts;
+	size_t n_job_ts;
 	const struct lsim_link_record *links; /* none without a cluster */
 	size_t n_links;
 	const struct lsim_link_sample *link_ts;

@@ -166,7 +166,7 @@ static int put_jobs(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,tenant,status,gpus_peak,restarts,failures,preemptions,resizes,"
 	      "iterations,lost_iterations,arrival,first_start,finish,queued_s,"
-	      "alloc_gpu_s,useful_gpu_s,lost_gpu_s,overhead_gpu_s,cost_usd\n", f);
+	      "alloc_gpu_s,useful_gpu_s,lost_gpu_s,overhead_gpu_s,cost_usd,energy_j\n", f);
 	for (size_t i = 0; i < r->n_jobs; i++) {
 		const struct lsim_job_row *j = &r->jobs[i];
 		fprintf(f, "%" PRIu64 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
@@ -176,12 +176,24 @@ static int put_jobs(FILE *f, const struct lsim_results *r)
 			j->lost_iterations);
 		const double v[] = {j->arrival, j->first_start, j->finish, j->queued_s,
 				    j->alloc_gpu_s, j->useful_gpu_s, j->lost_gpu_s,
-				    j->overhead_gpu_s, j->cost_usd};
+				    j->overhead_gpu_s, j->cost_usd, j->energy_j};
 		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
 			fputc(',', f);
 			put_real(f, v[k]);
 		}
 		fputc('\n', f);
+	}
+	return 0;
+}
+
+static int put_job_timeseries(FILE *f, const struct lsim_results *r)
+{
+	fputs("t,held,lent,free,pending,fragmented\n", f);
+	for (size_t i = 0; i < r->n_job_ts; i++) {
+		const struct lsim_job_sample *s = &r->job_ts[i];
+		put_real(f, s->t);
+		fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
+			s->held, s->lent, s->free, s->pending, s->fragmented);
 	}
 	return 0;
 }
@@ -321,6 +333,8 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "tenants.csv", put_tenants, r, d);
 	if (rc == 0 && r->n_jobs > 0)
 		rc = write_one(dir, "jobs.csv", put_jobs, r, d);
+	if (rc == 0 && r->n_jobs > 0)
+		rc = write_one(dir, "job_timeseries.csv", put_job_timeseries, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "links.csv", put_links, r, d);
 	if (rc == 0)

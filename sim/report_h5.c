@@ -476,11 +476,27 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 		M(lsim_job_row, lost_gpu_s, d),
 		M(lsim_job_row, overhead_gpu_s, d),
 		M(lsim_job_row, cost_usd, d),
+		M(lsim_job_row, energy_j, d),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_job_row));
 	if (mt < 0)
 		return fail(w, "cannot build the /jobs type");
 	int rc = write_table(w, w->file, "jobs", mt, r->jobs, r->n_jobs);
+	H5Tclose(mt);
+	if (rc != 0)
+		return rc;
+	struct member t[] = {
+		M(lsim_job_sample, t, d),
+		M(lsim_job_sample, held, i32),
+		M(lsim_job_sample, lent, i32),
+		M(lsim_job_sample, free, i32),
+		M(lsim_job_sample, pending, i32),
+		M(lsim_job_sample, fragmented, i32),
+	};
+	mt = compound(t, sizeof t / sizeof t[0], sizeof(struct lsim_job_sample));
+	if (mt < 0)
+		return fail(w, "cannot build the /job_timeseries type");
+	rc = write_table(w, w->file, "job_timeseries", mt, r->job_ts, r->n_job_ts);
 	H5Tclose(mt);
 	return rc;
 }

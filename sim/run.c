@@ -1017,6 +1017,8 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
 	}
+	if (s->sample_hook)
+		s->sample_hook(s->sample_hook_ctx, now);
 	if (s->adaptor && s->n_groups > 0 && adapt(s, now) != 0)
 		lsim_stop(eng);
 }

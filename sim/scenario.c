@@ -298,11 +298,14 @@ struct job_cfg {
 	double load, mean_gpus;
 	lsim_time ckpt_interval, gpu_mtbf;
 	double efficiency, storage_bw;
+	const char *cluster_name, *quotas;
 };
-enum { JOBS_CSV, JOBS_ALIBABA, JOBS_PHILLY };
+enum { JOBS_CSV, JOBS_ALIBABA, JOBS_PHILLY, JOBS_STATS };
 #define J(f) offsetof(struct job_cfg, f)
 static const struct lsim_keydef job_keys[] = {
-	{"source", LSIM_K_ENUM, J(source), "csv", LSIM_NOBOUNDS, "csv|alibaba|philly", "a job CSV (docs/jobs.md), an Alibaba GPU v2023 pod list, or jobs drawn from a runtime distribution (path: a runtime,count CSV such as the Philly one)"},
+	{"source", LSIM_K_ENUM, J(source), "csv", LSIM_NOBOUNDS, "csv|alibaba|philly|stats", "a job CSV (docs/jobs.md), an Alibaba GPU v2023 pod list, jobs drawn from a runtime distribution (path: a runtime,count CSV such as the Philly one), or from a cluster's published statistics (path: the Acme/Helios summary CSV, with stats_cluster)"},
+	{"stats_cluster", LSIM_K_STRING, J(cluster_name), "Philly", LSIM_NOBOUNDS, NULL, "stats: the cluster's row (Seren, Kalos, Philly, Helios, PAI)"},
+	{"quotas", LSIM_K_STRING, J(quotas), "", LSIM_NOBOUNDS, NULL, "virtual clusters: most GPUs each tenant may hold, \"alice:16,bob:8\" (empty: no limits)"},
 	{"path", LSIM_K_STRING, J(path), NULL, LSIM_NOBOUNDS, NULL, "the file, relative to the scenario"},
 	{"scheduler", LSIM_K_STRING, J(scheduler), "fcfs", LSIM_NOBOUNDS, NULL, "fcfs | sjf | easy_backfill | las"},
 	{"allocator", LSIM_K_STRING, J(allocator), "static", LSIM_NOBOUNDS, NULL, "static | dynamic | time_packing"},
@@ -418,6 +421,8 @@ struct lsim_scenario {
 	const struct lsim_gpu_profile **pool_profile_ptrs;
 	struct lsim_jobs *js;
 	struct lsim_job_row *job_rows;
+	struct lsim_job_sample *job_ts;
+	size_t n_job_ts, cap_job_ts;
 	struct lsim_prices *prices;
 	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */
 	struct lsim_carbon_series *carbon;
@@ -1332,6 +1337,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->pool_profiles);
 	free(sc->pool_profile_ptrs);
 	free(sc->job_rows);
+	free(sc->job_ts);
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
 	lsim_carbon_destroy(sc->carbon);
@@ -1833,6 +1839,35 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+/* jobs.quotas: "name:gpus,..." as the list's tenants and quotas. */
+static int parse_quotas(struct lsim_scenario *sc, struct lsim_node *node,
+			struct lsim_diag *d)
+{
+	const char *s = sc->jobs.quotas;
+	while (*s) {
+		const char *colon = strchr(s, ':');
+		const char *comma = strchr(s, ',');
+		if (!comma)
+			comma = s + strlen(s);
+		char *end = NULL;
+		long q = colon && colon < comma ? strtol(colon + 1, &end, 10) : -1;
+		if (!colon || colon > comma || colon == s || end != comma || q < 0 ||
+		    q > 1000000)
+			return lsim_cfg_error(d, sc->doc, lsim_node_get(node, "quotas"),
+					      "jobs.quotas", LSIM_EINVAL,
+					      "expected name:gpus entries separated by commas "
+					      "(e.g. alice:16,bob:8), at '%s'", s);
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)(colon - s), s);
+		int32_t t = lsim_job_list_tenant(&sc->job_list, name);
+		if (t < 0)
+			return LSIM_ENOMEM;
+		sc->job_list.quota[t] = (int32_t)q;
+		s = *comma ? comma + 1 : comma;
+	}
+	return 0;
+}
+
 /* jobs: the list (read or drawn), and the pool: the cluster's nodes. */
 static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -1868,11 +1903,26 @@ static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 		rc = lsim_gpu_profile_load(profiles, sc->pool.types[t], &sc->pool_profiles[t], d);
 		sc->pool_profile_ptrs[t] = &sc->pool_profiles[t];
 	}
+	if (rc == 0 && sc->jobs.quotas[0])
+		rc = parse_quotas(sc, node, d);
 	char *path = rc == 0 ? resolve(sc, sc->jobs.path) : NULL;
 	if (rc == 0 && !path)
 		rc = LSIM_ENOMEM;
 	if (rc == 0) {
-		if (sc->jobs.source == JOBS_CSV) {
+		if (sc->jobs.source == JOBS_STATS) {
+			struct lsim_cluster_stats st;
+			struct lsim_job_gen_params gp;
+			lsim_job_gen_defaults(&gp);
+			gp.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
+			gp.count = (size_t)sc->jobs.count;
+			gp.load = sc->jobs.load;
+			gp.capacity_gpus = gpus;
+			gp.mean_gpus = sc->jobs.mean_gpus;
+			gp.ckpt_interval = sc->jobs.ckpt_interval;
+			rc = lsim_jobs_read_cluster_stats(path, sc->jobs.cluster_name, &st, d);
+			if (rc == 0)
+				rc = lsim_jobs_gen_stats(&st, &gp, &sc->job_list, d);
+		} else if (sc->jobs.source == JOBS_CSV) {
 			rc = lsim_jobs_read_csv(path, &sc->job_list, d);
 		} else if (sc->jobs.source == JOBS_ALIBABA) {
 			rc = lsim_jobs_read_alibaba_pods(path, 0, &sc->job_list, d);
@@ -1926,6 +1976,27 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+/* A row of /job_timeseries at every sample. */
+static void sample_jobs(void *ctx, lsim_time now)
+{
+	struct lsim_scenario *sc = ctx;
+	if (!sc->js)
+		return;
+	if (sc->n_job_ts == sc->cap_job_ts) {
+		size_t c = sc->cap_job_ts ? 2 * sc->cap_job_ts : 256;
+		struct lsim_job_sample *p = realloc(sc->job_ts, c * sizeof *p);
+		if (!p)
+			return; /* the series stops; the run goes on */
+		sc->job_ts = p;
+		sc->cap_job_ts = c;
+	}
+	struct lsim_jobs_occupancy o;
+	lsim_jobs_occupancy(sc->js, &o);
+	sc->job_ts[sc->n_job_ts++] = (struct lsim_job_sample){
+		.t = lsim_time_to_s(now), .held = o.held, .lent = o.lent, .free = o.free,
+		.pending = o.pending, .fragmented = o.fragmented};
+}
+
 /* /jobs and the job fields of the summary. */
 static int job_results(struct lsim_scenario *sc)
 {
@@ -1959,7 +2030,21 @@ static int job_results(struct lsim_scenario *sc)
 		o->lost_gpu_s = j->lost_gpu_s;
 		o->overhead_gpu_s = j->overhead_gpu_s;
 		o->cost_usd = j->cost;
+		if (j->gpu_type >= 0 && j->gpu_type < sc->pool.n_types)
+			o->energy_j = j->alloc_gpu_s * sc->pool_profiles[j->gpu_type].tdp_w *
+				      sc->power.pue;
+		sc->res.summary.jobs_energy_j += o->energy_j;
 	}
+	double frag = 0;
+	size_t nf = 0;
+	for (size_t k = 0; k < sc->n_job_ts; k++)
+		if (sc->job_ts[k].free > 0) {
+			frag += (double)sc->job_ts[k].fragmented / sc->job_ts[k].free;
+			nf++;
+		}
+	sc->res.summary.job_fragmentation = nf ? frag / (double)nf : 0;
+	sc->res.job_ts = sc->job_ts;
+	sc->res.n_job_ts = sc->n_job_ts;
 	sc->res.jobs = sc->job_rows;
 	sc->res.n_jobs = n;
 	struct lsim_jobs_summary js;
@@ -2135,6 +2220,11 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (rc == 0)
 		rc = start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;
+	sc->n_job_ts = 0;
+	if (sc->have_jobs) {
+		sc->sim.sample_hook = sample_jobs;
+		sc->sim.sample_hook_ctx = sc;
+	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
 		rc = open_workload(sc, &rngs, &w, d);
 	struct timespec t0, t1;

@@ -347,6 +347,9 @@ struct lsim_sim {
 	uint64_t context_skipped;
 	int64_t *ctx_by_model; /* longest prompt+output per model (0: no limit) */
 	int64_t ctx_any;       /* ... of any instance */
+	/* Called at every sample after the instances (training jobs' pool). */
+	void (*sample_hook)(void *ctx, lsim_time now);
+	void *sample_hook_ctx;
 	/* Called at every sample (the CLI draws a progress bar). */
 	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
 	void *progress_ctx;

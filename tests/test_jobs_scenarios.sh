@@ -37,6 +37,16 @@ done
 awk -v s="$(val static-fcfs jct_mean_s)" -v d="$(val dynamic-fcfs jct_mean_s)" 'BEGIN { exit !(d < s) }' \
 	&& ok "dynamic allocation shortens the mean JCT of phased jobs" || bad "dynamic vs static JCT"
 
+# the pool over time: held + lent + free = 32 GPUs at every sample, and the
+# fragmented GPUs are free ones
+tot=$(awk -F, 'NR > 1 { if ($2 + $3 + $4 != 32 || $6 > $4) bad = 1 } END { print (NR > 1 && !bad) ? "ok" : "bad" }' "$tmp/static-fcfs/job_timeseries.csv")
+[ "$tot" = ok ] && ok "job pool conserved at every sample" || bad "job timeseries"
+# jobs drawn from published cluster statistics (Helios), two virtual clusters
+printf 'name: stats\ncluster: [{gpu: H100-SXM, count: 4, gpus_per_node: 8}]\njobs: {source: stats, path: %s, stats_cluster: Helios, count: 200, load: 0.9, quotas: "a:16,b:8", scheduler: las}\n' \
+	"$src/tests/data/jobs/acme_cluster_summary.csv" > "$tmp/stats.yaml"
+"$exe" run "$tmp/stats.yaml" -o "$tmp/st" --csv --quiet >/dev/null 2>"$tmp/err" || bad "stats jobs: $(cat "$tmp/err")"
+[ "$(val st jobs_finished)" = 200 ] && [ "$(tail -n +2 "$tmp/st/jobs.csv" | cut -d, -f2 | sort -u | tr '\n' ' ')" = "0 1 " ] \
+	&& ok "Helios-statistics jobs under las with two quotas all finish" || bad "stats jobs: $(val st jobs_finished)"
 "$exe" run "$src/examples/training.yaml" -o "$tmp/tr" --csv --quiet >/dev/null 2>"$tmp/err" || bad "training example: $(cat "$tmp/err")"
 [ "$(($(wc -l < "$tmp/tr/jobs.csv") - 1))" = "$(val tr jobs)" ] && [ "$(val tr jobs)" -gt 500 ] \
 	&& ok "training example: $(val tr jobs) Alibaba pods in /jobs" || bad "training example jobs"
