@@ -166,6 +166,9 @@ struct lsim_jobs {
 	size_t cap_scratch;
 	lsim_time first_arrival, last_end;
 	bool any_arrival;
+	/* the timeline: every change of state of every job */
+	struct lsim_job_event *timeline;
+	size_t n_timeline, cap_timeline;
 };
 
 static void ev_job(struct lsim_engine *eng, void *subject, uint64_t arg);
@@ -204,6 +207,24 @@ static lsim_time now_of(const struct lsim_jobs *js)
 static double held_gpus(const struct job *jb)
 {
 	return (double)jb->milli / MILLI;
+}
+
+/* Enters state st and notes it in the timeline (lost, not fatal, if
+ * memory runs out). */
+static void set_state(struct lsim_jobs *js, struct job *jb, enum job_state st)
+{
+	jb->state = st;
+	if (js->n_timeline == js->cap_timeline) {
+		size_t c = js->cap_timeline ? 2 * js->cap_timeline : 256;
+		struct lsim_job_event *p = realloc(js->timeline, c * sizeof *p);
+		if (!p)
+			return;
+		js->timeline = p;
+		js->cap_timeline = c;
+	}
+	js->timeline[js->n_timeline++] = (struct lsim_job_event){
+		.t = now_of(js), .job = (int32_t)(jb - js->jobs), .state = (int32_t)st,
+		.gpus = held_gpus(jb)};
 }
 
 /* GPUs that compute: the share of one GPU, or whole GPUs. */
@@ -463,7 +484,7 @@ static int enqueue(struct lsim_jobs *js, int32_t j, bool front)
 	if (grow((void **)&js->pending, &js->cap_pending, js->n_pending + 1,
 		 sizeof *js->pending))
 		return LSIM_ENOMEM;
-	jb->state = ST_QUEUED;
+	set_state(js, jb, ST_QUEUED);
 	jb->resume = front;
 	jb->releasing = false;
 	jb->qseq = js->qseq++;
@@ -1081,7 +1102,7 @@ static void begin_compute(struct lsim_jobs *js, int32_t j)
 		if (nk < b)
 			b = nk;
 	}
-	jb->state = ST_COMPUTING;
+	set_state(js, jb, ST_COMPUTING);
 	jb->seg_start = now_of(js);
 	jb->seg_iter0 = jb->done;
 	jb->seg_iter1 = b;
@@ -1091,7 +1112,7 @@ static void begin_compute(struct lsim_jobs *js, int32_t j)
 static void checkpoint(struct lsim_jobs *js, int32_t j, int32_t after)
 {
 	struct job *jb = &js->jobs[j];
-	jb->state = ST_CHECKPOINTING;
+	set_state(js, jb, ST_CHECKPOINTING);
 	jb->state_start = now_of(js);
 	jb->after = after;
 	schedule_ev(js, jb, j, jb->state_start + jb->ckpt_t);
@@ -1101,7 +1122,7 @@ static void finish(struct lsim_jobs *js, int32_t j)
 {
 	struct job *jb = &js->jobs[j];
 	release(js, j);
-	jb->state = ST_DONE;
+	set_state(js, jb, ST_DONE);
 	jb->rec.status = LSIM_JOB_FINISHED;
 	jb->rec.finish = now_of(js);
 	jb->rec.iterations = jb->total;
@@ -1265,7 +1286,7 @@ int lsim_jobs_start(struct lsim_jobs *js, int32_t j)
 		jb->rec.restarts++;
 	else
 		jb->rec.first_start = now;
-	jb->state = ST_RESTARTING;
+	set_state(js, jb, ST_RESTARTING);
 	jb->state_start = now;
 	lsim_time rt = restart_time(js, jb);
 	jb->started = true;
@@ -1533,7 +1554,7 @@ static void arrive(struct lsim_jobs *js, int32_t j)
 	js->any_arrival = true;
 	jb->rec.arrival = now;
 	if (!can_ever_fit(js, jb)) {
-		jb->state = ST_DONE;
+		set_state(js, jb, ST_DONE);
 		jb->rec.status = LSIM_JOB_REJECTED;
 		jb->rec.finish = now;
 		js->n_ended++;
@@ -1912,6 +1933,7 @@ void lsim_jobs_destroy(struct lsim_jobs *js)
 	free(js->lends);
 	free(js->tenant_milli);
 	free(js->out);
+	free(js->timeline);
 	free(js->scratch);
 	if (js->fail_rng)
 		gsl_rng_free(js->fail_rng);
@@ -2157,6 +2179,13 @@ lsim_time lsim_jobs_predicted(const struct lsim_jobs *js, int32_t j)
 }
 
 /* ---- results ---- */
+
+const struct lsim_job_event *lsim_jobs_timeline(const struct lsim_jobs *js,
+					       size_t *n)
+{
+	*n = js->n_timeline;
+	return js->timeline;
+}
 
 const struct lsim_job_record *lsim_jobs_records(struct lsim_jobs *js, size_t *n)
 {

@@ -196,6 +196,19 @@ size_t lsim_jobs_ended(const struct lsim_jobs *js);
  */
 const struct lsim_job_record *lsim_jobs_records(struct lsim_jobs *js,
 						size_t *n);
+/* One change of state of one job: 1 queued, 2 restarting (starting or
+ * reading a checkpoint), 3 computing, 4 checkpointing, 5 done; gpus: held
+ * then (shares count as fractions). */
+struct lsim_job_event {
+	lsim_time t;
+	int32_t job;   /* submission order */
+	int32_t state;
+	double gpus;
+};
+/* The timeline so far, in time order (owned by js). */
+const struct lsim_job_event *lsim_jobs_timeline(const struct lsim_jobs *js,
+					       size_t *n);
+
 /* The summary over the records as of now (quantiles with GSL). */
 int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *out);
 

@@ -127,6 +127,15 @@ struct lsim_job_row {
 	double energy_j; /* GPUs held at their tdp, times PUE */
 };
 
+/* One row of /job_timeline: a job entering a state (1 queued, 2
+ * restarting, 3 computing, 4 checkpointing, 5 done) holding gpus. */
+struct lsim_job_event_row {
+	double t;
+	int32_t job;   /* its row in /jobs */
+	int32_t state;
+	double gpus;
+};
+
 /* One row of /job_timeseries: the training pool at a sample. */
 struct lsim_job_sample {
 	double t;
@@ -250,6 +259,8 @@ struct lsim_results {
 	size_t n_jobs;
 	const struct lsim_job_sample *job_ts;
 	size_t n_job_ts;
+	const struct lsim_job_event_row *job_timeline;
+	size_t n_job_timeline;
 	const struct lsim_link_record *links; /* none without a cluster */
 	size_t n_links;
 	const struct lsim_link_sample *link_ts;

@@ -198,6 +198,19 @@ static int put_job_timeseries(FILE *f, const struct lsim_results *r)
 	return 0;
 }
 
+static int put_job_timeline(FILE *f, const struct lsim_results *r)
+{
+	fputs("t,job,state,gpus\n", f);
+	for (size_t i = 0; i < r->n_job_timeline; i++) {
+		const struct lsim_job_event_row *e = &r->job_timeline[i];
+		put_real(f, e->t);
+		fprintf(f, ",%" PRId32 ",%" PRId32 ",", e->job, e->state);
+		put_real(f, e->gpus);
+		fputc('\n', f);
+	}
+	return 0;
+}
+
 static int put_tenants(FILE *f, const struct lsim_results *r)
 {
 	fputs("tenant,name,requests,completed,tokens,cost_usd,energy_j,carbon_g,"
@@ -335,6 +348,8 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		rc = write_one(dir, "jobs.csv", put_jobs, r, d);
 	if (rc == 0 && r->n_jobs > 0)
 		rc = write_one(dir, "job_timeseries.csv", put_job_timeseries, r, d);
+	if (rc == 0 && r->n_jobs > 0)
+		rc = write_one(dir, "job_timeline.csv", put_job_timeline, r, d);
 	if (rc == 0)
 		rc = write_one(dir, "links.csv", put_links, r, d);
 	if (rc == 0)

@@ -498,6 +498,20 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 		return fail(w, "cannot build the /job_timeseries type");
 	rc = write_table(w, w->file, "job_timeseries", mt, r->job_ts, r->n_job_ts);
 	H5Tclose(mt);
+	if (rc != 0)
+		return rc;
+	struct member e[] = {
+		M(lsim_job_event_row, t, d),
+		M(lsim_job_event_row, job, i32),
+		M(lsim_job_event_row, state, i32),
+		M(lsim_job_event_row, gpus, d),
+	};
+	mt = compound(e, sizeof e / sizeof e[0], sizeof(struct lsim_job_event_row));
+	if (mt < 0)
+		return fail(w, "cannot build the /job_timeline type");
+	rc = write_table(w, w->file, "job_timeline", mt, r->job_timeline,
+			 r->n_job_timeline);
+	H5Tclose(mt);
 	return rc;
 }
 

@@ -423,6 +423,7 @@ struct lsim_scenario {
 	struct lsim_job_row *job_rows;
 	struct lsim_job_sample *job_ts;
 	size_t n_job_ts, cap_job_ts;
+	struct lsim_job_event_row *job_events;
 	struct lsim_prices *prices;
 	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */
 	struct lsim_carbon_series *carbon;
@@ -1338,6 +1339,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->pool_profile_ptrs);
 	free(sc->job_rows);
 	free(sc->job_ts);
+	free(sc->job_events);
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
 	lsim_carbon_destroy(sc->carbon);
@@ -2045,6 +2047,18 @@ static int job_results(struct lsim_scenario *sc)
 	sc->res.summary.job_fragmentation = nf ? frag / (double)nf : 0;
 	sc->res.job_ts = sc->job_ts;
 	sc->res.n_job_ts = sc->n_job_ts;
+	size_t ne = 0;
+	const struct lsim_job_event *ev = lsim_jobs_timeline(sc->js, &ne);
+	free(sc->job_events);
+	sc->job_events = calloc(ne ? ne : 1, sizeof *sc->job_events);
+	if (!sc->job_events)
+		return LSIM_ENOMEM;
+	for (size_t k = 0; k < ne; k++)
+		sc->job_events[k] = (struct lsim_job_event_row){
+			.t = lsim_time_to_s(ev[k].t), .job = ev[k].job,
+			.state = ev[k].state, .gpus = ev[k].gpus};
+	sc->res.job_timeline = sc->job_events;
+	sc->res.n_job_timeline = ne;
 	sc->res.jobs = sc->job_rows;
 	sc->res.n_jobs = n;
 	struct lsim_jobs_summary js;

@@ -41,6 +41,11 @@ awk -v s="$(val static-fcfs jct_mean_s)" -v d="$(val dynamic-fcfs jct_mean_s)" '
 # fragmented GPUs are free ones
 tot=$(awk -F, 'NR > 1 { if ($2 + $3 + $4 != 32 || $6 > $4) bad = 1 } END { print (NR > 1 && !bad) ? "ok" : "bad" }' "$tmp/static-fcfs/job_timeseries.csv")
 [ "$tot" = ok ] && ok "job pool conserved at every sample" || bad "job timeseries"
+# the timeline: every job of the phased run ends with one "done" (5), after
+# having computed (3); resizes show as checkpoint (4) then restart (2)
+tl=$(awk -F, 'NR > 1 { last[$2] = $3; if ($3 == 3) ran[$2] = 1; if ($3 == 5) done++ }
+	END { for (j in last) if (last[j] != 5 || !ran[j]) bad = 1; print (done == 24 && !bad) ? "ok" : "bad" }' "$tmp/dynamic-fcfs/job_timeline.csv")
+[ "$tl" = ok ] && ok "job timeline: 24 jobs computed and ended once" || bad "job timeline"
 # jobs drawn from published cluster statistics (Helios), two virtual clusters
 printf 'name: stats\ncluster: [{gpu: H100-SXM, count: 4, gpus_per_node: 8}]\njobs: {source: stats, path: %s, stats_cluster: Helios, count: 200, load: 0.9, quotas: "a:16,b:8", scheduler: las}\n' \
 	"$src/tests/data/jobs/acme_cluster_summary.csv" > "$tmp/stats.yaml"
