@@ -712,8 +712,21 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += now - in->step_start;
+	/* each request's share of the step: its tokens of the step's tokens */
+	int64_t step_tokens = 0;
+	for (size_t i = 0; i < in->n_sched; i++)
+		step_tokens += s->reqs[in->sched[i]].sched_tokens;
+	double kv_block_bytes = in->model ? lsim_model_kv_bytes_per_token(in->model) *
+						    (double)in->cfg.block_size
+					  : 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
+		double share = step_tokens > 0 ? (double)r->sched_tokens / (double)step_tokens : 0;
+		r->gpu_ns += share * (double)(now - in->step_start) * in->tp;
+		if (share > r->max_share)
+			r->max_share = share;
+		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
+			r->max_kv_bytes = r->nblocks * kv_block_bytes;
 		int64_t before = work_of(r);
 		r->computed += r->sched_tokens;
 		r->sched_tokens = 0;

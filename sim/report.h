@@ -39,6 +39,13 @@ struct lsim_req_record {
 	int32_t tenant;	 /* its trace in workload.traces, or its tenant_column value (names) */
 	int32_t model;	 /* index in model_names of the model it asked for (-1: any) */
 	int32_t prefill_instance; /* disaggregated: the instance of its prefill (-1: none) */
+	/* what it used: GPU-seconds (its share of each step's tokens times the
+	 * step time, times tp), its mean and largest share of the GPUs while
+	 * it was scheduled, and its peak KV-cache bytes */
+	double gpu_time_s;
+	double gpu_util_mean;
+	double gpu_util_max;
+	double kv_peak_bytes;
 };
 
 /* One row of /instances. */

@@ -61,11 +61,18 @@ static int put_request(void *ctx, const struct lsim_req_record *q)
 	put_real(f, q->finish);
 	fprintf(f, ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
 		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32
-		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32 "\n",
+		   ",%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRId32,
 		q->prompt_tokens, q->output_tokens, q->instance,
 		q->preemptions, q->status, q->qos_class,
 		q->predicted_output, q->reject_reason, q->slo_met,
 		q->tenant, q->model, q->prefill_instance);
+	const double v[] = {q->gpu_time_s, q->gpu_util_mean, q->gpu_util_max,
+			    q->kv_peak_bytes};
+	for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+		fputc(',', f);
+		put_real(f, v[k]);
+	}
+	fputc('\n', f);
 	return ferror(f) ? LSIM_EIO : 0;
 }
 
@@ -73,7 +80,8 @@ static int put_requests(FILE *f, const struct lsim_results *r)
 {
 	fputs("id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 	      "output_tokens,instance,preemptions,status,qos_class,"
-	      "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance\n",
+	      "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance,"
+	      "gpu_time_s,gpu_util_mean,gpu_util_max,kv_peak_bytes\n",
 	      f);
 	return lsim_results_each_req(r, put_request, f);
 }

@@ -313,6 +313,10 @@ static int write_requests(struct h5w *w, const struct lsim_results *r)
 		M(lsim_req_record, tenant, types[13]),
 		M(lsim_req_record, model, types[13]),
 		M(lsim_req_record, prefill_instance, types[13]),
+		M(lsim_req_record, gpu_time_s, types[1]),
+		M(lsim_req_record, gpu_util_mean, types[1]),
+		M(lsim_req_record, gpu_util_max, types[1]),
+		M(lsim_req_record, kv_peak_bytes, types[1]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_req_record));

@@ -1216,6 +1216,17 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 	o->tenant = q->tenant;
 	o->model = q->model;
 	o->prefill_instance = q->prefill_instance;
+	o->gpu_time_s = q->gpu_ns / 1e9;
+	o->gpu_util_max = q->max_share;
+	o->kv_peak_bytes = q->max_kv_bytes;
+	if (q->finish > q->first_sched && q->first_sched >= 0) {
+		const struct lsim_instance *in = q->instance >= 0 &&
+							 (size_t)q->instance < s->n_inst
+						 ? s->inst[q->instance]
+						 : NULL;
+		double span = (double)(q->finish - q->first_sched) * (in ? in->tp : 1);
+		o->gpu_util_mean = q->gpu_ns / span;
+	}
 	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
 						 : NULL) == 7;
 }

@@ -83,6 +83,11 @@ struct lsim_req {
 	int32_t prefill_instance;     /* id of the instance that ran its prefill
 				       * when another decodes it, else -1 */
 	int32_t attempts;	      /* failures it was caught in */
+	/* what it used (the profiler's targets): its share of each step's
+	 * tokens times the step time, the largest such share, the most KV */
+	double gpu_ns;
+	double max_share;
+	double max_kv_bytes;
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t n_hashes;
 	int32_t hash_block_tokens;

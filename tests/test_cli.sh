@@ -279,7 +279,7 @@ sed 's/role: decode/role: both/' "$scen/pd_transfer.yaml" > "$tmp/pd2.yaml"
 nic_out=$(awk -F, '$2 == "nic" && $8 > 0 { n++; if (n == 1) print $8 }' "$tmp/msg1/links.csv")
 nic_in=$(awk -F, '$2 == "nic" && $8 > 0 { n++; if (n == 2) print $8 }' "$tmp/msg1/links.csv")
 steps=$(tail -n +2 "$tmp/msg1/instances.csv" | awk -F, '{ s += $10 } END { print s }')
-ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p | awk -F, '{ printf "%.9f", $20 - $3 }')
+ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p | awk -F, '{ printf "%.9f", $(NF / 2 + 3) - $3 }')
 [ "$nic_out" = "$steps" ] && [ "$nic_in" = 300 ] \
 	&& [ "$(awk -F, '$2 == "tor" { s += $8 } END { print s }' "$tmp/msg1/links.csv")" -gt 0 ] \
 	&& awk -v a="$ahead" 'BEGIN { exit !(a >= 0.000003 && a <= 0.0000031) }' \
@@ -292,7 +292,7 @@ ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p 
 for v in true false; do
 	"$exe" run "$scen/tp_ring.yaml" -o "$tmp/tp$v" --csv --quiet --set network.allreduce_on_links=$v >/dev/null 2>"$tmp/err" || bad "tp ring $v: $(cat "$tmp/err")"
 done
-d=$(paste -d, "$tmp/tptrue/requests.csv" "$tmp/tpfalse/requests.csv" | tail -1 | awk -F, '{ printf "%.9f", $5 - $22 }')
+d=$(paste -d, "$tmp/tptrue/requests.csv" "$tmp/tpfalse/requests.csv" | tail -1 | awk -F, '{ printf "%.9f", $5 - $(NF / 2 + 5) }')
 awk -v d="$d" 'BEGIN { exit !(d >= 0.00004 && d <= 0.00004002) }' \
 	&& [ "$(awk -F, '$2 == "nvlink" && $5 == 4006871040' "$tmp/tptrue/links.csv" | wc -l)" = 8 ] \
 	&& ok "TP all-reduce as ring flows on NVLink ($d s over 20 steps)" || bad "tp ring: +$d s; $(awk -F, '$2 == "nvlink"' "$tmp/tptrue/links.csv" | head -3)"
@@ -405,6 +405,13 @@ zf() { grep "^$2," "$tmp/z_$1/summary.csv" | cut -d, -f2; }
 # conservation: every arrived request ends exactly once
 n=$(($(wc -l < "$tmp/a/requests.csv") - 1))
 [ "$n" -eq 300 ] && ok "300 requests recorded" || bad "requests.csv has $n rows"
+
+# per-request resource use: every step's time is shared out over its
+# requests by tokens, so their GPU-seconds add up to the instances' busy time
+g=$(awk -F, 'NR > 1 { g += $18 } END { printf "%.6f", g }' "$tmp/a/requests.csv")
+b=$(awk -F, 'NR > 1 { b += $9 * $4 } END { printf "%.6f", b }' "$tmp/a/instances.csv")
+[ "$g" = "$b" ] && awk -F, 'NR > 1 && ($19 > 1 || $20 > 1 || $19 > $20 || $21 <= 0) { bad = 1 } END { exit bad }' "$tmp/a/requests.csv" \
+	&& ok "per-request GPU time sums to the instances' busy time ($g GPU-s)" || bad "per-request GPU time $g vs busy $b"
 
 # golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
 if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then

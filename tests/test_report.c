@@ -568,9 +568,10 @@ static void test_csv(void **state)
 	check_csv(dir, "requests.csv", 0,
 		  "id,arrival,first_scheduled,first_token,finish,prompt_tokens,"
 		  "output_tokens,instance,preemptions,status,qos_class,"
-		  "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance");
-	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0,0,0");
-	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0,0,0");
+		  "predicted_output,reject_reason,slo_met,tenant,model,prefill_instance,"
+		  "gpu_time_s,gpu_util_mean,gpu_util_max,kv_peak_bytes");
+	check_csv(dir, "requests.csv", 1, "1,0,0.1,0.5,2.5,100,11,0,0,0,0,0,0,0,0,0,0,0,0,0,0");
+	check_csv(dir, "requests.csv", 6, "6,0.5,-1,-1,-1,20,7,-1,0,1,0,0,0,0,0,0,0,0,0,0,0");
 	/* the names behind the model and tenant columns */
 	check_csv(dir, "labels.csv", 0, "column,index,name");
 	check_csv(dir, "labels.csv", 1, "model,0,Llama-3.1-8B");
