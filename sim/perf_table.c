@@ -1072,18 +1072,23 @@ static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_ba
 		return s->cpu_ns;
 	double tq = (double)tokens, sq = seqs < 1 ? 1.0 : (double)seqs;
 
-	int64_t once = 0, layer = 0;
+	/* summed in double: absurd tables (a fuzzer's) must not overflow */
+	double once = 0, layer = 0;
 	for (int i = 0; i < s->n_once_ops; i++)
-		once += s->once_ops[i].mult * whole_ns(tab1_eval(&s->once_ops[i].f, tq));
+		once += (double)s->once_ops[i].mult *
+			(double)whole_ns(tab1_eval(&s->once_ops[i].f, tq));
 	for (int i = 0; i < s->n_seq_ops; i++)
-		once += s->seq_ops[i].mult * whole_ns(tab1_eval(&s->seq_ops[i].f, sq));
+		once += (double)s->seq_ops[i].mult *
+			(double)whole_ns(tab1_eval(&s->seq_ops[i].f, sq));
 	for (int i = 0; i < s->n_layer_ops; i++)
-		layer += s->layer_ops[i].mult * whole_ns(tab1_eval(&s->layer_ops[i].f, tq));
-	layer += attention_time(s, (double)pc, (double)(kp > 0 ? kp : 0), nd,
-				nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
+		layer += (double)s->layer_ops[i].mult *
+			 (double)whole_ns(tab1_eval(&s->layer_ops[i].f, tq));
+	layer += (double)attention_time(s, (double)pc, (double)(kp > 0 ? kp : 0), nd,
+					nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
 	if (s->has_moe)
-		layer += moe_lookup(&s->moe, tokens);
-	return once + (int64_t)s->n_layers * layer + s->cpu_ns;
+		layer += (double)moe_lookup(&s->moe, tokens);
+	double t = once + (double)s->n_layers * layer + (double)s->cpu_ns;
+	return t < 9e18 ? (lsim_time)t : (lsim_time)9e18;
 }
 
 static void table_destroy(struct lsim_perf *p)
