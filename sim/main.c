@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "policy_core.h"
 #include "profile_import.h"
 #include "profile_learn.h"
@@ -18,7 +19,7 @@
 #include "trace_tool.h"
 #include "validate.h"
 
-#define EXIT_BADINPUT 2
+#define EXIT_BADINPUT LSIM_EXIT_BADINPUT
 
 static const char usage_main[] =
 	"usage: llmsim [--version] [--help] COMMAND [ARGS]\n"
@@ -61,17 +62,6 @@ static const char usage_validate[] =
 	"requests are replayed, arriving at their queued_ts, through one instance with\n"
 	"the run's engine settings; TTFT, TPOT and end-to-end latency (mean, p50, p90,\n"
 	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n";
-
-static int bad_input(const struct lsim_diag *d, int rc)
-{
-	char buf[1400];
-	lsim_diag_format(d, buf, sizeof buf);
-	fprintf(stderr, "llmsim: %s\n", buf);
-	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
-			       rc == LSIM_ENOENT
-		       ? EXIT_BADINPUT
-		       : 1;
-}
 
 struct run_args {
 	const char *scenario;
@@ -128,28 +118,11 @@ static int load_from_args(int argc, char **argv, struct run_args *a,
 	if (rc == 0) {
 		rc = lsim_scenario_load(a->scenario, a->sets, a->n_sets, sc, d);
 		if (rc != 0)
-			rc = bad_input(d, rc);
+			rc = lsim_cli_fail(d, rc);
 	}
 	free(a->sets);
 	a->sets = NULL;
 	return rc;
-}
-
-static int make_dir(const char *dir)
-{
-	char tmp[1024];
-	snprintf(tmp, sizeof tmp, "%s", dir);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
 }
 
 static void progress(void *ctx, double sim_s, size_t done, size_t arrived)
@@ -212,7 +185,7 @@ static int cmd_run(int argc, char **argv)
 	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
 	if (tty)
 		fprintf(stderr, "\r%78s\r", "");
-	if (rc == 0 && make_dir(a.outdir) != 0)
+	if (rc == 0 && lsim_cli_make_dirs(a.outdir) != 0)
 		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
 				   "cannot create output folder: %s", strerror(errno));
 	char path[1200];
@@ -231,7 +204,7 @@ static int cmd_run(int argc, char **argv)
 		printf("  report     %s/report.h5\n", a.outdir);
 	}
 	lsim_scenario_destroy(sc);
-	return rc == 0 ? 0 : bad_input(&d, rc);
+	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -288,7 +261,7 @@ static int cmd_validate(int argc, char **argv)
 	struct lsim_validate_result r;
 	int rc = lsim_validate_run(&o, &r, &d);
 	if (rc != 0)
-		return bad_input(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	struct lsim_buf b = {0};
 	lsim_validate_format(&r, json, &b);
 	if (b.data)
@@ -372,7 +345,7 @@ static int cmd_trace(int argc, char **argv)
 			printf("wrote %zu requests to %s\n", rows, out);
 	}
 	free(files);
-	return rc == 0 ? 0 : bad_input(&d, rc);
+	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }
 
 static int cmd_policies(int argc, char **argv)
@@ -389,7 +362,7 @@ static int cmd_policies(int argc, char **argv)
 	if (rc == 0 && b.data)
 		fputs(b.data, stdout);
 	lsim_buf_release(&b);
-	return rc == 0 ? 0 : bad_input(&d, rc);
+	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }
 
 static int cmd_keys(int argc, char **argv)

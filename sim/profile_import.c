@@ -33,6 +33,7 @@
 #include "csv.h"
 #include "hw.h"
 #include "perf.h"
+#include "cli.h"
 #include "profile_import.h"
 
 #define PATH_LEN 1024
@@ -86,26 +87,6 @@ static bool tp_path(char *buf, size_t size, const char *dir, int tp, const char 
 }
 
 /* mkdir -p; 0 or -1 with errno set. */
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_LEN];
-	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 /* Removes a folder tree this module created (files and sub-folders). */
 static void remove_tree(const char *path)
 {
@@ -373,7 +354,7 @@ static int stage_open(struct stage *st, const char *rel, FILE **out, struct lsim
 	char *slash = strrchr(parent, '/');
 	if (slash) {
 		*slash = '\0';
-		if (make_dirs(parent) != 0)
+		if (lsim_cli_make_dirs(parent) != 0)
 			return lsim_diag_set(d, LSIM_EIO, parent, 0, 0, "-o", "cannot create: %s",
 					     strerror(errno));
 	}
@@ -410,7 +391,7 @@ static int stage_commit(struct stage *st, struct lsim_diag *d)
 		char *slash = strrchr(parent, '/');
 		if (slash)
 			*slash = '\0';
-		if (make_dirs(parent) != 0)
+		if (lsim_cli_make_dirs(parent) != 0)
 			rc = lsim_diag_set(d, LSIM_EIO, parent, 0, 0, "-o", "cannot create: %s",
 					   strerror(errno));
 		else if (rename(from, to) != 0)
@@ -1375,7 +1356,7 @@ int lsim_profile_import(const struct lsim_import_opts *o, struct lsim_import_res
 	if (o->tp < 0 || o->tp > 4096)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "--tp",
 				     "tensor-parallel degree %d out of range", o->tp);
-	if (make_dirs(o->outdir) != 0)
+	if (lsim_cli_make_dirs(o->outdir) != 0)
 		return lsim_diag_set(d, LSIM_EIO, o->outdir, 0, 0, "-o", "cannot create: %s",
 				     strerror(errno));
 	struct stage st = {.outdir = o->outdir, .r = r};
@@ -1383,7 +1364,7 @@ int lsim_profile_import(const struct lsim_import_opts *o, struct lsim_import_res
 	    (int)sizeof st.dir - 64)
 		return lsim_diag_set(d, LSIM_EINVAL, o->outdir, 0, 0, "-o", "path too long");
 	remove_tree(st.dir); /* a leftover of a killed import with the same pid */
-	if (make_dirs(st.dir) != 0)
+	if (lsim_cli_make_dirs(st.dir) != 0)
 		return lsim_diag_set(d, LSIM_EIO, st.dir, 0, 0, "-o", "cannot create: %s",
 				     strerror(errno));
 	snprintf(r->layout, sizeof r->layout, "%s",
@@ -2103,7 +2084,7 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 /* Command line                                                        */
 /* ------------------------------------------------------------------ */
 
-#define EXIT_BADINPUT 2
+#define EXIT_BADINPUT LSIM_EXIT_BADINPUT
 
 static const char usage_import[] =
 	"usage: llmsim profile import --from llmservingsim|vidur|splitwise SRC... -o OUTDIR\n"
@@ -2132,16 +2113,6 @@ static const char usage_compare[] =
 	"contexts 128, 512, 2048, 8192, wherever the table has measurements; for a\n"
 	"per-iteration table (Splitwise) its own batch configurations. Prints a table\n"
 	"with the error roofline / measured - 1, or one JSON object with --json.\n";
-
-static int cli_fail(const struct lsim_diag *d, int rc)
-{
-	char buf[1400];
-	lsim_diag_format(d, buf, sizeof buf);
-	fprintf(stderr, "llmsim: %s\n", buf);
-	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE || rc == LSIM_ENOENT
-		       ? EXIT_BADINPUT
-		       : 1;
-}
 
 static int parse_tp(const char *s, int *out)
 {
@@ -2208,7 +2179,7 @@ int lsim_cli_profile_import(int argc, char **argv)
 	int err = lsim_profile_import(&o, &r, &d);
 	free(src);
 	if (err)
-		return cli_fail(&d, err);
+		return lsim_cli_fail(&d, err);
 	printf("imported %s: %zu rows -> %s (%s tables)\n", from, r.rows_read, o.outdir, r.layout);
 	for (int i = 0; i < r.n_tp; i++)
 		printf("  tp%-3d %s\n", r.tp[i],
@@ -2257,7 +2228,7 @@ int lsim_cli_profile_compare(int argc, char **argv)
 	struct lsim_compare_result r;
 	int rc = lsim_profile_compare(&o, &r, &d);
 	if (rc)
-		return cli_fail(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	struct lsim_buf b = {0};
 	lsim_compare_format(&r, json, &b);
 	if (b.data)

@@ -15,9 +15,10 @@
 #include <hdf5.h>
 
 #include "kproto.h"
+#include "cli.h"
 #include "profile_learn.h"
 
-#define EXIT_BADINPUT 2
+#define EXIT_BADINPUT LSIM_EXIT_BADINPUT
 #define MAX_COLS 256
 
 static const char usage_train[] =
@@ -43,17 +44,6 @@ static const char usage_eval[] =
 	"prints the mean squared error of each on the 30% per cluster and target,\n"
 	"and points of the relative-error CDF |pred - y| / |y|. --h5 also writes\n"
 	"the tables and the full CDFs to OUT.h5.\n";
-
-static int bad_input(const struct lsim_diag *d, int rc)
-{
-	char buf[1400];
-	lsim_diag_format(d, buf, sizeof buf);
-	fprintf(stderr, "llmsim: %s\n", buf);
-	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
-			       rc == LSIM_ENOENT
-		       ? EXIT_BADINPUT
-		       : 1;
-}
 
 __attribute__((format(printf, 3, 4)))
 static int bad_arg(const char *cmd, const char *usage, const char *fmt, ...)
@@ -173,14 +163,14 @@ int lsim_cli_profile_train(int argc, char **argv)
 	struct lsim_kp_data x;
 	int rc = lsim_kp_data_read_csv(data, num, n_num, cat, n_cat, tgt, n_tgt, &x, &d);
 	if (rc != 0)
-		return bad_input(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	struct lsim_kproto_model *m = NULL;
 	rc = lsim_kproto_train(&x, &o, (enum lsim_kp_kind)kind, &m, &d);
 	if (rc != 0) {
 		if (!d.file[0])
 			snprintf(d.file, sizeof d.file, "%s", data);
 		lsim_kp_data_release(&x);
-		return bad_input(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	}
 	printf("read %zu rows of %s: %zu numeric, %zu categorical attributes, %zu targets\n",
 	       x.n, data, n_num, n_cat, n_tgt);
@@ -213,7 +203,7 @@ int lsim_cli_profile_train(int argc, char **argv)
 		printf("wrote %s\n", out);
 	lsim_kproto_destroy(m);
 	lsim_kp_data_release(&x);
-	return rc == 0 ? 0 : bad_input(&d, rc);
+	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }
 
 /* ---- eval: HDF5 ---- */
@@ -525,12 +515,12 @@ int lsim_cli_profile_eval(int argc, char **argv)
 	struct lsim_kproto_model *m = NULL;
 	int rc = lsim_kproto_load(model, &m, &d);
 	if (rc != 0)
-		return bad_input(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	if (m->n_tgt == 0) {
 		lsim_diag_set(&d, LSIM_EINVAL, model, 0, 0, "targets",
 			      "the model was trained without --target: nothing to evaluate");
 		lsim_kproto_destroy(m);
-		return bad_input(&d, LSIM_EINVAL);
+		return lsim_cli_fail(&d, LSIM_EINVAL);
 	}
 	struct lsim_kp_data x;
 	rc = lsim_kp_data_read_csv(data, (const char *const *)m->num_names, m->n_num,
@@ -538,7 +528,7 @@ int lsim_cli_profile_eval(int argc, char **argv)
 				   (const char *const *)m->tgt_names, m->n_tgt, &x, &d);
 	if (rc != 0) {
 		lsim_kproto_destroy(m);
-		return bad_input(&d, rc);
+		return lsim_cli_fail(&d, rc);
 	}
 	struct lsim_kp_eval e;
 	rc = lsim_kproto_evaluate(m, &x, seed_set ? seed : m->seed, &e, &d);
@@ -560,5 +550,5 @@ int lsim_cli_profile_eval(int argc, char **argv)
 	}
 	lsim_kp_data_release(&x);
 	lsim_kproto_destroy(m);
-	return rc == 0 ? 0 : bad_input(&d, rc);
+	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }

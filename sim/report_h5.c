@@ -457,6 +457,21 @@ static int write_classes(struct h5w *w, const struct lsim_results *r)
 	return rc;
 }
 
+/* The 1-D dataset name of n rows of a compound type with the members m. */
+static int write_records(struct h5w *w, const char *name, const struct member *m,
+			 size_t nm, size_t row, const void *rows, size_t n)
+{
+	hid_t mt = compound(m, nm, row);
+	if (mt < 0) {
+		char what[96];
+		snprintf(what, sizeof what, "cannot build the /%s type", name);
+		return fail(w, what);
+	}
+	int rc = write_table(w, w->file, name, mt, rows, n);
+	H5Tclose(mt);
+	return rc;
+}
+
 static int write_jobs(struct h5w *w, const struct lsim_results *r)
 {
 	hid_t d = H5T_NATIVE_DOUBLE, i32 = H5T_NATIVE_INT32, i64 = H5T_NATIVE_INT64;
@@ -482,11 +497,8 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 		M(lsim_job_row, cost_usd, d),
 		M(lsim_job_row, energy_j, d),
 	};
-	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_job_row));
-	if (mt < 0)
-		return fail(w, "cannot build the /jobs type");
-	int rc = write_table(w, w->file, "jobs", mt, r->jobs, r->n_jobs);
-	H5Tclose(mt);
+	int rc = write_records(w, "jobs", m, sizeof m / sizeof m[0],
+			   sizeof(struct lsim_job_row), r->jobs, r->n_jobs);
 	if (rc != 0)
 		return rc;
 	struct member t[] = {
@@ -497,11 +509,8 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 		M(lsim_job_sample, pending, i32),
 		M(lsim_job_sample, fragmented, i32),
 	};
-	mt = compound(t, sizeof t / sizeof t[0], sizeof(struct lsim_job_sample));
-	if (mt < 0)
-		return fail(w, "cannot build the /job_timeseries type");
-	rc = write_table(w, w->file, "job_timeseries", mt, r->job_ts, r->n_job_ts);
-	H5Tclose(mt);
+	rc = write_records(w, "job_timeseries", t, sizeof t / sizeof t[0],
+			   sizeof(struct lsim_job_sample), r->job_ts, r->n_job_ts);
 	if (rc != 0)
 		return rc;
 	struct member e[] = {
@@ -510,12 +519,8 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 		M(lsim_job_event_row, state, i32),
 		M(lsim_job_event_row, gpus, d),
 	};
-	mt = compound(e, sizeof e / sizeof e[0], sizeof(struct lsim_job_event_row));
-	if (mt < 0)
-		return fail(w, "cannot build the /job_timeline type");
-	rc = write_table(w, w->file, "job_timeline", mt, r->job_timeline,
-			 r->n_job_timeline);
-	H5Tclose(mt);
+	rc = write_records(w, "job_timeline", e, sizeof e / sizeof e[0],
+			   sizeof(struct lsim_job_event_row), r->job_timeline, r->n_job_timeline);
 	return rc;
 }
 
@@ -533,11 +538,8 @@ static int write_tenants(struct h5w *w, const struct lsim_results *r)
 		M(lsim_tenant_record, carbon_g, d),
 		M(lsim_tenant_record, cost_per_mtok_usd, d),
 	};
-	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_tenant_record));
-	if (mt < 0)
-		return fail(w, "cannot build the /tenants type");
-	int rc = write_table(w, w->file, "tenants", mt, r->tenants, r->n_tenants);
-	H5Tclose(mt);
+	int rc = write_records(w, "tenants", m, sizeof m / sizeof m[0],
+			   sizeof(struct lsim_tenant_record), r->tenants, r->n_tenants);
 	return rc;
 }
 
@@ -554,11 +556,8 @@ static int write_links(struct h5w *w, const struct lsim_results *r)
 		M(lsim_link_record, mean_util, d),
 		M(lsim_link_record, msgs, H5T_NATIVE_INT64),
 	};
-	hid_t mt = compound(m, sizeof m / sizeof m[0], sizeof(struct lsim_link_record));
-	if (mt < 0)
-		return fail(w, "cannot build the /links type");
-	int rc = write_table(w, w->file, "links", mt, r->links, r->n_links);
-	H5Tclose(mt);
+	int rc = write_records(w, "links", m, sizeof m / sizeof m[0],
+			   sizeof(struct lsim_link_record), r->links, r->n_links);
 	if (rc != 0)
 		return rc;
 	struct member t[] = {
@@ -566,11 +565,8 @@ static int write_links(struct h5w *w, const struct lsim_results *r)
 		M(lsim_link_sample, link, H5T_NATIVE_INT32),
 		M(lsim_link_sample, util, d),
 	};
-	mt = compound(t, sizeof t / sizeof t[0], sizeof(struct lsim_link_sample));
-	if (mt < 0)
-		return fail(w, "cannot build the /link_timeseries type");
-	rc = write_table(w, w->file, "link_timeseries", mt, r->link_ts, r->n_link_ts);
-	H5Tclose(mt);
+	rc = write_records(w, "link_timeseries", t, sizeof t / sizeof t[0],
+			   sizeof(struct lsim_link_sample), r->link_ts, r->n_link_ts);
 	return rc;
 }
 

@@ -1,0 +1,40 @@
+/*
+ * cli.c - the pieces every `llmsim` subcommand shares: reporting a
+ * rejected input and making output folders.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+int lsim_cli_fail(const struct lsim_diag *d, int rc)
+{
+	char buf[1400];
+	lsim_diag_format(d, buf, sizeof buf);
+	fprintf(stderr, "llmsim: %s\n", buf);
+	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
+			       rc == LSIM_ENOENT
+		       ? LSIM_EXIT_BADINPUT
+		       : 1;
+}
+
+int lsim_cli_make_dirs(const char *path)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
