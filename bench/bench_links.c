@@ -118,10 +118,10 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	b->n_samples++;
 }
 
-static double wall_s(void)
+static double clock_s(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -180,9 +180,11 @@ int main(int argc, char **argv)
 	lsim_time sim0 = lsim_now(b.eng);
 	lsim_set_periodic(b.eng, LSIM_MS, sample, &b);
 	b.stop_at = b.completions + measured;
-	double w0 = wall_s();
+	double w0 = clock_s(CLOCK_MONOTONIC);
+	double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 	lsim_run(b.eng, LSIM_TIME_MAX);
-	double w = wall_s() - w0;
+	double w = clock_s(CLOCK_MONOTONIC) - w0;
+	double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
 	lsim_net_get_stats(b.net, &s1);
 	uint64_t ev = lsim_events_processed(b.eng) - ev0;
 	double sim = lsim_time_to_s(lsim_now(b.eng) - sim0);
@@ -193,13 +195,15 @@ int main(int argc, char **argv)
 	} else {
 		double rec = (double)(s1.recomputations - s0.recomputations);
 		printf("bench links mix=%s flows=%d completions=%" PRIu64
-		       " wall_s=%.2f flows_per_s=%.0f recomputations_per_s=%.0f"
-		       " events_per_s=%.0f mean_component_flows=%.0f"
-		       " mean_component_links=%.0f"
+		       " wall_s=%.2f cpu_s=%.2f flows_per_s=%.0f"
+		       " recomputations_per_s=%.0f events_per_s=%.0f"
+		       " cpu_recomputations_per_s=%.0f cpu_events_per_s=%.0f"
+		       " mean_flows_resolved=%.0f mean_links_visited=%.0f"
 		       " rate_changes_per_recomputation=%.0f"
 		       " mean_in_flight=%.0f simulated_s=%.3f\n",
-		       mix, SOURCES, measured, w, (double)measured / w, rec / w,
-		       (double)ev / w,
+		       mix, SOURCES, measured, w, cpu, (double)measured / w,
+		       rec / w, (double)ev / w, cpu > 0 ? rec / cpu : 0,
+		       cpu > 0 ? (double)ev / cpu : 0,
 		       (double)(s1.flows_recomputed - s0.flows_recomputed) / rec,
 		       (double)(s1.links_recomputed - s0.links_recomputed) / rec,
 		       (double)(s1.rate_changes - s0.rate_changes) / rec,

@@ -15,9 +15,10 @@
  *   - msgs[]: a pool of in-flight messages with a free list.
  *
  * Rate changes are batched: a flow that starts or ends marks its links
- * dirty and one "settle" event at the current time recomputes the
- * component(s) reachable from the dirty links, once for every change made
- * at that instant. Storage for lanes and scratch is reserved when a flow is
+ * dirty and one "settle" event at the current time re-solves, once for
+ * every change made at that instant, the flows reachable from the dirty
+ * links whose rate is at or above the divergence level (below it the
+ * max-min allocation cannot change). Storage for lanes and scratch is reserved when a flow is
  * started, so event handlers never allocate (except inside the engine).
  */
 #include "links.h"
@@ -30,6 +31,12 @@
  * (recomputation in another order differs by rounding only). */
 #define RATE_RTOL 1e-12
 
+/* Flows with a rate this far (relative) below the divergence level are
+ * re-solved too: rates computed along different paths through the links
+ * differ by rounding, and a flow kept by mistake would keep a wrong rate,
+ * while one re-solved needlessly only costs time. */
+#define THETA_RTOL 1e-9
+
 enum { FLOW_FREE = -1 };
 
 /* A flow crossing a link: which flow, and at which hop of its path. */
@@ -38,25 +45,30 @@ struct lane {
 	int32_t hop;
 };
 
-/* Per flow slot, kept apart from struct flow so that the searches of a
- * recomputation touch 8 bytes per flow: equal to net->epoch when the flow
- * was reached (seen) and when its rate was fixed (frozen). */
+/* Per flow slot, dense and apart from struct flow: what a recomputation
+ * reads of each flow it reaches, besides the path. */
 struct fmark {
-	uint32_t seen, frozen;
+	uint32_t seen; /* == net->epoch: reached by this recomputation */
+	int32_t idx;   /* then its index in the local problem */
+	double cap;    /* bytes/ns; 0: none */
+	uint64_t recomputed;
+};
+
+/* Per link, dense: == net->epoch when reached, and its local index. */
+struct lmark {
+	uint32_t mark;
+	int32_t loc;
 };
 
 struct link {
-	/* recomputation scratch first */
-	uint32_t mark; /* == net->epoch: in the component */
-	int32_t nu;    /* unfrozen flows while filling */
-	double rem;    /* capacity left while filling */
 	double bw;     /* bytes/ns */
-	lsim_time latency;
-	enum lsim_link_kind kind;
 	struct lane *lanes;
 	int32_t n_lanes, cap_lanes;
 	int32_t n_reserved; /* unfinished flows whose path crosses it */
 	double rate_sum;    /* bytes/ns */
+	lsim_time latency;
+	enum lsim_link_kind kind;
+	bool dirty;
 	/* statistics, integrated up to t_last */
 	lsim_time t_last;
 	double bytes;
@@ -69,29 +81,29 @@ struct link {
 	double msg_bytes;
 	int64_t n_msgs;
 	lsim_time msg_busy_ns;
-	bool dirty;
 };
 
-/* The fields a recomputation reads come first (one or two cache lines). */
+/* Four cache lines (the array is aligned to them): the path, which is
+ * all a recomputation's search reads (ended by -1 when shorter than
+ * LSIM_PATH_MAX); the lane positions; what a rate change updates; the
+ * rest. */
 struct flow {
-	int32_t n_hops;
 	int32_t hop[LSIM_PATH_MAX];
+	int32_t pos[LSIM_PATH_MAX]; /* index in links[hop[i]].lanes */
+	int32_t n_hops;
 	int32_t state; /* FLOW_FREE or enum lsim_flow_state */
 	double rate;   /* bytes/ns */
-	double new_rate;
-	double cap;    /* bytes/ns; 0: none */
-	double bytes;
 	double left;   /* bytes left as of `last` */
-	uint64_t recomputed;
+	lsim_time last, finish;
+	lsim_event_id ev;
+	uint64_t rate_changes;
+	_Alignas(64) double bytes;
+	lsim_time start;
 	uint32_t gen;
 	int32_t next_free;
-	int32_t pos[LSIM_PATH_MAX]; /* index in links[hop[i]].lanes */
-	lsim_time last, start, finish;
-	lsim_event_id ev;
 	lsim_flow_done_fn done;
 	void *ctx;
 	uint64_t arg;
-	uint64_t rate_changes;
 };
 
 struct msg {
@@ -115,6 +127,31 @@ struct capped {
 	int32_t flow;
 };
 
+/*
+ * The problem one recomputation solves, renumbered: local links 0 .. nL-1
+ * and local flows 0 .. nF-1 in the order the search reached them, so that
+ * the filling runs on small dense arrays. Sized to the pools.
+ */
+struct solve {
+	/* per local link (cap_links; off cap_links + 1) */
+	int32_t *link; /* its id */
+	double *rem;   /* capacity left */
+	int32_t *nu;   /* flows on it not yet frozen */
+	int32_t *off;  /* its flows: fl[off[i] .. off[i + 1]) */
+	struct heap_ent *heap;
+	/* per local flow (cap_flows; hop and fl LSIM_PATH_MAX times that) */
+	int32_t *slot;
+	double *old;   /* rate before (INFINITY: fresh) */
+	double *rate;  /* new rate */
+	bool *frozen;
+	int32_t *nh;
+	int32_t *hop;  /* local link ids, LSIM_PATH_MAX per flow */
+	int32_t *fl;
+	int32_t *changed;
+	struct capped *capped;
+	int32_t n_heap, n_changed;
+};
+
 struct lsim_net {
 	struct lsim_engine *eng;
 	struct link *links;
@@ -128,13 +165,15 @@ struct lsim_net {
 	lsim_event_id settle_ev;
 	uint32_t epoch;
 	struct fmark *fm; /* cap_flows */
-	/* scratch, sized to the pools */
-	int32_t *comp_flows; /* cap_flows */
-	int32_t *comp_links; /* cap_links */
-	struct heap_ent *heap; /* cap_links */
-	struct capped *capped; /* cap_flows */
-	int32_t n_heap;
-	int32_t n_changed;
+	/* cap_flows: each active flow's rate as the solver sees it, dense so
+	 * that a recomputation can tell the flows it keeps from the ones it
+	 * re-solves without touching their records; INFINITY while the flow
+	 * is fresh (active, not yet given a rate) */
+	double *frate;
+	struct lmark *lm; /* cap_links */
+	struct solve sv;
+	/* smallest old rate of the flows that left since the last settle */
+	double theta_gone;
 	struct lsim_net_stats st;
 };
 
@@ -171,12 +210,57 @@ static int reserve(void **p, int32_t *cap, int32_t need, size_t sz)
 /* Reallocates *p to n elements of size sz (a failure leaves *p as it
  * was: arrays grown together may end up with different sizes, which is
  * harmless because only the smallest, the recorded capacity, is used). */
-static int grow_to(void **p, int32_t n, size_t sz)
+static int grow_to(void **p, size_t n, size_t sz)
 {
-	void *q = realloc(*p, (size_t)n * sz);
+	void *q = realloc(*p, n * sz);
 	if (!q)
 		return LSIM_ENOMEM;
 	*p = q;
+	return 0;
+}
+
+/* Grows every array sized to the link pool to `want` links. */
+static int grow_links(struct lsim_net *net, int32_t want)
+{
+	struct solve *sv = &net->sv;
+	size_t n = (size_t)want;
+	if (grow_to((void **)&net->links, n, sizeof *net->links) ||
+	    grow_to((void **)&net->dirty, n, sizeof *net->dirty) ||
+	    grow_to((void **)&net->lm, n, sizeof *net->lm) ||
+	    grow_to((void **)&sv->link, n, sizeof *sv->link) ||
+	    grow_to((void **)&sv->rem, n, sizeof *sv->rem) ||
+	    grow_to((void **)&sv->nu, n, sizeof *sv->nu) ||
+	    grow_to((void **)&sv->off, n + 1, sizeof *sv->off) ||
+	    grow_to((void **)&sv->heap, n, sizeof *sv->heap))
+		return LSIM_ENOMEM;
+	return 0;
+}
+
+/* Grows every array sized to the flow pool to `want` flows. */
+static int grow_flows(struct lsim_net *net, int32_t want)
+{
+	struct solve *sv = &net->sv;
+	size_t n = (size_t)want, np = n * LSIM_PATH_MAX;
+	struct flow *fl = aligned_alloc(_Alignof(struct flow),
+					n * sizeof *net->flows);
+	if (!fl)
+		return LSIM_ENOMEM;
+	if (net->n_slots > 0)
+		memcpy(fl, net->flows, (size_t)net->n_slots * sizeof *fl);
+	free(net->flows);
+	net->flows = fl;
+	if (grow_to((void **)&net->fm, n, sizeof *net->fm) ||
+	    grow_to((void **)&net->frate, n, sizeof *net->frate) ||
+	    grow_to((void **)&sv->slot, n, sizeof *sv->slot) ||
+	    grow_to((void **)&sv->old, n, sizeof *sv->old) ||
+	    grow_to((void **)&sv->rate, n, sizeof *sv->rate) ||
+	    grow_to((void **)&sv->frozen, n, sizeof *sv->frozen) ||
+	    grow_to((void **)&sv->nh, n, sizeof *sv->nh) ||
+	    grow_to((void **)&sv->hop, np, sizeof *sv->hop) ||
+	    grow_to((void **)&sv->fl, np, sizeof *sv->fl) ||
+	    grow_to((void **)&sv->changed, n, sizeof *sv->changed) ||
+	    grow_to((void **)&sv->capped, n, sizeof *sv->capped))
+		return LSIM_ENOMEM;
 	return 0;
 }
 
@@ -273,6 +357,8 @@ static void lane_remove(struct lsim_net *net, int32_t link, int32_t p)
 static void flow_detach(struct lsim_net *net, int32_t slot, lsim_time now)
 {
 	struct flow *f = &net->flows[slot];
+	if (f->rate < net->theta_gone && net->frate[slot] != INFINITY)
+		net->theta_gone = f->rate;
 	for (int32_t h = 0; h < f->n_hops; h++) {
 		int32_t id = f->hop[h];
 		struct link *l = &net->links[id];
@@ -310,6 +396,7 @@ struct lsim_net *lsim_net_create(struct lsim_engine *eng)
 	net->eng = eng;
 	net->free_flow = -1;
 	net->free_msg = -1;
+	net->theta_gone = INFINITY;
 	return net;
 }
 
@@ -331,11 +418,24 @@ void lsim_net_destroy(struct lsim_net *net)
 	free(net->flows);
 	free(net->msgs);
 	free(net->dirty);
-	free(net->comp_flows);
-	free(net->comp_links);
-	free(net->heap);
-	free(net->capped);
 	free(net->fm);
+	free(net->frate);
+	free(net->lm);
+	struct solve *sv = &net->sv;
+	free(sv->link);
+	free(sv->rem);
+	free(sv->nu);
+	free(sv->off);
+	free(sv->heap);
+	free(sv->slot);
+	free(sv->old);
+	free(sv->rate);
+	free(sv->frozen);
+	free(sv->nh);
+	free(sv->hop);
+	free(sv->fl);
+	free(sv->changed);
+	free(sv->capped);
 	free(net);
 }
 
@@ -360,17 +460,14 @@ int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "too many links");
 	if (n == net->cap_links) {
 		int32_t want = n > INT32_MAX / 2 ? INT32_MAX : (n ? 2 * n : 8);
-		if (grow_to((void **)&net->links, want, sizeof *net->links) ||
-		    grow_to((void **)&net->dirty, want, sizeof *net->dirty) ||
-		    grow_to((void **)&net->comp_links, want,
-			    sizeof *net->comp_links) ||
-		    grow_to((void **)&net->heap, want, sizeof *net->heap))
+		if (grow_links(net, want))
 			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
 					     "out of memory");
 		net->cap_links = want;
 	}
 	struct link *l = &net->links[n];
 	memset(l, 0, sizeof *l);
+	net->lm[n] = (struct lmark){0, 0};
 	l->bw = bw / 1e9;
 	l->latency = latency;
 	l->kind = kind;
@@ -454,11 +551,11 @@ static bool heap_before(const struct heap_ent *a, const struct heap_ent *b)
 	return a->key < b->key || (a->key == b->key && a->link < b->link);
 }
 
-static void heap_push(struct lsim_net *net, double key, int32_t link)
+static void heap_push(struct solve *sv, double key, int32_t link)
 {
 	struct heap_ent e = {key, link};
-	struct heap_ent *h = net->heap;
-	int32_t i = net->n_heap++;
+	struct heap_ent *h = sv->heap;
+	int32_t i = sv->n_heap++;
 	while (i > 0) {
 		int32_t p = (i - 1) / 2;
 		if (!heap_before(&e, &h[p]))
@@ -469,12 +566,12 @@ static void heap_push(struct lsim_net *net, double key, int32_t link)
 	h[i] = e;
 }
 
-static struct heap_ent heap_pop(struct lsim_net *net)
+static struct heap_ent heap_pop(struct solve *sv)
 {
-	struct heap_ent *h = net->heap;
+	struct heap_ent *h = sv->heap;
 	struct heap_ent top = h[0];
-	struct heap_ent e = h[--net->n_heap];
-	int32_t n = net->n_heap, i = 0;
+	struct heap_ent e = h[--sv->n_heap];
+	int32_t n = sv->n_heap, i = 0;
 	for (;;) {
 		int32_t c = 2 * i + 1;
 		if (c >= n)
@@ -499,85 +596,78 @@ static int cmp_capped(const void *a, const void *b)
 	return (x->flow > y->flow) - (x->flow < y->flow);
 }
 
-/* Fixes a flow's rate at `rate`; a flow whose rate moves is appended to
- * the changed list (comp_flows, free once the caps are collected). */
-static void freeze(struct lsim_net *net, int32_t slot, double rate)
+/* Fixes local flow i's rate; a flow whose rate moves (or that had none
+ * yet) joins the changed list. */
+static void freeze(struct solve *sv, int32_t i, double rate)
 {
-	struct flow *f = &net->flows[slot];
-	f->new_rate = rate;
-	f->recomputed++;
-	net->fm[slot].frozen = net->epoch;
-	bool same = f->rate > 0 ? fabs(rate - f->rate) <= RATE_RTOL * f->rate
-				: rate == 0;
+	double old = sv->old[i];
+	sv->rate[i] = rate;
+	sv->frozen[i] = true;
+	bool same = old == INFINITY ? false
+		    : old > 0	    ? fabs(rate - old) <= RATE_RTOL * old
+				    : rate == 0;
 	if (!same)
-		net->comp_flows[net->n_changed++] = slot;
-	for (int32_t h = 0; h < f->n_hops; h++) {
-		struct link *m = &net->links[f->hop[h]];
-		m->rem -= rate;
-		m->nu--;
+		sv->changed[sv->n_changed++] = i;
+	const int32_t *hop = &sv->hop[(size_t)i * LSIM_PATH_MAX];
+	for (int32_t h = 0; h < sv->nh[i]; h++) {
+		sv->rem[hop[h]] -= rate;
+		sv->nu[hop[h]]--;
 	}
 }
 
 /*
- * Max-min fair rates of the nF flows in comp_flows over the nL links in
- * comp_links (a union of whole components), written to new_rate; the
- * flows whose rate changed are left in comp_flows[0 .. n_changed).
- * Progressive filling with a lazy heap: a link's fair share rem / nu only
- * grows as flows elsewhere freeze (they freeze at the current minimum,
- * which is at most the link's share), so a stale key is a lower bound; a
- * popped link whose share has grown is pushed back with its new key, and a
- * popped link whose key is current is the bottleneck. A rate cap acts as a
- * private link of that capacity: the smallest unfrozen cap competes with
- * the heap's top.
+ * Max-min fair rates of the local problem (nF flows over nL links, each
+ * link with the capacity the kept flows leave and the list of its flows
+ * here). Progressive filling with a lazy heap: a link's fair share
+ * rem / nu only grows as flows elsewhere freeze (they freeze at the
+ * current minimum, which is at most the link's share), so a stale key is a
+ * lower bound; a popped link whose share has grown is pushed back with its
+ * new key, and a popped link whose key is current is the bottleneck. A
+ * rate cap acts as a private link of that capacity: the smallest unfrozen
+ * cap competes with the heap's top.
  */
-static void fill(struct lsim_net *net, int32_t nF, int32_t nL)
+static void fill(struct solve *sv, int32_t nF, int32_t nL)
 {
-	net->n_heap = 0;
-	for (int32_t i = 0; i < nL; i++) {
-		struct link *l = &net->links[net->comp_links[i]];
-		l->rem = l->bw;
-		l->nu = l->n_lanes;
-		if (l->nu > 0)
-			heap_push(net, l->rem / l->nu, net->comp_links[i]);
-	}
+	sv->n_heap = 0;
+	for (int32_t i = 0; i < nL; i++)
+		if (sv->nu[i] > 0)
+			heap_push(sv, sv->rem[i] / sv->nu[i], i);
 	int32_t n_cap = 0;
 	for (int32_t i = 0; i < nF; i++) {
-		int32_t s = net->comp_flows[i];
-		if (net->flows[s].cap > 0)
-			net->capped[n_cap++] =
-				(struct capped){net->flows[s].cap, s};
+		sv->frozen[i] = false;
+		if (sv->capped[i].cap > 0)
+			sv->capped[n_cap++] = (struct capped){sv->capped[i].cap, i};
 	}
 	if (n_cap > 1)
-		qsort(net->capped, (size_t)n_cap, sizeof *net->capped,
+		qsort(sv->capped, (size_t)n_cap, sizeof *sv->capped,
 		      cmp_capped);
-	net->n_changed = 0;
+	sv->n_changed = 0;
 	int32_t ci = 0, left = nF;
 	while (left > 0) {
-		while (ci < n_cap &&
-		       net->fm[net->capped[ci].flow].frozen == net->epoch)
+		while (ci < n_cap && sv->frozen[sv->capped[ci].flow])
 			ci++;
 		if (ci < n_cap &&
-		    (net->n_heap == 0 || net->capped[ci].cap <= net->heap[0].key)) {
-			freeze(net, net->capped[ci].flow, net->capped[ci].cap);
+		    (sv->n_heap == 0 || sv->capped[ci].cap <= sv->heap[0].key)) {
+			freeze(sv, sv->capped[ci].flow, sv->capped[ci].cap);
 			ci++;
 			left--;
 			continue;
 		}
-		if (net->n_heap == 0)
+		if (sv->n_heap == 0)
 			break; /* every flow crosses a link: not reached */
-		struct heap_ent top = heap_pop(net);
-		struct link *l = &net->links[top.link];
-		if (l->nu <= 0)
+		struct heap_ent top = heap_pop(sv);
+		int32_t l = top.link;
+		if (sv->nu[l] <= 0)
 			continue;
-		double s = l->rem > 0 ? l->rem / l->nu : 0;
+		double s = sv->rem[l] > 0 ? sv->rem[l] / sv->nu[l] : 0;
 		if (s > top.key) {
-			heap_push(net, s, top.link);
+			heap_push(sv, s, l);
 			continue;
 		}
-		for (int32_t k = 0; k < l->n_lanes; k++) {
-			int32_t fs = l->lanes[k].flow;
-			if (net->fm[fs].frozen != net->epoch) {
-				freeze(net, fs, s);
+		for (int32_t k = sv->off[l]; k < sv->off[l + 1]; k++) {
+			int32_t i = sv->fl[k];
+			if (!sv->frozen[i]) {
+				freeze(sv, i, s);
 				left--;
 			}
 		}
@@ -587,12 +677,12 @@ static void fill(struct lsim_net *net, int32_t nF, int32_t nL)
 static void complete_fire(struct lsim_engine *eng, void *subject,
 			  uint64_t arg);
 
-/* Gives a flow its new rate: bytes left up to now at the old rate, link
- * sums and statistics, and its completion event moved. */
-static void set_rate(struct lsim_net *net, int32_t slot, lsim_time now)
+/* Gives a flow its new rate nr: bytes left up to now at the old rate,
+ * link sums, lanes and statistics, and its completion event moved. */
+static void set_rate(struct lsim_net *net, int32_t slot, double nr,
+		     lsim_time now)
 {
 	struct flow *f = &net->flows[slot];
-	double nr = f->new_rate;
 	f->left -= f->rate * (double)(now - f->last);
 	f->last = now;
 	for (int32_t h = 0; h < f->n_hops; h++) {
@@ -601,6 +691,7 @@ static void set_rate(struct lsim_net *net, int32_t slot, lsim_time now)
 		l->rate_sum += nr - f->rate;
 	}
 	f->rate = nr;
+	net->frate[slot] = nr;
 	f->rate_changes++;
 	net->st.rate_changes++;
 	f->finish = add_time(now, xfer_ns(f->left, nr));
@@ -618,58 +709,155 @@ static void set_rate(struct lsim_net *net, int32_t slot, lsim_time now)
 }
 
 /*
- * Recomputes the rates of every flow in the components that touch a dirty
- * link: a breadth-first search over the flow-link graph collects them,
- * progressive filling computes the rates, and only flows whose rate moved
- * are advanced and rescheduled.
+ * A lower bound of the level x at which link l saturates once its fresh
+ * flows (lane rate INFINITY) take part, growing with x up to their caps,
+ * while the others keep their rates: the x with sum over lanes of
+ * min(rate, x) = bw, a fresh flow's rate being its cap (INFINITY if none).
+ * Iterates x <- (bw - sum of rates below x) / (lanes at or above x) from
+ * x = 0, which climbs to that x from below and stops when the set of lanes
+ * below x no longer grows (then x is exact), after 8 rounds, or once x
+ * reaches `bound` (the caller only wants it if it is below). INFINITY if
+ * the link cannot fill.
+ */
+static double water_level(const struct lsim_net *net, const struct link *l,
+			  double bound)
+{
+	double x = 0;
+	int32_t n_below = -1;
+	for (int it = 0; it < 8 && x < bound; it++) {
+		double below = 0;
+		int32_t nb = 0;
+		for (int32_t k = 0; k < l->n_lanes; k++) {
+			double r = net->frate[l->lanes[k].flow];
+			if (r == INFINITY && net->fm[l->lanes[k].flow].cap > 0)
+				r = net->fm[l->lanes[k].flow].cap;
+			if (r < x) {
+				below += r;
+				nb++;
+			}
+		}
+		if (nb == n_below)
+			break;
+		if (nb == l->n_lanes)
+			return INFINITY;
+		n_below = nb;
+		x = (l->bw - below) / (l->n_lanes - nb);
+	}
+	return x;
+}
+
+/* Adds link id to the local problem if the search has not reached it
+ * yet; returns its local index. */
+static int32_t reach_link(struct lsim_net *net, int32_t id, int32_t *nL)
+{
+	struct lmark *m = &net->lm[id];
+	if (m->mark != net->epoch) {
+		m->mark = net->epoch;
+		m->loc = (*nL)++;
+		net->sv.link[m->loc] = id;
+	}
+	return m->loc;
+}
+
+/*
+ * The level below which nothing changes at this settle (docs/links.md):
+ * the smallest old rate of the flows that left, and for each dirty link
+ * with fresh flows, the level at which it would fill with them given the
+ * other flows' current rates. The dirty links become the first local
+ * links; returns their count.
+ */
+static int32_t divergence(struct lsim_net *net, double *theta)
+{
+	double th = net->theta_gone;
+	int32_t nL = 0;
+	net->theta_gone = INFINITY;
+	for (int32_t i = 0; i < net->n_dirty; i++) {
+		int32_t id = net->dirty[i];
+		struct link *l = &net->links[id];
+		l->dirty = false;
+		reach_link(net, id, &nL);
+		bool fresh = false;
+		for (int32_t k = 0; k < l->n_lanes && !fresh; k++)
+			fresh = net->frate[l->lanes[k].flow] == INFINITY;
+		if (fresh) {
+			double x = water_level(net, l, th);
+			if (x < th)
+				th = x;
+		}
+	}
+	net->n_dirty = 0;
+	*theta = th;
+	return nL;
+}
+
+/*
+ * Recomputes the rates that can change after the flows that started and
+ * ended at this instant. Below the divergence level theta the new
+ * allocation equals the old one, so flows with a rate below theta (less a
+ * margin for rounding) keep it and count only as capacity taken from their
+ * links. A breadth-first search from the dirty links through the other
+ * flows builds the local problem; progressive filling solves it, and only
+ * flows whose rate moved are advanced and rescheduled.
  */
 static void settle(struct lsim_net *net)
 {
 	lsim_time now = lsim_now(net->eng);
+	struct solve *sv = &net->sv;
 	if (net->epoch == UINT32_MAX) {
 		/* wrap: clear every mark so that no stale one matches */
-		memset(net->fm, 0, (size_t)net->n_slots * sizeof *net->fm);
+		for (int32_t i = 0; i < net->n_slots; i++)
+			net->fm[i].seen = 0;
 		for (int32_t i = 0; i < net->n_links; i++)
-			net->links[i].mark = 0;
+			net->lm[i].mark = 0;
 		net->epoch = 0;
 	}
 	uint32_t ep = ++net->epoch;
-	int32_t nL = 0, nF = 0;
-	for (int32_t i = 0; i < net->n_dirty; i++) {
-		struct link *l = &net->links[net->dirty[i]];
-		l->dirty = false;
-		if (l->mark != ep) {
-			l->mark = ep;
-			net->comp_links[nL++] = net->dirty[i];
-		}
-	}
-	net->n_dirty = 0;
+	double theta;
+	int32_t nL = divergence(net, &theta), nF = 0, nfl = 0;
+	double th = theta > 0 ? theta * (1 - THETA_RTOL) : -INFINITY;
 	for (int32_t i = 0; i < nL; i++) {
-		const struct link *l = &net->links[net->comp_links[i]];
+		const struct link *l = &net->links[sv->link[i]];
+		double rem = l->bw;
+		sv->off[i] = nfl;
 		for (int32_t k = 0; k < l->n_lanes; k++) {
-			int32_t s = l->lanes[k].flow;
-			if (net->fm[s].seen == ep)
+			const struct lane *ln = &l->lanes[k];
+			double r = net->frate[ln->flow];
+			if (r < th) {
+				rem -= r;
 				continue;
-			net->fm[s].seen = ep;
-			const struct flow *f = &net->flows[s];
-			net->comp_flows[nF++] = s;
-			for (int32_t h = 0; h < f->n_hops; h++) {
-				struct link *m = &net->links[f->hop[h]];
-				if (m->mark != ep) {
-					m->mark = ep;
-					net->comp_links[nL++] = f->hop[h];
-				}
 			}
+			struct fmark *m = &net->fm[ln->flow];
+			if (m->seen != ep) {
+				m->seen = ep;
+				m->idx = nF;
+				m->recomputed++;
+				const int32_t *hop = net->flows[ln->flow].hop;
+				int32_t *lh = &sv->hop[(size_t)nF * LSIM_PATH_MAX];
+				int32_t h = 0;
+				for (; h < LSIM_PATH_MAX && hop[h] >= 0; h++)
+					lh[h] = reach_link(net, hop[h], &nL);
+				sv->nh[nF] = h;
+				sv->slot[nF] = ln->flow;
+				sv->old[nF] = r;
+				sv->capped[nF].cap = m->cap;
+				nF++;
+			}
+			sv->fl[nfl++] = m->idx;
 		}
+		sv->rem[i] = rem;
+		sv->nu[i] = nfl - sv->off[i];
 	}
+	sv->off[nL] = nfl;
 	net->st.recomputations++;
 	net->st.flows_recomputed += (uint64_t)nF;
 	net->st.links_recomputed += (uint64_t)nL;
 	if (nF == 0)
 		return;
-	fill(net, nF, nL);
-	for (int32_t i = 0; i < net->n_changed; i++)
-		set_rate(net, net->comp_flows[i], now);
+	fill(sv, nF, nL);
+	for (int32_t i = 0; i < sv->n_changed; i++) {
+		int32_t k = sv->changed[i];
+		set_rate(net, sv->slot[k], sv->rate[k], now);
+	}
 }
 
 static void settle_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -719,6 +907,7 @@ static void activate(struct lsim_net *net, int32_t slot)
 	f->state = LSIM_FLOW_ACTIVE;
 	f->last = now;
 	f->rate = 0;
+	net->frate[slot] = INFINITY;
 	for (int32_t h = 0; h < f->n_hops; h++) {
 		int32_t id = f->hop[h];
 		struct link *l = &net->links[id];
@@ -815,13 +1004,7 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 		if (n == net->cap_flows) {
 			int32_t want = n > INT32_MAX / 2 ? INT32_MAX
 							 : (n ? 2 * n : 8);
-			if (grow_to((void **)&net->flows, want,
-				    sizeof *net->flows) ||
-			    grow_to((void **)&net->comp_flows, want,
-				    sizeof *net->comp_flows) ||
-			    grow_to((void **)&net->capped, want,
-				    sizeof *net->capped) ||
-			    grow_to((void **)&net->fm, want, sizeof *net->fm))
+			if (grow_flows(net, want))
 				return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0,
 						     "", "out of memory");
 			net->cap_flows = want;
@@ -845,10 +1028,11 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 	f->state = LSIM_FLOW_LATENT;
 	f->n_hops = req->n_hops;
 	memcpy(f->hop, req->path, (size_t)req->n_hops * sizeof *f->hop);
+	for (int32_t h = req->n_hops; h < LSIM_PATH_MAX; h++)
+		f->hop[h] = -1;
 	f->bytes = req->bytes;
 	f->left = req->bytes;
 	f->rate = 0;
-	f->cap = req->rate_cap > 0 ? req->rate_cap / 1e9 : 0;
 	f->last = now;
 	f->start = now;
 	f->finish = LSIM_TIME_MAX;
@@ -856,8 +1040,9 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 	f->done = req->done;
 	f->ctx = req->ctx;
 	f->arg = req->arg;
-	net->fm[slot] = (struct fmark){0, 0};
-	f->recomputed = 0;
+	net->fm[slot] = (struct fmark){
+		.cap = req->rate_cap > 0 ? req->rate_cap / 1e9 : 0,
+	};
 	f->rate_changes = 0;
 	if (lat > 0 || req->bytes <= 0) {
 		f->ev = lsim_schedule(net->eng, add_time(now, lat),
@@ -917,7 +1102,7 @@ int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
 	out->rate = f->rate * 1e9;
 	out->start = f->start;
 	out->finish = f->state == LSIM_FLOW_ACTIVE ? f->finish : LSIM_TIME_MAX;
-	out->recomputed = f->recomputed;
+	out->recomputed = net->fm[slot].recomputed;
 	out->rate_changes = f->rate_changes;
 	return 0;
 }

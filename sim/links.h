@@ -1,7 +1,8 @@
 /*
  * links.h - the link model: directed links with bandwidth and latency,
- * flows that share them max-min fairly (progressive filling, recomputed
- * per connected component), FIFO message queues for small messages, and a
+ * flows that share them max-min fairly (progressive filling, re-solving
+ * after each change only the flows at or above the level where the
+ * allocation can change), FIFO message queues for small messages, and a
  * topology builder for a GPU cluster (PCIe, host root complex, NVLink,
  * NIC, ToR, spine, storage). Private to the core; docs/links.md describes
  * the model, the algorithm and its cost.
@@ -136,7 +137,7 @@ struct lsim_flow_info {
 	lsim_time start;   /* when lsim_flow_start was called */
 	lsim_time finish;  /* its completion event's time (LSIM_TIME_MAX
 			    * while latent or stalled) */
-	uint64_t recomputed; /* times it was in a recomputed component */
+	uint64_t recomputed; /* times its rate was re-solved */
 	uint64_t rate_changes; /* times its rate (and event) changed */
 };
 
@@ -163,9 +164,9 @@ struct lsim_net_stats {
 	double bytes_requested;	  /* by finished flows */
 	double bytes_delivered;	  /* by finished flows, from their rates */
 	double max_residual;	  /* largest |bytes left| at a completion */
-	uint64_t recomputations;  /* component recomputations */
-	uint64_t flows_recomputed; /* sum of their sizes, in flows */
-	uint64_t links_recomputed; /* sum of their sizes, in links */
+	uint64_t recomputations;  /* settles: rate recomputations */
+	uint64_t flows_recomputed; /* flows re-solved by them, summed */
+	uint64_t links_recomputed; /* links they visited, summed */
 	uint64_t rate_changes;	  /* flows whose rate changed (events moved) */
 	uint64_t msgs_sent, msgs_delivered;
 };

@@ -274,14 +274,26 @@ static void test_bottleneck_shares(void **state)
 	 * earlier: at 125 ms A ends, but C is held by link 1, so nothing
 	 * changes for B and C: both end at 500 ms. D, E: 9e8 / 4.5 = 200 ms.
 	 */
+	struct lsim_net_stats st;
+	lsim_net_get_stats(fx->net, &st);
+	/* one recomputation at time 0: all 5 flows over the 3 links */
+	assert_int_equal(st.recomputations, 1);
+	assert_int_equal(st.flows_recomputed, 5);
+	assert_int_equal(st.links_recomputed, 3);
 	lsim_run(fx->eng, 125 * LSIM_MS);
 	assert_int_equal(done_at(&fx->log, 1), 125 * LSIM_MS);
-	/* C was recomputed when A ended but kept its rate and its event */
+	/* A left at 8 GB/s; C, at 2 below that, cannot change and was not
+	 * even re-solved: it kept its rate and its event. The recomputation
+	 * visited link 0 and re-solved no flow. */
 	struct lsim_flow_info fi;
 	assert_int_equal(lsim_flow_get(fx->net, c, &fi), 0);
-	assert_int_equal(fi.recomputed, 2);
+	assert_int_equal(fi.recomputed, 1);
 	assert_int_equal(fi.rate_changes, 1);
 	assert_int_equal(fi.finish, 500 * LSIM_MS);
+	lsim_net_get_stats(fx->net, &st);
+	assert_int_equal(st.recomputations, 2);
+	assert_int_equal(st.flows_recomputed, 5);
+	assert_int_equal(st.links_recomputed, 4);
 	lsim_run(fx->eng, LSIM_TIME_MAX);
 	assert_int_equal(done_at(&fx->log, 2), 500 * LSIM_MS);
 	assert_int_equal(done_at(&fx->log, 3), 500 * LSIM_MS);
@@ -476,25 +488,30 @@ static void test_bytes_conserved(void **state)
 /*
  * Reference max-min rates, the textbook way: repeatedly take the smallest
  * of every link's fair share (capacity left / unfrozen flows on it) and
- * every unfrozen flow's cap, and freeze the flows it binds.
+ * every unfrozen flow's cap, and freeze the flows it binds. Flow f crosses
+ * links path[f][0 .. nh[f]) of the nl links.
  */
-static void ref_rates(int nf, const int32_t (*path)[XC_HOPS], const int *nh,
-		      const double *cap, const double *bw, double *out)
+static void ref_rates(int nf, int nl, const int32_t (*path)[XC_HOPS],
+		      const int *nh, const double *cap, const double *bw,
+		      double *out)
 {
 	bool frozen[XC_FLOWS] = {false};
 	double rem[XC_LINKS];
-	for (int l = 0; l < XC_LINKS; l++)
+	int nu[XC_LINKS];
+	assert_true(nf <= XC_FLOWS && nl <= XC_LINKS);
+	for (int l = 0; l < nl; l++)
 		rem[l] = bw[l];
 	for (int left = nf; left > 0;) {
+		for (int l = 0; l < nl; l++)
+			nu[l] = 0;
+		for (int f = 0; f < nf; f++)
+			for (int h = 0; h < nh[f] && !frozen[f]; h++)
+				nu[path[f][h]]++;
 		double best = INFINITY;
 		int best_link = -1, best_flow = -1;
-		for (int l = 0; l < XC_LINKS; l++) {
-			int nu = 0;
-			for (int f = 0; f < nf; f++)
-				for (int h = 0; h < nh[f]; h++)
-					nu += !frozen[f] && path[f][h] == l;
-			if (nu && rem[l] / nu < best) {
-				best = rem[l] / nu;
+		for (int l = 0; l < nl; l++) {
+			if (nu[l] && rem[l] / nu[l] < best) {
+				best = rem[l] / nu[l];
 				best_link = l;
 			}
 		}
@@ -577,8 +594,8 @@ static void test_cross_check(void **state)
 		}
 		if (nf == 0)
 			continue;
-		ref_rates(nf, (const int32_t (*)[XC_HOPS])path, nh, cap, bw,
-			  want);
+		ref_rates(nf, XC_LINKS, (const int32_t (*)[XC_HOPS])path, nh,
+			  cap, bw, want);
 		for (int k = 0; k < nf; k++) {
 			double got = rate_of(fx, lt[who[k]].id) / GBPS;
 			assert_true(fabs(got - want[k]) <= 1e-9 * want[k]);
@@ -593,6 +610,266 @@ static void test_cross_check(void **state)
 	assert_true(checked >= 2000);
 	gsl_rng_free(rng);
 	fx_free(fx);
+}
+
+/* ---- what a recomputation re-solves ---- */
+
+static void test_resolve_threshold(void **state)
+{
+	(void)state;
+	struct fixture *fx = fx_new();
+	/*
+	 * Link 0 (12 GB/s) carries X, P and Q; link 1 (2 GB/s) carries X and
+	 * Y. Link 1 binds first: X = Y = 1; then P = Q = (12 - 1) / 2 = 5.5.
+	 */
+	int32_t l0 = add_link(fx, 12 * GBPS, 0);
+	int32_t l1 = add_link(fx, 2 * GBPS, 0);
+	int32_t px[] = {l0, l1};
+	lsim_flow_id x = start(fx, px, 2, 1e12, 0, 1);
+	lsim_flow_id y = start(fx, &l1, 1, 1e12, 0, 2);
+	lsim_flow_id p = start(fx, &l0, 1, 1e12, 0, 3);
+	lsim_flow_id q = start(fx, &l0, 1, 1e12, 0, 4);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, x) == 1 * GBPS);
+	assert_true(rate_of(fx, y) == 1 * GBPS);
+	assert_true(rate_of(fx, p) == 5.5 * GBPS);
+	assert_true(rate_of(fx, q) == 5.5 * GBPS);
+	struct lsim_flow_info fi0, fi1;
+	assert_int_equal(lsim_flow_get(fx->net, x, &fi0), 0);
+	struct lsim_net_stats s0, s1;
+	lsim_net_get_stats(fx->net, &s0);
+	/*
+	 * N joins link 0 at 10 ms. With the others at their rates, link 0
+	 * fills at the level x where min(1, x) + 3 min(5.5, x) = 12: x = 11/3.
+	 * Below 11/3 nothing changes, so X keeps 1 without being re-solved;
+	 * P, Q and N share the 11 left: 11/3 each. One link, three flows.
+	 */
+	struct later n = {.fx = fx, .path = {l0}, .n = 1, .bytes = 1e12};
+	lsim_schedule(fx->eng, 10 * LSIM_MS, later_fire, &n, 5);
+	lsim_run(fx->eng, 10 * LSIM_MS);
+	lsim_net_get_stats(fx->net, &s1);
+	assert_int_equal(s1.recomputations, s0.recomputations + 1);
+	assert_int_equal(s1.flows_recomputed, s0.flows_recomputed + 3);
+	assert_int_equal(s1.links_recomputed, s0.links_recomputed + 1);
+	assert_int_equal(lsim_flow_get(fx->net, x, &fi1), 0);
+	assert_int_equal(fi1.recomputed, fi0.recomputed);
+	assert_int_equal(fi1.finish, fi0.finish);
+	assert_true(rate_of(fx, x) == 1 * GBPS);
+	assert_true(fabs(rate_of(fx, p) - 11.0 / 3 * GBPS) < 1e-3);
+	assert_true(fabs(rate_of(fx, q) - 11.0 / 3 * GBPS) < 1e-3);
+	assert_true(fabs(rate_of(fx, n.id) - 11.0 / 3 * GBPS) < 1e-3);
+	/*
+	 * Y (at 1) leaves at 20 ms: everything at 1 or above may change, so
+	 * all four flows over both links are re-solved. Link 1 now binds X
+	 * alone at 2; P, Q and N share 12 - 2 = 10: 10/3 each.
+	 */
+	lsim_run(fx->eng, 20 * LSIM_MS);
+	assert_int_equal(lsim_flow_cancel(fx->net, y, NULL), 0);
+	lsim_run(fx->eng, 20 * LSIM_MS);
+	lsim_net_get_stats(fx->net, &s0);
+	assert_int_equal(s0.recomputations, s1.recomputations + 1);
+	assert_int_equal(s0.flows_recomputed, s1.flows_recomputed + 4);
+	assert_int_equal(s0.links_recomputed, s1.links_recomputed + 2);
+	assert_true(rate_of(fx, x) == 2 * GBPS);
+	assert_true(fabs(rate_of(fx, p) - 10.0 / 3 * GBPS) < 1e-3);
+	assert_true(fabs(rate_of(fx, n.id) - 10.0 / 3 * GBPS) < 1e-3);
+	/* C, capped at 1 GB/s, joins link 0. It takes min(x, 1) at level
+	 * x, so link 0 fills at 2 + 3x + 1 = 12: x = 3. X (2) is kept; P, Q,
+	 * N and C are re-solved on link 0 alone: C = 1, the others share
+	 * 12 - 2 - 1 = 9: 3 each. */
+	struct later c = {.fx = fx, .path = {l0}, .n = 1, .bytes = 1e12,
+			  .cap = 1 * GBPS};
+	lsim_schedule(fx->eng, 30 * LSIM_MS, later_fire, &c, 6);
+	lsim_run(fx->eng, 30 * LSIM_MS);
+	lsim_net_get_stats(fx->net, &s1);
+	assert_int_equal(s1.flows_recomputed, s0.flows_recomputed + 4);
+	assert_int_equal(s1.links_recomputed, s0.links_recomputed + 1);
+	assert_true(rate_of(fx, c.id) == 1 * GBPS);
+	assert_true(rate_of(fx, x) == 2 * GBPS);
+	assert_true(fabs(rate_of(fx, q) - 3 * GBPS) < 1e-3);
+	fx_free(fx);
+}
+
+/* ---- many random runs, every instant checked against a full
+ * recomputation ---- */
+
+#define DF_SEEDS 120
+#define DF_FLOWS 100
+
+struct diff {
+	struct lsim_engine *eng;
+	struct lsim_net *net;
+	gsl_rng *rng;
+	int nl;
+	int32_t link[XC_LINKS];
+	double bw[XC_LINKS]; /* bytes/ns */
+	int32_t path[DF_FLOWS][XC_HOPS];
+	int nh[DF_FLOWS];
+	double cap[DF_FLOWS]; /* bytes/ns; 0: none */
+	double bytes[DF_FLOWS];
+	lsim_flow_id id[DF_FLOWS];
+	int next; /* the next flow a completion may start */
+};
+
+static void df_stop(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	lsim_stop(eng);
+}
+
+static void df_cancel(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct diff *df = subject;
+	lsim_flow_cancel(df->net, df->id[arg], NULL); /* may be over */
+	lsim_stop(eng);
+}
+
+static void df_done(void *ctx, lsim_flow_id id, uint64_t arg);
+
+static void df_start(struct lsim_engine *eng, void *subject, uint64_t i)
+{
+	struct diff *df = subject;
+	int32_t path[XC_HOPS];
+	for (int h = 0; h < df->nh[i]; h++)
+		path[h] = df->link[df->path[i][h]];
+	struct lsim_flow_req r = {
+		.path = path, .n_hops = df->nh[i], .bytes = df->bytes[i],
+		.rate_cap = df->cap[i] * GBPS, .done = df_done, .ctx = df,
+		.arg = i,
+	};
+	assert_int_equal(lsim_flow_start(df->net, &r, &df->id[i], NULL), 0);
+	/* stop again when it starts to move, and sometimes cancel it */
+	lsim_time lat = lsim_path_latency(df->net, path, df->nh[i]);
+	if (lat > 0)
+		lsim_schedule_in(eng, lat, df_stop, df, 0);
+	if (gsl_rng_uniform(df->rng) < 0.15)
+		lsim_schedule_in(eng, (lsim_time)(gsl_rng_uniform(df->rng) * 2e6),
+				 df_cancel, df, i);
+	lsim_stop(eng);
+}
+
+static void df_done(void *ctx, lsim_flow_id id, uint64_t arg)
+{
+	struct diff *df = ctx;
+	/* a completion sometimes starts the next flow from the callback */
+	if (df->next < DF_FLOWS && gsl_rng_uniform(df->rng) < 0.5)
+		df_start(df->eng, df, (uint64_t)df->next++);
+	lsim_stop(df->eng);
+}
+
+/* Compares every moving flow's rate with the reference; returns how many
+ * flows are moving. */
+static int df_check(struct diff *df)
+{
+	static int32_t path[XC_FLOWS][XC_HOPS];
+	static int nh[XC_FLOWS], who[XC_FLOWS];
+	static double cap[XC_FLOWS], want[XC_FLOWS];
+	int nf = 0;
+	for (int i = 0; i < DF_FLOWS; i++) {
+		struct lsim_flow_info fi;
+		if (!df->id[i] || lsim_flow_get(df->net, df->id[i], &fi) ||
+		    fi.state != LSIM_FLOW_ACTIVE)
+			continue;
+		for (int h = 0; h < df->nh[i]; h++)
+			path[nf][h] = df->path[i][h];
+		nh[nf] = df->nh[i];
+		cap[nf] = df->cap[i];
+		who[nf++] = i;
+	}
+	if (nf == 0)
+		return 0;
+	ref_rates(nf, df->nl, (const int32_t (*)[XC_HOPS])path, nh, cap,
+		  df->bw, want);
+	for (int k = 0; k < nf; k++) {
+		struct lsim_flow_info fi;
+		assert_int_equal(lsim_flow_get(df->net, df->id[who[k]], &fi), 0);
+		double got = fi.rate / GBPS;
+		if (!(fabs(got - want[k]) <= 1e-9 * want[k]))
+			fail_msg("flow %d: rate %.17g, max-min %.17g", who[k],
+				 got, want[k]);
+	}
+	return nf;
+}
+
+static void test_random_vs_full(void **state)
+{
+	(void)state;
+	/* bandwidths from a small set make equal shares (ties) common */
+	static const double levels[] = {1, 2, 2, 3, 4, 4.5, 6, 10};
+	uint64_t resolved = 0, moving = 0, instants = 0;
+	for (unsigned long seed = 1; seed <= DF_SEEDS; seed++) {
+		struct diff *df = calloc(1, sizeof *df);
+		assert_non_null(df);
+		df->eng = lsim_engine_create();
+		df->net = lsim_net_create(df->eng);
+		df->rng = gsl_rng_alloc(gsl_rng_mt19937);
+		assert_true(df->eng && df->net && df->rng);
+		gsl_rng_set(df->rng, seed);
+		df->nl = 3 + (int)(seed % 6);
+		for (int l = 0; l < df->nl; l++) {
+			df->bw[l] = seed % 2
+					    ? levels[gsl_rng_uniform_int(df->rng, 8)]
+					    : 0.5 + 12 * gsl_rng_uniform(df->rng);
+			lsim_time lat = seed % 3 ? 0 : (lsim_time)(l % 3) * 500;
+			assert_int_equal(lsim_link_add(df->net, LSIM_LINK_NIC,
+						       df->bw[l] * GBPS, lat,
+						       &df->link[l], NULL),
+					 0);
+		}
+		for (int i = 0; i < DF_FLOWS; i++) {
+			df->nh[i] = 1 + (int)gsl_rng_uniform_int(
+						df->rng, (unsigned long)(df->nl < XC_HOPS
+									 ? df->nl
+									 : XC_HOPS));
+			for (int h = 0; h < df->nh[i]; h++) {
+				bool again;
+				do {
+					df->path[i][h] = (int32_t)gsl_rng_uniform_int(
+						df->rng, (unsigned long)df->nl);
+					again = false;
+					for (int j = 0; j < h; j++)
+						again |= df->path[i][j] == df->path[i][h];
+				} while (again);
+			}
+			df->bytes[i] = 1e4 + floor(gsl_rng_uniform(df->rng) * 4e6);
+			df->cap[i] = gsl_rng_uniform(df->rng) < 0.2
+					     ? levels[gsl_rng_uniform_int(df->rng, 8)] / 8
+					     : 0;
+		}
+		/* three quarters start at times on a 50 us grid (several at
+		 * once), the rest from completions */
+		lsim_time t = 0;
+		df->next = DF_FLOWS * 3 / 4;
+		for (int i = 0; i < df->next; i++) {
+			t += 50000 * (lsim_time)gsl_rng_uniform_int(df->rng, 8);
+			lsim_schedule(df->eng, t, df_start, df, (uint64_t)i);
+		}
+		struct lsim_net_stats st0, st1;
+		lsim_net_get_stats(df->net, &st0);
+		while (lsim_pending(df->eng) > 0) {
+			lsim_run(df->eng, LSIM_TIME_MAX);
+			while (lsim_run(df->eng, lsim_now(df->eng)) > 0)
+				;
+			int nf = df_check(df);
+			lsim_net_get_stats(df->net, &st1);
+			resolved += st1.flows_recomputed - st0.flows_recomputed;
+			moving += (uint64_t)nf *
+				  (st1.recomputations - st0.recomputations);
+			st0 = st1;
+			instants++;
+		}
+		assert_int_equal(st1.flows_active, 0);
+		lsim_net_destroy(df->net);
+		lsim_engine_destroy(df->eng);
+		gsl_rng_free(df->rng);
+		free(df);
+	}
+	/* enough instants checked, and recomputations re-solved clearly
+	 * fewer flows than were moving */
+	assert_true(instants >= 100 * DF_SEEDS);
+	assert_true(resolved < moving * 3 / 4);
+	print_message("random_vs_full: %llu instants, %llu flows re-solved of %llu moving\n",
+		      (unsigned long long)instants,
+		      (unsigned long long)resolved, (unsigned long long)moving);
 }
 
 /* ---- statistics ---- */
@@ -970,6 +1247,8 @@ int main(void)
 		cmocka_unit_test(test_component_only),
 		cmocka_unit_test(test_bytes_conserved),
 		cmocka_unit_test(test_cross_check),
+		cmocka_unit_test(test_resolve_threshold),
+		cmocka_unit_test(test_random_vs_full),
 		cmocka_unit_test(test_util_sampler),
 		cmocka_unit_test(test_message_queue),
 		cmocka_unit_test(test_reentrant_callback),
