@@ -352,8 +352,13 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		return;
 	if (!r->swapped) {
 		/* swapped in: it runs again from where it stopped */
-		if (r->kv_src)
+		if (r->kv_src) {
+			/* a KV hand-over: the decode instance may be where
+			 * the client sees its first token */
+			if (r->kv_src->cfg.first_token == LSIM_FIRST_TOKEN_DECODE)
+				r->first_token = lsim_now(s->eng);
 			kv_released(r->kv_src, r);
+		}
 		in->swapping_in--;
 		if (in->run_len < in->run_cap)
 			in->run[in->run_len++] = (int32_t)arg;

@@ -126,6 +126,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"provision_time", LSIM_K_TIME, I(provision_time), "0s", 0, 1e13, NULL, "autoscaling: acquiring a machine before a new replica's cold start"},
 	{"capacity_rps", LSIM_K_DOUBLE, I(capacity_rps), "0", 0, 1e9, NULL, "autoscaling: requests per second one replica is meant to serve (adaptor hint; 0: not given)"},
 	{"role", LSIM_K_ENUM, I(role), "both", LSIM_NOBOUNDS, "both|prefill|decode", "disaggregation: prefill-only instances hand each request to a decode instance of the model after its first token; the KV moves over the links (needs a cluster)"},
+	{"first_token", LSIM_K_ENUM, I(eng.first_token), "prefill", LSIM_NOBOUNDS, "prefill|decode", "role: prefill - the client's first token (TTFT) comes from this instance when computed (Splitwise), or from the decode instance once the KV has arrived (vLLM/llm-d disaggregated serving: TTFT includes the transfer)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
 };
@@ -989,6 +990,17 @@ static int build_models(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->n_model_labels = k;
 
 	/* disaggregation: prefill and decode instances come in pairs of roles */
+	for (size_t i = 0; i < n; i++)
+		if (sc->insts[i].eng.first_token == LSIM_FIRST_TOKEN_DECODE &&
+		    sc->insts[i].role != LSIM_ROLE_PREFILL) {
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].first_token", i);
+			return lsim_cfg_error(d, sc->doc,
+					      lsim_node_get(sc->doc->root, "instances")->items[i],
+					      key, LSIM_EINVAL,
+					      "decode: only a prefill instance (role: prefill) "
+					      "hands its first token to another instance");
+		}
 	for (size_t m = 0; m < sc->n_models; m++) {
 		int roles[3] = {0, 0, 0};
 		size_t last = 0;

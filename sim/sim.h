@@ -33,7 +33,14 @@ struct lsim_engine_cfg {
 	bool enable_chunked_prefill;
 	int preemption_mode; /* enum lsim_preemption */
 	double swap_space;   /* host bytes for swapped KV, per instance */
+	int first_token;     /* role prefill: enum lsim_first_token */
 };
+
+/* Disaggregation: where the client's first token comes from. From the
+ * prefill instance as soon as it is computed (Splitwise), or from the
+ * decode instance once the KV has arrived there (vLLM's and llm-d's
+ * disaggregated serving, where the front end streams only from decode). */
+enum lsim_first_token { LSIM_FIRST_TOKEN_PREFILL, LSIM_FIRST_TOKEN_DECODE };
 
 /* What a preempted request loses: its KV is dropped and recomputed, or
  * moved to host memory over PCIe and back (needs the cluster's links). */

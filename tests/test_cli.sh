@@ -264,6 +264,27 @@ pd=$(paste -d, "$tmp/pd0/requests.csv" "$tmp/pd1/requests.csv" | tail -n +2 | aw
 	END { print bad ? "bad" : "ok" }')
 [ "$pd" = ok ] && [ "$(sed -n 2p "$tmp/pd0/instances.csv" | cut -d, -f20,21)" = "1,1048576000" ] \
 	&& ok "disaggregation: KV transfer time follows the contended PCIe share" || bad "disaggregation: $(cat "$tmp/pd1/requests.csv")"
+# with the first token streamed from the decode instance (first_token:
+# decode), TTFT includes the KV transfer and rises by the same 26.2144 ms
+for n in 0 1; do
+	"$exe" run "$scen/pd_transfer.yaml" -o "$tmp/pdd$n" --csv --quiet --set background.0.streams=$n \
+		--set instances.0.first_token=decode >/dev/null 2>"$tmp/err" || bad "pd decode run $n: $(cat "$tmp/err")"
+done
+pdd=$(paste -d, "$tmp/pd0/requests.csv" "$tmp/pdd0/requests.csv" "$tmp/pdd1/requests.csv" | tail -n +2 | awk -F, '
+	function off(x, y) { d = x - y; if (d < 0) d = -d; return d > 1e-9 }
+	{ n = NF / 3
+	  # uncontended: the first token arrives with the KV, 26.2144 ms after
+	  # the prefill plus the path latency (PCIe 1 + switch 0.5 + NIC 2 us,
+	  # twice: 7 us); E2E unchanged
+	  if (off($(n + 4) - $4, 0.0262214) || off($(n + 5), $5)) bad = 1
+	  # contended: TTFT and E2E both 26.2144 ms later
+	  if (off($(2 * n + 4) - $(n + 4), 0.0262144) || off($(2 * n + 5) - $(n + 5), 0.0262144)) bad = 1 }
+	END { print bad ? "bad" : "ok" }')
+[ "$pdd" = ok ] && ok "disaggregation, first token from decode: TTFT rises 26.2144 ms with the transfer" \
+	|| bad "disaggregation first_token decode: $(cat "$tmp/pdd1/requests.csv")"
+"$exe" run "$scen/pd_transfer.yaml" -o "$tmp/pdd2" --set instances.1.first_token=decode >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "instances\[1\].first_token: decode: only a prefill instance" "$tmp/err" \
+	&& ok "first_token: decode only on prefill instances" || bad "first_token check: rc=$rc $(cat "$tmp/err")"
 sed 's/role: decode/role: both/' "$scen/pd_transfer.yaml" > "$tmp/pd2.yaml"
 "$exe" run "$tmp/pd2.yaml" -o "$tmp/pd2" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[1\].role: model Llama-3.1-8B has prefill instances but no decode instance" "$tmp/err" \
