@@ -17,6 +17,8 @@
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void stage_start(struct lsim_instance *in);
+static bool ring_on(const struct lsim_instance *in);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -130,6 +132,8 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->sim = sim;
 	in->gpu = gpu;
 	in->tp = 1;
+	in->pp = 1;
+	in->n_gpus = 1;
 	in->node = -1;
 	in->start = 0;
 	in->ready = 0;
@@ -160,8 +164,10 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	in->cfg = *cfg;
 	in->model = model;
 	in->tp = tp;
-	in->energy.gpus = tp;
-	in->billing.price_per_hour *= tp;
+	in->pp = cfg->pp > 1 ? (int32_t)cfg->pp : 1;
+	in->n_gpus = tp * in->pp;
+	in->energy.gpus = in->n_gpus;
+	in->billing.price_per_hour *= in->n_gpus;
 	in->perf = perf;
 	in->max_model_len = cfg->max_model_len > 0 ? cfg->max_model_len
 						   : model->max_context;
@@ -170,8 +176,8 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		/* vLLM: memory * utilisation - weights - activations; we
 		 * reserve 5% of the device for activations and the runtime. */
 		double per_gpu = gpu->hbm_bytes * cfg->gpu_memory_utilization;
-		double avail = per_gpu * tp - lsim_model_weight_bytes(model) -
-			       0.05 * gpu->hbm_bytes * tp;
+		double avail = per_gpu * in->n_gpus - lsim_model_weight_bytes(model) -
+			       0.05 * gpu->hbm_bytes * in->n_gpus;
 		double per_block = lsim_model_kv_bytes_per_token(model) *
 				   (double)cfg->block_size;
 		blocks = avail > 0 ? (int64_t)floor(avail / per_block) : 0;
@@ -183,7 +189,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 					     "with gpu_memory_utilization %.2f",
 					     model->name,
 					     lsim_model_weight_bytes(model) / 1e9,
-					     tp, gpu->name,
+					     (int)in->n_gpus, gpu->name,
 					     cfg->gpu_memory_utilization);
 		}
 	}
@@ -371,23 +377,23 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		schedule_step(in);
 }
 
-/* Moves bytes of request ri's KV between its GPUs and the host as tp
- * flows (out: GPU -> host); false if the links refuse. */
+/* Moves bytes of request ri's KV between its GPUs and the host as one
+ * flow per GPU (out: GPU -> host); false if the links refuse. */
 static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 			  bool out)
 {
 	struct lsim_sim *s = in->sim;
 	struct lsim_req *r = &s->reqs[ri];
-	for (int32_t k = 0; k < in->tp; k++) {
+	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
 		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, in->gpu0 + k, path)
 			: r->kv_src ? lsim_topo_path_gpu_to_gpu(
 					      &s->topo,
-					      r->kv_src->gpu0 + k % r->kv_src->tp,
+					      r->kv_src->gpu0 + k % r->kv_src->n_gpus,
 					      in->gpu0 + k, path)
 				    : lsim_topo_path_host_to_gpu(&s->topo, in->gpu0 + k, path);
 		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes / in->tp,
+			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
 		};
 		lsim_flow_id id;
@@ -610,11 +616,110 @@ static void schedule_step(struct lsim_instance *in)
 	in->step_start = now;
 	in->iterations++;
 	in->tokens += tokens;
-	bool ring = in->allreduce_on_links && in->tp > 1 && s->net && in->gpu0 >= 0;
-	if (!lsim_schedule_in(s->eng, dt, ring ? compute_done : step_end, in,
-			      (uint64_t)tokens) &&
-	    !s->error)
+	if (in->pp == 1 && !ring_on(in)) {
+		if (!lsim_schedule_in(s->eng, dt, step_end, in, 0) && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	in->stage = 0;
+	in->step_compute = dt;
+	in->step_tokens = tokens;
+	stage_start(in);
+}
+
+/* ---- a step, stage by stage ----
+ * Without pipeline stages or all-reduce flows a step is one event (its
+ * compute time from the perf model). With them it runs stage by stage:
+ * stage s computes its share of the layers (the step's compute time split
+ * evenly: layers are split evenly), its tensor-parallel ring all-reduce
+ * moves as flows between its tp GPUs (allreduce_on_links), and it sends
+ * its activations to stage s + 1; the last stage ends the step. One batch
+ * is in flight: a step's stages do not overlap with the next step's (no
+ * micro-batch interleaving; docs/links.md). */
+
+static bool ring_on(const struct lsim_instance *in)
+{
+	return in->allreduce_on_links && in->tp > 1 && in->sim->net && in->gpu0 >= 0;
+}
+
+static void stage_start(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time t = in->step_compute / in->pp +
+		      (in->stage < in->step_compute % in->pp ? 1 : 0);
+	if (!lsim_schedule_in(s->eng, t < 1 ? 1 : t, compute_done, in, 0) && !s->error)
 		s->error = LSIM_ENOMEM;
+}
+
+/* A stage's flows (its all-reduce ring, or its activations to the next
+ * stage) could not start: the run stops with the error. */
+static void flow_failed(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	if (!s->error)
+		s->error = LSIM_ESTATE;
+	lsim_stop(s->eng);
+}
+
+static void stage_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return;
+	in->stage++;
+	stage_start(in);
+}
+
+static void pp_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	(void)arg;
+	struct lsim_instance *in = ctx;
+	if (--in->pp_flows == 0 && !in->failed)
+		stage_arrived(in->sim->eng, in, 0);
+}
+
+/*
+ * The stage is done with its layers: the last one ends the step; the
+ * others send their activations (hidden states and residual, bf16) to
+ * the next stage, rank k to rank k, each rank 1/tp of them (vLLM splits
+ * the tensors across the tensor-parallel group before sending). Over the
+ * links when the instance has GPUs in the cluster; otherwise at the GPU
+ * profile's GPU-to-GPU bandwidth (NVLink, or PCIe without it).
+ */
+static void stage_send(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->stage >= in->pp - 1) {
+		step_end(s->eng, in, 0);
+		return;
+	}
+	double bytes = 2.0 * 2.0 * (double)in->step_tokens * in->model->hidden / in->tp;
+	in->pp_bytes += bytes * in->tp;
+	if (!s->net || in->gpu0 < 0) {
+		double bw = in->gpu->nvlink_bw > 0 ? in->gpu->nvlink_bw : in->gpu->pcie_bw;
+		lsim_time t = bw > 0 ? (lsim_time)ceil(bytes / bw * 1e9) : 0;
+		if (!lsim_schedule_in(s->eng, t, stage_arrived, in, 0) && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	int32_t from = in->gpu0 + in->stage * in->tp;
+	in->pp_flows = in->tp;
+	for (int32_t k = 0; k < in->tp; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, from + k, from + in->tp + k, path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes,
+			.done = pp_moved, .ctx = in,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
+			flow_failed(in);
+			return;
+		}
+	}
 }
 
 static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
@@ -623,33 +728,37 @@ static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	if (--in->ar_flows == 0 && !in->failed)
-		step_end(in->sim->eng, in, 0);
+		stage_send(in);
 }
 
-/* The step's compute is done; its all-reduce data goes around the ring of
- * the group's GPUs (each sends to the next), and the step ends when the
- * last flow arrives. */
+/* The stage's compute is done. With all-reduce flows, its share of the
+ * step's all-reduce data goes around the ring of the stage's GPUs (each
+ * sends to the next) before the stage sends on. */
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
+	(void)eng;
+	(void)arg;
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
 	if (in->failed)
 		return;
-	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg);
+	if (!ring_on(in)) {
+		stage_send(in);
+		return;
+	}
+	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, in->step_tokens) / in->pp;
+	int32_t g0 = in->gpu0 + in->stage * in->tp;
 	in->ar_flows = in->tp;
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, in->gpu0 + k,
-						  in->gpu0 + (k + 1) % in->tp, path);
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, g0 + k, g0 + (k + 1) % in->tp, path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
 			.done = ring_moved, .ctx = in,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
-			if (!s->error)
-				s->error = LSIM_ESTATE;
-			lsim_stop(eng);
+			flow_failed(in);
 			return;
 		}
 	}
@@ -727,7 +836,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
 		double share = step_tokens > 0 ? (double)r->sched_tokens / (double)step_tokens : 0;
-		r->gpu_ns += share * (double)(now - in->step_start) * in->tp;
+		r->gpu_ns += share * (double)(now - in->step_start) * in->n_gpus;
 		if (share > r->max_share)
 			r->max_share = share;
 		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)

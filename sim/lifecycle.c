@@ -35,7 +35,7 @@ double lsim_instance_pcie_util(struct lsim_instance *in)
 	struct lsim_sim *s = in->sim;
 	if (!s->net || in->gpu0 < 0)
 		return 0;
-	int32_t n = 2 * in->tp;
+	int32_t n = 2 * in->n_gpus;
 	if (!in->pcie_util_ns) {
 		in->pcie_util_ns = calloc((size_t)n, sizeof *in->pcie_util_ns);
 		if (!in->pcie_util_ns)
@@ -95,13 +95,13 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 				     "instance %d: a cold start needs the cluster's links, "
 				     "a placement and a model", (int)in->id);
-	double bytes = lsim_model_weight_bytes(in->model) / (double)in->tp;
+	double bytes = lsim_model_weight_bytes(in->model) / (double)in->n_gpus;
 	in->state = LSIM_INST_LOADING;
 	in->start = lsim_now(s->eng);
 	in->ready = -1;
 	in->engine_init = engine_init;
-	in->loads_left = in->tp;
-	for (int32_t k = 0; k < in->tp; k++) {
+	in->loads_left = in->n_gpus;
+	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
 		int n = lsim_topo_path_storage_to_gpu(&s->topo, in->gpu0 + k, path);
 		if (n < 0)

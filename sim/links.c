@@ -144,8 +144,8 @@ struct solve {
 	double *old;   /* rate before (INFINITY: fresh) */
 	double *rate;  /* new rate */
 	bool *frozen;
-	int32_t *nh;
-	int32_t *hop;  /* local link ids, LSIM_PATH_MAX per flow */
+	int32_t *hoff; /* its links: hop[hoff[i] .. hoff[i + 1]) (+ 1) */
+	int32_t *hop;  /* local link ids (LSIM_PATH_MAX per flow) */
 	int32_t *fl;
 	int32_t *changed;
 	struct capped *capped;
@@ -255,7 +255,7 @@ static int grow_flows(struct lsim_net *net, int32_t want)
 	    grow_to((void **)&sv->old, n, sizeof *sv->old) ||
 	    grow_to((void **)&sv->rate, n, sizeof *sv->rate) ||
 	    grow_to((void **)&sv->frozen, n, sizeof *sv->frozen) ||
-	    grow_to((void **)&sv->nh, n, sizeof *sv->nh) ||
+	    grow_to((void **)&sv->hoff, n + 1, sizeof *sv->hoff) ||
 	    grow_to((void **)&sv->hop, np, sizeof *sv->hop) ||
 	    grow_to((void **)&sv->fl, np, sizeof *sv->fl) ||
 	    grow_to((void **)&sv->changed, n, sizeof *sv->changed) ||
@@ -431,7 +431,7 @@ void lsim_net_destroy(struct lsim_net *net)
 	free(sv->old);
 	free(sv->rate);
 	free(sv->frozen);
-	free(sv->nh);
+	free(sv->hoff);
 	free(sv->hop);
 	free(sv->fl);
 	free(sv->changed);
@@ -546,45 +546,48 @@ void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out)
 
 /* ---- max-min fair rates by progressive filling ---- */
 
-static bool heap_before(const struct heap_ent *a, const struct heap_ent *b)
-{
-	return a->key < b->key || (a->key == b->key && a->link < b->link);
-}
-
+/* A min-heap of local links by key (ties in any order: links with equal
+ * shares freeze their flows at the same rate either way). */
 static void heap_push(struct solve *sv, double key, int32_t link)
 {
-	struct heap_ent e = {key, link};
 	struct heap_ent *h = sv->heap;
 	int32_t i = sv->n_heap++;
 	while (i > 0) {
 		int32_t p = (i - 1) / 2;
-		if (!heap_before(&e, &h[p]))
+		if (h[p].key <= key)
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = (struct heap_ent){key, link};
+}
+
+/* Takes the top off: the hole it leaves goes down along the smaller
+ * children to a leaf, and the last entry goes up from there (fewer
+ * comparisons than sifting the last entry down from the root). */
+static struct heap_ent heap_pop(struct solve *sv)
+{
+	struct heap_ent *h = sv->heap;
+	struct heap_ent top = h[0];
+	int32_t n = --sv->n_heap, i = 0;
+	struct heap_ent e = h[n];
+	for (;;) {
+		int32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && h[c + 1].key < h[c].key)
+			c++;
+		h[i] = h[c];
+		i = c;
+	}
+	while (i > 0) {
+		int32_t p = (i - 1) / 2;
+		if (h[p].key <= e.key)
 			break;
 		h[i] = h[p];
 		i = p;
 	}
 	h[i] = e;
-}
-
-static struct heap_ent heap_pop(struct solve *sv)
-{
-	struct heap_ent *h = sv->heap;
-	struct heap_ent top = h[0];
-	struct heap_ent e = h[--sv->n_heap];
-	int32_t n = sv->n_heap, i = 0;
-	for (;;) {
-		int32_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && heap_before(&h[c + 1], &h[c]))
-			c++;
-		if (!heap_before(&h[c], &e))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (n > 0)
-		h[i] = e;
 	return top;
 }
 
@@ -608,10 +611,9 @@ static void freeze(struct solve *sv, int32_t i, double rate)
 				    : rate == 0;
 	if (!same)
 		sv->changed[sv->n_changed++] = i;
-	const int32_t *hop = &sv->hop[(size_t)i * LSIM_PATH_MAX];
-	for (int32_t h = 0; h < sv->nh[i]; h++) {
-		sv->rem[hop[h]] -= rate;
-		sv->nu[hop[h]]--;
+	for (int32_t h = sv->hoff[i]; h < sv->hoff[i + 1]; h++) {
+		sv->rem[sv->hop[h]] -= rate;
+		sv->nu[sv->hop[h]]--;
 	}
 }
 
@@ -814,6 +816,7 @@ static void settle(struct lsim_net *net)
 	uint32_t ep = ++net->epoch;
 	double theta;
 	int32_t nL = divergence(net, &theta), nF = 0, nfl = 0;
+	sv->hoff[0] = 0;
 	double th = theta > 0 ? theta * (1 - THETA_RTOL) : -INFINITY;
 	for (int32_t i = 0; i < nL; i++) {
 		const struct link *l = &net->links[sv->link[i]];
@@ -832,11 +835,11 @@ static void settle(struct lsim_net *net)
 				m->idx = nF;
 				m->recomputed++;
 				const int32_t *hop = net->flows[ln->flow].hop;
-				int32_t *lh = &sv->hop[(size_t)nF * LSIM_PATH_MAX];
-				int32_t h = 0;
-				for (; h < LSIM_PATH_MAX && hop[h] >= 0; h++)
-					lh[h] = reach_link(net, hop[h], &nL);
-				sv->nh[nF] = h;
+				int32_t nh = sv->hoff[nF];
+				for (int32_t h = 0; h < LSIM_PATH_MAX && hop[h] >= 0;
+				     h++)
+					sv->hop[nh++] = reach_link(net, hop[h], &nL);
+				sv->hoff[nF + 1] = nh;
 				sv->slot[nF] = ln->flow;
 				sv->old[nF] = r;
 				sv->capped[nF].cap = m->cap;

@@ -53,7 +53,7 @@ struct lsim_inst_record {
 	int32_t id;
 	char gpu[32];	  /* hardware profile name */
 	char model[64];	  /* model name */
-	int32_t tp;	  /* GPUs in the tensor-parallel group */
+	int32_t tp;	  /* GPUs in each stage's tensor-parallel group */
 	double start;	  /* provisioning began, s */
 	double ready;	  /* ready to serve, s */
 	double stop;	  /* stopped (or end of run), s */
@@ -73,6 +73,8 @@ struct lsim_inst_record {
 	double kv_sent_bytes; /* prefill: KV sent to decode instances */
 	double failed_at; /* s; -1 if it never failed */
 	double carbon_g;  /* CO2 of its facility energy */
+	int32_t pp;	  /* pipeline stages (each on tp GPUs) */
+	double pp_bytes;  /* activations sent between its stages */
 };
 
 /* One row of /timeseries: one sample of one instance. */

@@ -736,7 +736,7 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 	s->lost_tokens += tokens;
 	if (failed->tokens > 0)
 		s->lost_gpu_s += tokens * lsim_time_to_s(failed->busy_ns) /
-				 (double)failed->tokens * failed->tp;
+				 (double)failed->tokens * failed->n_gpus;
 	if (r->kv_src && !r->kv_src->failed)
 		lsim_instance_drop_handoff(r->kv_src, req);
 	/* its KV lived on a dead GPU: the blocks are gone with it */
@@ -933,7 +933,7 @@ static double sampled_pcie_util(const struct lsim_sim *s,
 				const struct lsim_instance *in)
 {
 	double u = 0;
-	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->tp; k++) {
+	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->n_gpus; k++) {
 		int32_t l[2] = {s->topo.pcie_up[in->gpu0 + k],
 				s->topo.pcie_down[in->gpu0 + k]};
 		for (int j = 0; j < 2; j++)
@@ -1224,7 +1224,7 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 							 (size_t)q->instance < s->n_inst
 						 ? s->inst[q->instance]
 						 : NULL;
-		double span = (double)(q->finish - q->first_sched) * (in ? in->tp : 1);
+		double span = (double)(q->finish - q->first_sched) * (in ? in->n_gpus : 1);
 		o->gpu_util_mean = q->gpu_ns / span;
 	}
 	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
@@ -1366,6 +1366,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		snprintf(o->model, sizeof o->model, "%.63s",
 			 in->model ? in->model->name : "service");
 		o->tp = in->tp;
+		o->pp = in->pp;
+		o->pp_bytes = in->pp_bytes;
 		o->node = in->node;
 		o->start = lsim_time_to_s(in->start);
 		o->ready = ns_to_s_or_neg(in->ready);

@@ -84,6 +84,12 @@ struct inst_cfg {
 	double capacity_rps;
 };
 
+/* GPUs one replica occupies: tp per pipeline stage. */
+static int64_t replica_gpus(const struct inst_cfg *ic)
+{
+	return ic->tp * (ic->eng.pp > 1 ? ic->eng.pp : 1);
+}
+
 static int64_t max_replicas(const struct inst_cfg *ic)
 {
 	return ic->max_replicas >= 0 ? ic->max_replicas : ic->replicas;
@@ -101,7 +107,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"name", LSIM_K_STRING, I(name), "instance", LSIM_NOBOUNDS, NULL, "name of this instance group"},
 	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
 	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs"},
-	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per replica)"},
+	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
+	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages: a replica has tp x pp GPUs in one node; the layers are split evenly, a step runs through the stages in turn and each sends its activations to the next over the links"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
@@ -673,7 +680,7 @@ static double bytes_per_gpu(const struct lsim_scenario *sc, size_t i)
 	const struct lsim_model_arch *m = &sc->models[i];
 	return (lsim_model_weight_bytes(m) +
 		lsim_model_kv_bytes_per_token(m) * (double)ic->min_kv_tokens) /
-	       (double)ic->tp;
+	       (double)replica_gpus(ic);
 }
 
 static uint64_t gpu_bits(int32_t first, int32_t n)
@@ -732,16 +739,17 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	size_t next = 0;
 	for (size_t i = 0; i < sc->n_insts && rc == 0; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
+		int32_t want = (int32_t)replica_gpus(ic);
 		double need = bytes_per_gpu(sc, i);
 		double have = sc->gpus[i].hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05);
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].replicas", i);
 		if (need > have) {
 			rc = lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
-					    "a replica needs %.1f GB per GPU (weights + %lld KV tokens, tp %lld) "
+					    "a replica needs %.1f GB per GPU (weights + %lld KV tokens, %d GPUs) "
 					    "but a %s offers %.1f GB at gpu_memory_utilization %.2f",
 					    need / 1e9, (long long)ic->min_kv_tokens,
-					    (long long)ic->tp, ic->gpu, have / 1e9,
+					    (int)want, ic->gpu, have / 1e9,
 					    ic->eng.gpu_memory_utilization);
 			break;
 		}
@@ -750,11 +758,11 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 			for (size_t j = 0; j < total; j++) {
 				const char *kind = sc->nodes[nodes[j].group].gpu;
 				nodes[j].fits = strcmp(kind, ic->gpu) == 0 &&
-						nodes[j].gpus_free >= ic->tp;
+						nodes[j].gpus_free >= want;
 				any |= nodes[j].fits;
 			}
 			struct lsim_alloc_request req = {
-				.tp = (int32_t)ic->tp, .replica = (int32_t)r,
+				.tp = want, .replica = (int32_t)r,
 				.bytes_per_gpu = need,
 			};
 			int32_t at = any ? ops->place(alloc->state, &req, nodes,
@@ -764,8 +772,9 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], key,
 						    LSIM_EINVAL,
 						    "not enough %s GPUs in the cluster for replica %lld "
-						    "(tp %lld; a replica must fit in one node)",
-						    ic->gpu, (long long)r + 1, (long long)ic->tp);
+						    "(%d GPUs: tp %lld x pp %lld; a replica must fit in one node)",
+						    ic->gpu, (long long)r + 1, (int)want, (long long)ic->tp,
+						    (long long)(ic->eng.pp > 1 ? ic->eng.pp : 1));
 			} else if (at < 0 || (size_t)at >= total || !nodes[at].fits) {
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], "allocator",
 						    LSIM_EPLUGIN,
@@ -774,8 +783,8 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 			} else {
 				sc->placement_gpu[next] = nodes[at].gpus_total -
 							  nodes[at].gpus_free;
-				used[at] |= gpu_bits(sc->placement_gpu[next], (int32_t)ic->tp);
-				nodes[at].gpus_free -= (int32_t)ic->tp;
+				used[at] |= gpu_bits(sc->placement_gpu[next], want);
+				nodes[at].gpus_free -= want;
 				nodes[at].instances++;
 				sc->placement[next++] = at;
 			}
@@ -794,7 +803,7 @@ static int place_runtime(struct lsim_scenario *sc, size_t i, int32_t *node,
 			 int32_t *gpu_local)
 {
 	const struct inst_cfg *ic = &sc->insts[i];
-	int32_t tp = (int32_t)ic->tp;
+	int32_t tp = (int32_t)replica_gpus(ic);
 	bool any = false;
 	for (size_t j = 0; j < sc->n_rt_nodes; j++) {
 		struct lsim_node_info *n = &sc->rt_nodes[j];
@@ -1703,7 +1712,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 						       &perf, d);
 		}
 		struct lsim_engine_cfg eng = ic->eng;
-		eng.swap_space = ic->swap_space * (double)ic->tp;
+		eng.swap_space = ic->swap_space * (double)replica_gpus(ic);
 		if (rc == 0)
 			rc = lsim_instance_init(in, &sc->sim, id, &eng, &sc->gpus[i],
 						&sc->models[i], (int32_t)ic->tp, perf, d);
@@ -1720,7 +1729,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
 				 sc->sim.net && sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
-		lsim_billing_from_price(&in->billing, sc->offers[i], (int)ic->tp, ic->spot);
+		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), ic->spot);
 	if (node >= 0)
 		in->gpu0 = node * sc->gpus_per_node_max + gpu_local;
 	*out = in;
@@ -1983,7 +1992,7 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	for (size_t i = 0; rc == 0 && i < sc->sim.n_inst; i++) {
 		const struct lsim_instance *in = sc->sim.inst[i];
 		if (in->node >= 0)
-			rc = lsim_jobs_reclaim(sc->js, in->node, in->tp, NULL, NULL);
+			rc = lsim_jobs_reclaim(sc->js, in->node, in->n_gpus, NULL, NULL);
 	}
 	if (rc == 0)
 		rc = lsim_jobs_submit_list(sc->js, &sc->job_list, d);
@@ -2106,7 +2115,7 @@ static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
 		if (rc != 0)
 			return rc;
 		if (sc->js) /* training jobs there checkpoint and make room */
-			lsim_jobs_reclaim(sc->js, node, (int32_t)sc->insts[g].tp, NULL, NULL);
+			lsim_jobs_reclaim(sc->js, node, (int32_t)replica_gpus(&sc->insts[g]), NULL, NULL);
 	}
 	return make_instance(sc, (size_t)g, node, gpu_local, out, d);
 }
@@ -2117,11 +2126,11 @@ static void stopped(void *ctx, const struct lsim_instance *in)
 	if (in->node < 0 || (size_t)in->node >= sc->n_rt_nodes)
 		return;
 	int32_t local = in->gpu0 - in->node * sc->gpus_per_node_max;
-	sc->rt_used[in->node] &= ~gpu_bits(local, in->tp);
-	sc->rt_nodes[in->node].gpus_free += in->tp;
+	sc->rt_used[in->node] &= ~gpu_bits(local, in->n_gpus);
+	sc->rt_nodes[in->node].gpus_free += in->n_gpus;
 	sc->rt_nodes[in->node].instances--;
 	if (sc->js) /* training can use them again */
-		lsim_jobs_give_back(sc->js, in->node, in->tp);
+		lsim_jobs_give_back(sc->js, in->node, in->n_gpus);
 }
 
 static void node_failed(void *ctx, int32_t node)
@@ -2150,7 +2159,7 @@ static int setup_fleet(struct lsim_scenario *sc)
 		g->engine_init = ic->engine_init;
 		/* uncontended: weights per GPU over the storage link */
 		double bytes = ic->perf == PERF_SERVICE ? 0
-			: lsim_model_weight_bytes(&sc->models[i]) / (double)ic->tp;
+			: lsim_model_weight_bytes(&sc->models[i]) / (double)replica_gpus(ic);
 		g->start_lead = ic->provision_time + ic->engine_init +
 				(lsim_time)llround(bytes / sc->net.storage_bw * 1e9);
 	}

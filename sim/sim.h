@@ -34,6 +34,7 @@ struct lsim_engine_cfg {
 	int preemption_mode; /* enum lsim_preemption */
 	double swap_space;   /* host bytes for swapped KV, per instance */
 	int first_token;     /* role prefill: enum lsim_first_token */
+	int64_t pp;	     /* pipeline stages (0 or 1: none) */
 };
 
 /* Disaggregation: where the client's first token comes from. From the
@@ -136,7 +137,9 @@ struct lsim_instance {
 	struct lsim_service_cfg service;
 	const struct lsim_gpu_profile *gpu;
 	const struct lsim_model_arch *model;
-	int32_t tp;
+	int32_t tp;	   /* tensor-parallel degree: GPUs per stage */
+	int32_t pp;	   /* pipeline stages, each on tp GPUs */
+	int32_t n_gpus;	   /* tp * pp */
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	int32_t model_idx; /* index in the run's model_names */
 	int32_t group;	   /* the scenario's instances[] entry it belongs to */
@@ -202,6 +205,14 @@ struct lsim_instance {
 	double kv_out_bytes;		/* KV sent to decode instances */
 	bool allreduce_on_links;	/* the step's all-reduce data as flows */
 	int32_t ar_flows;		/* of the step in flight, still moving */
+	/* the step in flight, stage by stage (pp > 1, or all-reduce flows):
+	 * the stage computing or communicating, the step's compute time and
+	 * tokens, and its flows still moving between stages */
+	int32_t stage;
+	lsim_time step_compute;
+	int64_t step_tokens;
+	int32_t pp_flows;
+	double pp_bytes;		/* activations sent between stages */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;

@@ -170,9 +170,10 @@ int lsim_summary_compute(struct lsim_results *r)
 	double busy = 0.0, life = 0.0, admitted = 0.0, hits = 0.0;
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
-		busy += in->busy_s * in->tp;
+		double gpus = (double)in->tp * (in->pp > 1 ? in->pp : 1);
+		busy += in->busy_s * gpus;
 		if (in->ready >= 0 && in->stop > in->ready)
-			life += (in->stop - in->ready) * in->tp;
+			life += (in->stop - in->ready) * gpus;
 		s->energy_j += in->energy_j;
 		s->carbon_kg += in->carbon_g / 1000.0;
 		s->cost_usd += in->cost_usd;

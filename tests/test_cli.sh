@@ -290,6 +290,43 @@ sed 's/role: decode/role: both/' "$scen/pd_transfer.yaml" > "$tmp/pd2.yaml"
 [ $rc -eq 2 ] && grep -q "instances\[1\].role: model Llama-3.1-8B has prefill instances but no decode instance" "$tmp/err" \
 	&& ok "prefill instances need decode instances" || bad "pd roles: rc=$rc $(cat "$tmp/err")"
 
+# pipeline parallelism (tests/data/scenarios/pp.yaml): with pp 2 every
+# step is as long as with pp 1 plus stage 0's activations to stage 1 over
+# NVLink at 100 GB/s: 16.384 MB for the 1000-token prefill (163,840 ns +
+# 2 us of latency), 16,384 B per decode step (164 ns + 2 us), 9 decode
+# steps; the KV capacity grows with the second GPU's memory
+pp_diff() { # run A, run B: the TTFT and E2E differences in ns, one line per request
+	paste -d, "$1/requests.csv" "$2/requests.csv" | tail -n +2 |
+		awk -F, '{ n = NF / 2; printf "%.0f %.0f\n", ($(n + 4) - $4) * 1e9, ($(n + 5) - $5) * 1e9 }' | sort -u
+}
+for c in 1,1 1,2 2,1 2,2; do
+	"$exe" run "$scen/pp.yaml" -o "$tmp/pp$c" --csv --quiet --set instances.0.tp=${c%,*} \
+		--set instances.0.pp=${c#*,} >/dev/null 2>"$tmp/err" || bad "pp run $c: $(cat "$tmp/err")"
+done
+[ "$(pp_diff "$tmp/pp1,1" "$tmp/pp1,2")" = "165840 185316" ] \
+	&& [ "$(sed -n 2p "$tmp/pp1,2/instances.csv" | cut -d, -f4,13,24,25)" = "1,57191,2,49594368" ] \
+	&& [ "$(sed -n 2p "$tmp/pp1,1/instances.csv" | cut -d, -f13)" = 24766 ] \
+	&& ok "pipeline stages: activations over NVLink add 165,840 ns to the prefill and 2,164 ns per decode step" \
+	|| bad "pp 2: $(pp_diff "$tmp/pp1,1" "$tmp/pp1,2") $(sed -n 2p "$tmp/pp1,2/instances.csv")"
+# tp 2 x pp 2: each rank sends half the activations (81,920 ns + 2 us, two
+# flows on separate NVLinks), and each stage's ring all-reduce carries half
+# the data (same transfer time, but a second ring latency of 2 us); decode
+# steps round up to 1 ns more
+d=$(pp_diff "$tmp/pp2,1" "$tmp/pp2,2")
+[ "${d% *}" = 85920 ] && [ "${d#* }" -ge $((85920 + 9 * 4082)) ] && [ "${d#* }" -le $((85920 + 9 * 4083)) ] \
+	&& ok "pipeline stages with tensor parallelism: per-rank sends and per-stage rings" || bad "tp 2 pp 2: $d"
+# without a cluster the activations move at the GPU profile's NVLink rate
+# (450 GB/s): ceil(16,384,000 / 450) = 36,409 ns, ceil(16,384 / 450) = 37 ns
+grep -v '^cluster\|^network' "$scen/pp.yaml" > "$tmp/ppnc.yaml"
+for p in 1 2; do
+	"$exe" run "$tmp/ppnc.yaml" -o "$tmp/ppnc$p" --csv --quiet --set instances.0.pp=$p >/dev/null 2>"$tmp/err" || bad "pp no cluster: $(cat "$tmp/err")"
+done
+[ "$(pp_diff "$tmp/ppnc1" "$tmp/ppnc2")" = "36409 36742" ] && ok "pipeline stages without a cluster: NVLink bandwidth" \
+	|| bad "pp without cluster: $(pp_diff "$tmp/ppnc1" "$tmp/ppnc2")"
+"$exe" run "$scen/pp.yaml" -o "$tmp/ppbad" --set instances.0.tp=4 --set instances.0.pp=4 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "instances\[0\].replicas: not enough H100-SXM GPUs in the cluster for replica 1 (16 GPUs: tp 4 x pp 4; a replica must fit in one node)" "$tmp/err" \
+	&& ok "a replica's tp x pp GPUs must fit in a node" || bad "pp placement: rc=$rc $(cat "$tmp/err")"
+
 # messages: each request crosses the ToR downlink and the NIC to its node
 # (store and forward: latencies 1 + 2 us plus 1536 B serialized at 12.8 TB/s
 # and 400 GB/s), and each step's tokens go back out; one message per

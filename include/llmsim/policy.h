@@ -127,9 +127,9 @@ struct lsim_node_info {
 };
 
 struct lsim_alloc_request {
-	int32_t tp;	     /* GPUs wanted, all in one node */
+	int32_t tp;	     /* GPUs wanted (tp x pp), all in one node */
 	int32_t replica;     /* index of the replica within its group */
-	double bytes_per_gpu; /* weights / tp + the minimum KV reserve / tp */
+	double bytes_per_gpu; /* (weights + the minimum KV reserve) / GPUs */
 };
 
 struct lsim_allocator_ops {
