@@ -237,7 +237,26 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->dec_ctx);
 	free(in->hash_buf);
 	free(in->pcie_util_ns);
+	free(in->stage_node);
+	free(in->stage_gpu0);
 	memset(in, 0, sizeof *in);
+}
+
+int32_t lsim_instance_gpu(const struct lsim_instance *in, int32_t k)
+{
+	if (!in->stage_gpu0)
+		return in->gpu0 + k;
+	return in->stage_gpu0[k / in->tp] + k % in->tp;
+}
+
+bool lsim_instance_on_node(const struct lsim_instance *in, int32_t node)
+{
+	if (!in->stage_node)
+		return in->node == node;
+	for (int32_t st = 0; st < in->pp; st++)
+		if (in->stage_node[st] == node)
+			return true;
+	return false;
 }
 
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in)
@@ -386,12 +405,13 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 	struct lsim_req *r = &s->reqs[ri];
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, in->gpu0 + k, path)
+		int32_t gpu = lsim_instance_gpu(in, k);
+		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, gpu, path)
 			: r->kv_src ? lsim_topo_path_gpu_to_gpu(
 					      &s->topo,
-					      r->kv_src->gpu0 + k % r->kv_src->n_gpus,
-					      in->gpu0 + k, path)
-				    : lsim_topo_path_host_to_gpu(&s->topo, in->gpu0 + k, path);
+					      lsim_instance_gpu(r->kv_src, k % r->kv_src->n_gpus),
+					      gpu, path)
+				    : lsim_topo_path_host_to_gpu(&s->topo, gpu, path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
@@ -705,11 +725,12 @@ static void stage_send(struct lsim_instance *in)
 			s->error = LSIM_ENOMEM;
 		return;
 	}
-	int32_t from = in->gpu0 + in->stage * in->tp;
+	int32_t from = in->stage * in->tp;
 	in->pp_flows = in->tp;
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, from + k, from + in->tp + k, path);
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, from + k),
+						  lsim_instance_gpu(in, from + in->tp + k), path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
 			.done = pp_moved, .ctx = in,
@@ -747,11 +768,13 @@ static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 		return;
 	}
 	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, in->step_tokens) / in->pp;
-	int32_t g0 = in->gpu0 + in->stage * in->tp;
+	int32_t g0 = in->stage * in->tp;
 	in->ar_flows = in->tp;
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, g0 + k, g0 + (k + 1) % in->tp, path);
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, g0 + k),
+						  lsim_instance_gpu(in, g0 + (k + 1) % in->tp),
+						  path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
 			.done = ring_moved, .ctx = in,

@@ -44,7 +44,7 @@ double lsim_instance_pcie_util(struct lsim_instance *in)
 	lsim_time now = lsim_now(s->eng), dt = now - in->pcie_t;
 	double u = 0; /* the busiest link's mean utilisation since pcie_t */
 	for (int32_t j = 0; j < n; j++) {
-		int32_t gpu = in->gpu0 + j / 2;
+		int32_t gpu = lsim_instance_gpu(in, j / 2);
 		int32_t l = j % 2 ? s->topo.pcie_down[gpu] : s->topo.pcie_up[gpu];
 		struct lsim_link_info li;
 		if (l < 0 || lsim_link_get(s->net, l, &li) != 0)
@@ -103,11 +103,11 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 	in->loads_left = in->n_gpus;
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_storage_to_gpu(&s->topo, in->gpu0 + k, path);
+		int n = lsim_topo_path_storage_to_gpu(&s->topo, lsim_instance_gpu(in, k), path);
 		if (n < 0)
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 					     "instance %d: GPU %d is not in the cluster",
-					     (int)in->id, (int)(in->gpu0 + k));
+					     (int)in->id, (int)lsim_instance_gpu(in, k));
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
 			.done = weights_loaded, .ctx = in,
@@ -377,7 +377,7 @@ static void node_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
 	if (s->fleet.node_failed)
 		s->fleet.node_failed(s->fleet.ctx, (int32_t)arg);
 	for (size_t i = 0; i < s->n_inst; i++)
-		if (s->inst[i]->node == (int32_t)arg)
+		if (lsim_instance_on_node(s->inst[i], (int32_t)arg))
 			instance_fails(eng, s->inst[i], 0);
 }
 

@@ -586,9 +586,9 @@ void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
 			    int32_t tokens)
 {
 	int32_t path[2];
-	int n = s->messages && in->node >= 0 && tokens > 0
-			? node_path(s, in->node, false, path)
-			: 0;
+	/* the tokens come out of the last pipeline stage */
+	int32_t node = in->stage_node ? in->stage_node[in->pp - 1] : in->node;
+	int n = s->messages && node >= 0 && tokens > 0 ? node_path(s, node, false, path) : 0;
 	if (n > 0 && lsim_msg_send(s->net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
 				   NULL, NULL, 0, &s->diag) != 0 && !s->error) {
 		s->error = LSIM_ENOMEM;
@@ -934,8 +934,8 @@ static double sampled_pcie_util(const struct lsim_sim *s,
 {
 	double u = 0;
 	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->n_gpus; k++) {
-		int32_t l[2] = {s->topo.pcie_up[in->gpu0 + k],
-				s->topo.pcie_down[in->gpu0 + k]};
+		int32_t g = lsim_instance_gpu(in, k);
+		int32_t l[2] = {s->topo.pcie_up[g], s->topo.pcie_down[g]};
 		for (int j = 0; j < 2; j++)
 			if (l[j] >= 0 && s->link_util[l[j]] > u)
 				u = s->link_util[l[j]];

@@ -108,7 +108,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
 	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
-	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages: a replica has tp x pp GPUs in one node; the layers are split evenly, a step runs through the stages in turn and each sends its activations to the next over the links"},
+	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers are split evenly, a step runs through the stages in turn and each sends its activations to the next over the links"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
@@ -394,7 +394,8 @@ struct lsim_scenario {
 	struct lsim_qos_class *classes;
 	size_t n_classes;
 	struct lsim_policy *policies[LSIM_ROLE_COUNT];
-	int32_t *placement; /* node of each replica, in instance order (with a cluster) */
+	int32_t *placement; /* node of each replica's stages, in instance order
+			     * (with a cluster): pp entries per replica */
 	struct wl_cfg wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
@@ -438,7 +439,7 @@ struct lsim_scenario {
 	lsim_time *fail_t; /* failures.trace */
 	int32_t *fail_inst;
 	size_t n_fail;
-	int32_t *placement_gpu; /* first local GPU of each replica on its node */
+	int32_t *placement_gpu; /* first local GPU of each stage on its node */
 	int32_t gpus_per_node_max;
 	/* the nodes after the initial placement, and as the run changes them */
 	struct lsim_node_info *nodes_init, *rt_nodes;
@@ -698,11 +699,87 @@ static int32_t first_free_run(uint64_t used, int32_t total, int32_t n)
 	return -1;
 }
 
+/* Gives back a part of a replica (n GPUs from local index g0 on node
+ * at). */
+static void unplace(struct lsim_node_info *nodes, uint64_t *used, int32_t at,
+		    int32_t g0, int32_t n, bool counted)
+{
+	used[at] &= ~gpu_bits(g0, n);
+	nodes[at].gpus_free += n;
+	if (counted)
+		nodes[at].instances--;
+}
+
 /*
- * Places every replica with the allocator policy: the core marks the
- * nodes that fit (GPU kind, free GPUs for the whole TP group, memory for
- * weights plus the KV reserve, with 5% of the device kept for
- * activations), the policy picks one.
+ * Places one replica of group i (replica index r; -1 for a scale-out) with
+ * the allocator policy: the core marks the nodes that fit (GPU kind, a run
+ * of free GPUs), the policy picks one. All tp x pp GPUs go in one node if
+ * any node fits them; otherwise, with pp > 1, each stage's tp GPUs go in a
+ * node of their own choosing (a pipeline across nodes). A node counts one
+ * instance per run of consecutive stages placed on it. Fills node_out and
+ * gpu_out (local index) per stage. Returns 0, LSIM_EBUSY when it does not
+ * fit, LSIM_EPLUGIN when the allocator picks a node that does not fit.
+ */
+static int place_replica(struct lsim_scenario *sc, size_t i, int32_t r,
+			 struct lsim_node_info *nodes, uint64_t *used, size_t total,
+			 int32_t *node_out, int32_t *gpu_out)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	int32_t tp = (int32_t)ic->tp, pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
+	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
+	const struct lsim_allocator_ops *ops = alloc->type->ops;
+	for (int pass = 0; pass < (pp > 1 ? 2 : 1); pass++) {
+		int32_t want = pass == 0 ? tp * pp : tp, parts = pass == 0 ? 1 : pp;
+		int32_t done = 0;
+		int rc = 0;
+		for (; done < parts; done++) {
+			bool any = false;
+			for (size_t j = 0; j < total; j++) {
+				nodes[j].fits = strcmp(sc->nodes[nodes[j].group].gpu, ic->gpu) == 0 &&
+						nodes[j].gpus_free >= want &&
+						first_free_run(used[j], nodes[j].gpus_total, want) >= 0;
+				any |= nodes[j].fits;
+			}
+			if (!any)
+				break;
+			struct lsim_alloc_request req = {
+				.tp = want, .replica = r, .bytes_per_gpu = bytes_per_gpu(sc, i),
+			};
+			int32_t at = ops->place(alloc->state, &req, nodes, (int32_t)total);
+			if (at < 0 || (size_t)at >= total || !nodes[at].fits) {
+				rc = LSIM_EPLUGIN;
+				break;
+			}
+			int32_t g0 = first_free_run(used[at], nodes[at].gpus_total, want);
+			used[at] |= gpu_bits(g0, want);
+			nodes[at].gpus_free -= want;
+			if (done == 0 || node_out[done - 1] != at)
+				nodes[at].instances++;
+			if (pass == 0) {
+				for (int32_t st = 0; st < pp; st++) {
+					node_out[st] = at;
+					gpu_out[st] = g0 + st * tp;
+				}
+			} else {
+				node_out[done] = at;
+				gpu_out[done] = g0;
+			}
+		}
+		if (done == parts)
+			return 0;
+		for (int32_t k = done - 1; k >= 0; k--)
+			unplace(nodes, used, node_out[k], gpu_out[k], want,
+				k == 0 || node_out[k - 1] != node_out[k]);
+		if (rc != 0)
+			return rc;
+	}
+	return LSIM_EBUSY;
+}
+
+/*
+ * Places every replica (place_replica), after checking that a replica's
+ * GPUs have the memory for their share of the weights plus the KV
+ * reserve, with 5% of the device kept for activations.
  */
 static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -710,12 +787,12 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	for (size_t i = 0; i < sc->n_nodes; i++)
 		total += (size_t)sc->nodes[i].count;
 	struct lsim_node_info *nodes = calloc(total ? total : 1, sizeof *nodes);
-	size_t n_replicas = 0;
+	size_t n_stages = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
-		n_replicas += (size_t)sc->insts[i].replicas;
-	sc->placement = calloc(n_replicas ? n_replicas : 1, sizeof *sc->placement);
-	sc->placement_gpu = calloc(n_replicas ? n_replicas : 1,
-				   sizeof *sc->placement_gpu);
+		n_stages += (size_t)(sc->insts[i].replicas *
+				     (sc->insts[i].eng.pp > 1 ? sc->insts[i].eng.pp : 1));
+	sc->placement = calloc(n_stages ? n_stages : 1, sizeof *sc->placement);
+	sc->placement_gpu = calloc(n_stages ? n_stages : 1, sizeof *sc->placement_gpu);
 	uint64_t *used = calloc(total ? total : 1, sizeof *used);
 	if (!nodes || !sc->placement || !sc->placement_gpu || !used) {
 		free(nodes);
@@ -733,12 +810,12 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 			nodes[k].gpus_free = nodes[k].gpus_total;
 		}
 	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
-	const struct lsim_allocator_ops *ops = alloc->type->ops;
 	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
 	int rc = 0;
 	size_t next = 0;
 	for (size_t i = 0; i < sc->n_insts && rc == 0; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
+		int32_t pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
 		int32_t want = (int32_t)replica_gpus(ic);
 		double need = bytes_per_gpu(sc, i);
 		double have = sc->gpus[i].hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05);
@@ -753,41 +830,22 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 					    ic->eng.gpu_memory_utilization);
 			break;
 		}
-		for (int64_t r = 0; r < ic->replicas && rc == 0; r++) {
-			bool any = false;
-			for (size_t j = 0; j < total; j++) {
-				const char *kind = sc->nodes[nodes[j].group].gpu;
-				nodes[j].fits = strcmp(kind, ic->gpu) == 0 &&
-						nodes[j].gpus_free >= want;
-				any |= nodes[j].fits;
-			}
-			struct lsim_alloc_request req = {
-				.tp = want, .replica = (int32_t)r,
-				.bytes_per_gpu = need,
-			};
-			int32_t at = any ? ops->place(alloc->state, &req, nodes,
-						      (int32_t)total)
-					 : -1;
-			if (!any) {
+		for (int64_t r = 0; r < ic->replicas && rc == 0; r++, next += (size_t)pp) {
+			rc = place_replica(sc, i, (int32_t)r, nodes, used, total,
+					   &sc->placement[next], &sc->placement_gpu[next]);
+			if (rc == LSIM_EBUSY)
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], key,
 						    LSIM_EINVAL,
 						    "not enough %s GPUs in the cluster for replica %lld "
-						    "(%d GPUs: tp %lld x pp %lld; a replica must fit in one node)",
+						    "(%d GPUs: tp %lld x pp %d; %s)",
 						    ic->gpu, (long long)r + 1, (int)want, (long long)ic->tp,
-						    (long long)(ic->eng.pp > 1 ? ic->eng.pp : 1));
-			} else if (at < 0 || (size_t)at >= total || !nodes[at].fits) {
+						    (int)pp, pp > 1 ? "each stage must fit in one node"
+							     : "a replica must fit in one node");
+			else if (rc == LSIM_EPLUGIN)
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], "allocator",
 						    LSIM_EPLUGIN,
-						    "allocator %s chose node %d, which does not fit",
-						    alloc->type->name, (int)at);
-			} else {
-				sc->placement_gpu[next] = nodes[at].gpus_total -
-							  nodes[at].gpus_free;
-				used[at] |= gpu_bits(sc->placement_gpu[next], want);
-				nodes[at].gpus_free -= want;
-				nodes[at].instances++;
-				sc->placement[next++] = at;
-			}
+						    "allocator %s chose a node that does not fit",
+						    alloc->type->name);
 		}
 	}
 	/* kept: a run starts from this and places replicas it adds */
@@ -795,39 +853,6 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->used_init = used;
 	sc->n_rt_nodes = total;
 	return rc;
-}
-
-/* Puts a new replica of group i on a node the allocator picks among those
- * with room; LSIM_EBUSY when none has. */
-static int place_runtime(struct lsim_scenario *sc, size_t i, int32_t *node,
-			 int32_t *gpu_local)
-{
-	const struct inst_cfg *ic = &sc->insts[i];
-	int32_t tp = (int32_t)replica_gpus(ic);
-	bool any = false;
-	for (size_t j = 0; j < sc->n_rt_nodes; j++) {
-		struct lsim_node_info *n = &sc->rt_nodes[j];
-		n->fits = strcmp(sc->nodes[n->group].gpu, ic->gpu) == 0 &&
-			  n->gpus_free >= tp && first_free_run(sc->rt_used[j], n->gpus_total, tp) >= 0;
-		any |= n->fits;
-	}
-	if (!any)
-		return LSIM_EBUSY;
-	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
-	const struct lsim_allocator_ops *ops = alloc->type->ops;
-	struct lsim_alloc_request req = {
-		.tp = tp, .replica = -1, .bytes_per_gpu = bytes_per_gpu(sc, i),
-	};
-	int32_t at = ops->place(alloc->state, &req, sc->rt_nodes, (int32_t)sc->n_rt_nodes);
-	if (at < 0 || (size_t)at >= sc->n_rt_nodes || !sc->rt_nodes[at].fits)
-		return LSIM_EPLUGIN;
-	int32_t g0 = first_free_run(sc->rt_used[at], sc->rt_nodes[at].gpus_total, tp);
-	sc->rt_used[at] |= gpu_bits(g0, tp);
-	sc->rt_nodes[at].gpus_free -= tp;
-	sc->rt_nodes[at].instances++;
-	*node = at;
-	*gpu_local = g0;
-	return 0;
 }
 
 static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -1270,6 +1295,16 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    (long long)min_replicas(ic), (long long)max_replicas(ic));
 	}
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		if (sc->insts[i].eng.pp > 1 && sc->insts[i].perf == PERF_SERVICE) {
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].pp", i);
+			rc = lsim_cfg_error(d, sc->doc,
+					    lsim_node_get(root, "instances")->items[i], key,
+					    LSIM_EINVAL,
+					    "pipeline stages need a model's layers: perf roofline "
+					    "or table, not service");
+		}
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		if ((sc->insts[i].cold_start || sc->insts[i].role != LSIM_ROLE_BOTH ||
 		     sc->insts[i].eng.preemption_mode == LSIM_PREEMPT_SWAP) &&
 		    (!lsim_node_get(root, "cluster") || sc->insts[i].perf == PERF_SERVICE)) {
@@ -1674,8 +1709,10 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 
 /* Adds one instance of group i with id sim.n_inst, placed on node (first
  * local GPU gpu_local; node -1 without a cluster). */
-static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
-			 int32_t gpu_local, struct lsim_instance **out,
+/* Makes an instance of group i; node and gpu_local give each pipeline
+ * stage's node and first local GPU (NULL: no cluster). */
+static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node,
+			 const int32_t *gpu_local, struct lsim_instance **out,
 			 struct lsim_diag *d)
 {
 	const struct inst_cfg *ic = &sc->insts[i];
@@ -1721,7 +1758,21 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 		lsim_sim_drop_instance(&sc->sim);
 		return rc;
 	}
-	in->node = node;
+	if (node) {
+		in->node = node[0];
+		in->gpu0 = node[0] * sc->gpus_per_node_max + gpu_local[0];
+		if (in->pp > 1) {
+			in->stage_node = malloc((size_t)in->pp * sizeof *in->stage_node);
+			in->stage_gpu0 = malloc((size_t)in->pp * sizeof *in->stage_gpu0);
+			if (!in->stage_node || !in->stage_gpu0)
+				return LSIM_ENOMEM; /* freed with the instance */
+			for (int32_t st = 0; st < in->pp; st++) {
+				in->stage_node[st] = node[st];
+				in->stage_gpu0[st] = node[st] * sc->gpus_per_node_max +
+						     gpu_local[st];
+			}
+		}
+	}
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];
 	in->role = ic->role;
@@ -1730,27 +1781,25 @@ static int make_instance(struct lsim_scenario *sc, size_t i, int32_t node,
 				 sc->sim.net && sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
 		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), ic->spot);
-	if (node >= 0)
-		in->gpu0 = node * sc->gpus_per_node_max + gpu_local;
 	*out = in;
 	return 0;
 }
 
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 {
-	int32_t next_id = 0;
+	size_t next = 0; /* the replica's first stage in the placement */
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
-		for (int64_t r = 0; r < ic->replicas; r++) {
+		size_t pp = ic->eng.pp > 1 ? (size_t)ic->eng.pp : 1;
+		for (int64_t r = 0; r < ic->replicas; r++, next += pp) {
 			struct lsim_instance *in = NULL;
-			int rc = make_instance(sc, i, sc->placement ? sc->placement[next_id] : -1,
-					       sc->placement ? sc->placement_gpu[next_id] : 0,
+			int rc = make_instance(sc, i, sc->placement ? &sc->placement[next] : NULL,
+					       sc->placement ? &sc->placement_gpu[next] : NULL,
 					       &in, d);
 			if (rc == 0 && ic->cold_start)
 				rc = lsim_instance_cold_start(in, ic->engine_init, d);
 			if (rc != 0)
 				return rc;
-			next_id++;
 		}
 	}
 	return 0;
@@ -1991,8 +2040,9 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	}
 	for (size_t i = 0; rc == 0 && i < sc->sim.n_inst; i++) {
 		const struct lsim_instance *in = sc->sim.inst[i];
-		if (in->node >= 0)
-			rc = lsim_jobs_reclaim(sc->js, in->node, in->n_gpus, NULL, NULL);
+		for (int32_t st = 0; in->node >= 0 && rc == 0 && st < in->pp; st++)
+			rc = lsim_jobs_reclaim(sc->js, in->stage_node ? in->stage_node[st] : in->node,
+					       in->tp, NULL, NULL);
 	}
 	if (rc == 0)
 		rc = lsim_jobs_submit_list(sc->js, &sc->job_list, d);
@@ -2105,18 +2155,22 @@ static int spawn(void *ctx, int32_t g, struct lsim_instance **out,
 		 struct lsim_diag *d)
 {
 	struct lsim_scenario *sc = ctx;
-	int32_t node = -1, gpu_local = 0;
-	if (sc->n_rt_nodes > 0) {
-		int rc = place_runtime(sc, (size_t)g, &node, &gpu_local);
-		if (rc == LSIM_EPLUGIN)
-			return lsim_diag_set(d, rc, "", 0, 0, "allocator",
-					     "allocator %s chose a node that does not fit",
-					     sc->policies[LSIM_ROLE_ALLOCATOR]->type->name);
-		if (rc != 0)
-			return rc;
-		if (sc->js) /* training jobs there checkpoint and make room */
-			lsim_jobs_reclaim(sc->js, node, (int32_t)replica_gpus(&sc->insts[g]), NULL, NULL);
-	}
+	const struct inst_cfg *ic = &sc->insts[g];
+	int32_t pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
+	int32_t node[64], gpu_local[64]; /* per stage (pp <= 64) */
+	if (sc->n_rt_nodes == 0)
+		return make_instance(sc, (size_t)g, NULL, NULL, out, d);
+	int rc = place_replica(sc, (size_t)g, -1, sc->rt_nodes, sc->rt_used,
+			       sc->n_rt_nodes, node, gpu_local);
+	if (rc == LSIM_EPLUGIN)
+		return lsim_diag_set(d, rc, "", 0, 0, "allocator",
+				     "allocator %s chose a node that does not fit",
+				     sc->policies[LSIM_ROLE_ALLOCATOR]->type->name);
+	if (rc != 0)
+		return rc;
+	for (int32_t st = 0; sc->js && st < pp; st++) /* training jobs there
+							* checkpoint and make room */
+		lsim_jobs_reclaim(sc->js, node[st], (int32_t)ic->tp, NULL, NULL);
 	return make_instance(sc, (size_t)g, node, gpu_local, out, d);
 }
 
@@ -2125,12 +2179,16 @@ static void stopped(void *ctx, const struct lsim_instance *in)
 	struct lsim_scenario *sc = ctx;
 	if (in->node < 0 || (size_t)in->node >= sc->n_rt_nodes)
 		return;
-	int32_t local = in->gpu0 - in->node * sc->gpus_per_node_max;
-	sc->rt_used[in->node] &= ~gpu_bits(local, in->n_gpus);
-	sc->rt_nodes[in->node].gpus_free += in->n_gpus;
-	sc->rt_nodes[in->node].instances--;
-	if (sc->js) /* training can use them again */
-		lsim_jobs_give_back(sc->js, in->node, in->n_gpus);
+	/* stage by stage; a node counted one instance per run of stages */
+	for (int32_t st = 0; st < in->pp; st++) {
+		int32_t node = in->stage_node ? in->stage_node[st] : in->node;
+		int32_t g0 = in->stage_gpu0 ? in->stage_gpu0[st] : in->gpu0 + st * in->tp;
+		bool first = st == 0 || !in->stage_node || in->stage_node[st - 1] != node;
+		unplace(sc->rt_nodes, sc->rt_used, node, g0 - node * sc->gpus_per_node_max,
+			in->tp, first);
+		if (sc->js) /* training can use them again */
+			lsim_jobs_give_back(sc->js, node, in->tp);
+	}
 }
 
 static void node_failed(void *ctx, int32_t node)

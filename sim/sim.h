@@ -145,7 +145,11 @@ struct lsim_instance {
 	int32_t group;	   /* the scenario's instances[] entry it belongs to */
 	int state;	   /* enum lsim_inst_state */
 	int role;	   /* enum lsim_inst_role */
-	int32_t gpu0;	   /* first of its tp GPUs in the topology (-1: none) */
+	int32_t gpu0;	   /* first of its GPUs in the topology (-1: none) */
+	/* pp > 1 with a placement: each stage's node and first GPU (its tp
+	 * GPUs are consecutive there); NULL: the stages follow each other
+	 * from gpu0 in one node */
+	int32_t *stage_node, *stage_gpu0;
 	int loads_left;	   /* weight flows of a cold start still moving */
 	/* PCIe load seen by its kernels: an exponential moving average (time
 	 * constant sim->util_window) of its links' utilisation */
@@ -435,6 +439,10 @@ void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in);
  * sim->util_window of the largest of their links' utilisations in either
  * direction (0 without links). Updates the average. */
 double lsim_instance_pcie_util(struct lsim_instance *in);
+/* The topology id of its k-th GPU (0 <= k < n_gpus; stage k / tp). */
+int32_t lsim_instance_gpu(const struct lsim_instance *in, int32_t k);
+/* Whether any of its GPUs is on cluster node `node`. */
+bool lsim_instance_on_node(const struct lsim_instance *in, int32_t node);
 
 /* Background copies between host and a GPU (other tenants' traffic, or
  * a contention experiment): `streams` streams each copy `block` bytes

@@ -324,8 +324,20 @@ done
 [ "$(pp_diff "$tmp/ppnc1" "$tmp/ppnc2")" = "36409 36742" ] && ok "pipeline stages without a cluster: NVLink bandwidth" \
 	|| bad "pp without cluster: $(pp_diff "$tmp/ppnc1" "$tmp/ppnc2")"
 "$exe" run "$scen/pp.yaml" -o "$tmp/ppbad" --set instances.0.tp=4 --set instances.0.pp=4 >/dev/null 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q "instances\[0\].replicas: not enough H100-SXM GPUs in the cluster for replica 1 (16 GPUs: tp 4 x pp 4; a replica must fit in one node)" "$tmp/err" \
-	&& ok "a replica's tp x pp GPUs must fit in a node" || bad "pp placement: rc=$rc $(cat "$tmp/err")"
+[ $rc -eq 2 ] && grep -q "instances\[0\].replicas: not enough H100-SXM GPUs in the cluster for replica 1 (16 GPUs: tp 4 x pp 4; each stage must fit in one node)" "$tmp/err" \
+	&& ok "a replica's stages must find room" || bad "pp placement: rc=$rc $(cat "$tmp/err")"
+# a pipeline across two nodes (tests/data/scenarios/pp_nodes.yaml): each
+# stage on its own node, activations over PCIe, host link and NICs;
+# prefill 40,960 + 7,000 + 2,000 ns, decode steps 41 + 7,000 + 2,000 ns
+for p in 1 2; do
+	"$exe" run "$scen/pp_nodes.yaml" -o "$tmp/ppn$p" --csv --quiet --set instances.0.pp=$p >/dev/null 2>"$tmp/err" \
+		|| bad "pp across nodes: $(cat "$tmp/err")"
+done
+nic=$(awk -F, '$2 == "nic" && $5 > 0 { n++; b = $5 } END { print n "," b }' "$tmp/ppn2/links.csv")
+[ "$(pp_diff "$tmp/ppn1" "$tmp/ppn2")" = "49960 $((49960 + 9 * 9041))" ] && [ "$nic" = "2,49594368" ] \
+	&& [ "$(sed -n 2p "$tmp/ppn2/instances.csv" | cut -d, -f5,24,25)" = "0,2,49594368" ] \
+	&& ok "a pipeline across nodes: stage-to-stage activations cross the NICs" \
+	|| bad "pp across nodes: $(pp_diff "$tmp/ppn1" "$tmp/ppn2") nic $nic"
 
 # messages: each request crosses the ToR downlink and the NIC to its node
 # (store and forward: latencies 1 + 2 us plus 1536 B serialized at 12.8 TB/s
