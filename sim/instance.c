@@ -17,8 +17,9 @@
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
-static void stage_start(struct lsim_instance *in);
+static bool room_for_step(const struct lsim_instance *in);
 static bool ring_on(const struct lsim_instance *in);
+static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -208,6 +209,22 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		lsim_instance_release(in);
 		return LSIM_ENOMEM;
 	}
+	if (in->pp > 1) {
+		size_t pp = (size_t)in->pp;
+		in->batches = calloc(pp, sizeof *in->batches);
+		in->stage_holder = malloc(pp * sizeof *in->stage_holder);
+		in->stage_next = calloc(pp, sizeof *in->stage_next);
+		bool ok = in->batches && in->stage_holder && in->stage_next;
+		for (size_t k = 0; ok && k < pp; k++) {
+			in->stage_holder[k] = -1;
+			in->batches[k].reqs = malloc(cap * sizeof *in->batches[k].reqs);
+			ok = in->batches[k].reqs != NULL;
+		}
+		if (!ok) {
+			lsim_instance_release(in);
+			return LSIM_ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -239,6 +256,11 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->pcie_util_ns);
 	free(in->stage_node);
 	free(in->stage_gpu0);
+	for (int32_t k = 0; in->batches && k < in->pp; k++)
+		free(in->batches[k].reqs);
+	free(in->batches);
+	free(in->stage_holder);
+	free(in->stage_next);
 	memset(in, 0, sizeof *in);
 }
 
@@ -387,12 +409,12 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		in->swapping_in--;
 		if (in->run_len < in->run_cap)
 			in->run[in->run_len++] = (int32_t)arg;
-		if (!in->busy && !in->kick_pending)
+		if (room_for_step(in) && !in->kick_pending)
 			schedule_step(in);
 		return;
 	}
 	/* swapped out: it may be the request the queue waits for */
-	if (!in->busy && !in->kick_pending)
+	if (room_for_step(in) && !in->kick_pending)
 		schedule_step(in);
 }
 
@@ -517,6 +539,20 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 
 /* ---- the engine step ---- */
 
+/* Takes the request to preempt out of the running list: the last one,
+ * or, pipelined, the last one after position `from` that is in no batch
+ * in flight (the one at `from` is not). */
+static int32_t pick_victim(struct lsim_instance *in, size_t from)
+{
+	size_t j = in->run_len - 1;
+	while (in->pp > 1 && j > from && in->sim->reqs[in->run[j]].sched_tokens > 0)
+		j--;
+	int32_t victim = in->run[j];
+	memmove(&in->run[j], &in->run[j + 1], (in->run_len - j - 1) * sizeof *in->run);
+	in->run_len--;
+	return victim;
+}
+
 static void schedule_step(struct lsim_instance *in)
 {
 	struct lsim_sim *s = in->sim;
@@ -525,16 +561,19 @@ static void schedule_step(struct lsim_instance *in)
 	bool preempted = false;
 	in->n_sched = 0;
 
-	/* Running requests first, in admission order. */
+	/* Running requests first, in admission order (pipelined: those in no
+	 * batch in flight). */
 	for (size_t i = 0; i < in->run_len && budget > 0; i++) {
 		int32_t ri = in->run[i];
 		struct lsim_req *r = &s->reqs[ri];
+		if (in->pp > 1 && r->sched_tokens > 0)
+			continue; /* in a batch in flight */
 		int32_t n_new = req_tokens(r) - r->computed;
 		if (n_new > budget)
 			n_new = budget;
 		bool self_preempted = false;
 		while (!ensure_blocks(in, r, r->computed + n_new)) {
-			int32_t victim = in->run[--in->run_len];
+			int32_t victim = pick_victim(in, i);
 			preempt(in, victim);
 			preempted = true;
 			if (victim == ri) {
@@ -596,9 +635,11 @@ static void schedule_step(struct lsim_instance *in)
 	}
 
 	if (in->n_sched == 0) {
-		in->busy = false;
-		if (in->state == LSIM_INST_DRAINING)
-			lsim_sim_instance_idle(s, in);
+		if (in->n_inflight == 0) {
+			in->busy = false;
+			if (in->state == LSIM_INST_DRAINING)
+				lsim_sim_instance_idle(s, in);
+		}
 		return;
 	}
 
@@ -632,47 +673,37 @@ static void schedule_step(struct lsim_instance *in)
 	}
 	if (dt < 1)
 		dt = 1;
-	in->busy = true;
-	in->step_start = now;
+	if (in->n_inflight == 0) {
+		in->busy = true;
+		in->step_start = now;
+	}
 	in->iterations++;
 	in->tokens += tokens;
-	if (in->pp == 1 && !ring_on(in)) {
-		if (!lsim_schedule_in(s->eng, dt, step_end, in, 0) && !s->error)
-			s->error = LSIM_ENOMEM;
+	if (in->pp > 1) {
+		pipe_issue(in, dt, tokens);
+		if (room_for_step(in))
+			schedule_step(in); /* another batch, of other requests */
 		return;
 	}
-	in->stage = 0;
-	in->step_compute = dt;
-	in->step_tokens = tokens;
-	stage_start(in);
+	bool ring = ring_on(in);
+	if (!lsim_schedule_in(s->eng, dt, ring ? compute_done : step_end, in,
+			      (uint64_t)tokens) &&
+	    !s->error)
+		s->error = LSIM_ENOMEM;
 }
 
-/* ---- a step, stage by stage ----
+/* ---- a step's communication ----
  * Without pipeline stages or all-reduce flows a step is one event (its
- * compute time from the perf model). With them it runs stage by stage:
- * stage s computes its share of the layers (the step's compute time split
- * evenly: layers are split evenly), its tensor-parallel ring all-reduce
- * moves as flows between its tp GPUs (allreduce_on_links), and it sends
- * its activations to stage s + 1; the last stage ends the step. One batch
- * is in flight: a step's stages do not overlap with the next step's (no
- * micro-batch interleaving; docs/links.md). */
+ * compute time from the perf model). With all-reduce flows (pp 1) the
+ * step's compute is followed by its tensor-parallel ring all-reduce as
+ * flows between its GPUs. With pipeline stages, see "the pipeline" below. */
 
 static bool ring_on(const struct lsim_instance *in)
 {
 	return in->allreduce_on_links && in->tp > 1 && in->sim->net && in->gpu0 >= 0;
 }
 
-static void stage_start(struct lsim_instance *in)
-{
-	struct lsim_sim *s = in->sim;
-	lsim_time t = in->step_compute / in->pp +
-		      (in->stage < in->step_compute % in->pp ? 1 : 0);
-	if (!lsim_schedule_in(s->eng, t < 1 ? 1 : t, compute_done, in, 0) && !s->error)
-		s->error = LSIM_ENOMEM;
-}
-
-/* A stage's flows (its all-reduce ring, or its activations to the next
- * stage) could not start: the run stops with the error. */
+/* Flows could not start (a path missing): the run stops with the error. */
 static void flow_failed(struct lsim_instance *in)
 {
 	struct lsim_sim *s = in->sim;
@@ -681,66 +712,29 @@ static void flow_failed(struct lsim_instance *in)
 	lsim_stop(s->eng);
 }
 
-static void stage_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
-{
-	(void)eng;
-	(void)arg;
-	struct lsim_instance *in = subject;
-	if (in->failed)
-		return;
-	in->stage++;
-	stage_start(in);
-}
-
-static void pp_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
-{
-	(void)flow;
-	(void)arg;
-	struct lsim_instance *in = ctx;
-	if (--in->pp_flows == 0 && !in->failed)
-		stage_arrived(in->sim->eng, in, 0);
-}
-
-/*
- * The stage is done with its layers: the last one ends the step; the
- * others send their activations (hidden states and residual, bf16) to
- * the next stage, rank k to rank k, each rank 1/tp of them (vLLM splits
- * the tensors across the tensor-parallel group before sending). Over the
- * links when the instance has GPUs in the cluster; otherwise at the GPU
- * profile's GPU-to-GPU bandwidth (NVLink, or PCIe without it).
- */
-static void stage_send(struct lsim_instance *in)
+/* Starts tp flows of `bytes` each, from the instance's GPUs first + k to
+ * its GPUs to + k (ring: to + (k + 1) % tp), done(in, arg) at each
+ * arrival; false (and the run stopped) if the links refuse. */
+static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
+			bool ring, double bytes, lsim_flow_done_fn done, uint64_t arg)
 {
 	struct lsim_sim *s = in->sim;
-	if (in->stage >= in->pp - 1) {
-		step_end(s->eng, in, 0);
-		return;
-	}
-	double bytes = 2.0 * 2.0 * (double)in->step_tokens * in->model->hidden / in->tp;
-	in->pp_bytes += bytes * in->tp;
-	if (!s->net || in->gpu0 < 0) {
-		double bw = in->gpu->nvlink_bw > 0 ? in->gpu->nvlink_bw : in->gpu->pcie_bw;
-		lsim_time t = bw > 0 ? (lsim_time)ceil(bytes / bw * 1e9) : 0;
-		if (!lsim_schedule_in(s->eng, t, stage_arrived, in, 0) && !s->error)
-			s->error = LSIM_ENOMEM;
-		return;
-	}
-	int32_t from = in->stage * in->tp;
-	in->pp_flows = in->tp;
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, from + k),
-						  lsim_instance_gpu(in, from + in->tp + k), path);
+		int32_t dst = to + (ring ? (k + 1) % in->tp : k);
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, first + k),
+						  lsim_instance_gpu(in, dst), path);
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
-			.done = pp_moved, .ctx = in,
+			.done = done, .ctx = in, .arg = arg,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
 			flow_failed(in);
-			return;
+			return false;
 		}
 	}
+	return true;
 }
 
 static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
@@ -749,42 +743,171 @@ static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	if (--in->ar_flows == 0 && !in->failed)
-		stage_send(in);
+		step_end(in->sim->eng, in, 0);
 }
 
-/* The stage's compute is done. With all-reduce flows, its share of the
- * step's all-reduce data goes around the ring of the stage's GPUs (each
- * sends to the next) before the stage sends on. */
+/* The step's compute is done (pp 1); its all-reduce data goes around the
+ * ring of the group's GPUs (each sends to the next), and the step ends
+ * when the last flow arrives. */
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)eng;
-	(void)arg;
 	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
 	if (in->failed)
 		return;
-	if (!ring_on(in)) {
-		stage_send(in);
+	in->ar_flows = in->tp;
+	start_flows(in, 0, 0, true,
+		    lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg),
+		    ring_moved, 0);
+}
+
+/* ---- the pipeline (pp > 1) ----
+ * As in vLLM, up to pp batches are in flight, each made of requests that
+ * are in no other batch; a new batch forms whenever fewer than pp are in
+ * flight. Each stage takes the batches in the order they formed, one at a
+ * time: it computes its share of the layers (the batch's compute time
+ * split evenly), runs its share of the tensor-parallel ring all-reduce as
+ * flows between its tp GPUs (allreduce_on_links), is free again, and
+ * sends the batch's activations (hidden states and residual, bf16) to the
+ * next stage, rank k to rank k, 1/tp of them each (vLLM splits them over
+ * the tensor-parallel group); the last stage ends the batch. Without a
+ * cluster the send takes bytes over the profile's NVLink (else PCIe)
+ * bandwidth. The instance is busy while any batch is in flight. */
+
+static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* Stage st takes the next batch in order if it has arrived and the stage
+ * is free. */
+static void pipe_try_start(struct lsim_instance *in, int32_t st)
+{
+	if (in->stage_holder[st] >= 0)
+		return;
+	for (int32_t i = 0; i < in->n_inflight; i++) {
+		int32_t k = (in->b_head + i) % in->pp;
+		struct lsim_pp_batch *b = &in->batches[k];
+		if (!b->waiting || b->stage != st || b->seq != in->stage_next[st])
+			continue;
+		b->waiting = false;
+		in->stage_holder[st] = k;
+		lsim_time t = b->compute / in->pp + (st < b->compute % in->pp ? 1 : 0);
+		if (!lsim_schedule_in(in->sim->eng, t < 1 ? 1 : t, pipe_computed, in,
+				      (uint64_t)k) &&
+		    !in->sim->error)
+			in->sim->error = LSIM_ENOMEM;
 		return;
 	}
-	double bytes = lsim_perf_allreduce_bytes(in->model, in->tp, in->step_tokens) / in->pp;
-	int32_t g0 = in->stage * in->tp;
-	in->ar_flows = in->tp;
-	for (int32_t k = 0; k < in->tp; k++) {
-		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, g0 + k),
-						  lsim_instance_gpu(in, g0 + (k + 1) % in->tp),
-						  path);
-		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes,
-			.done = ring_moved, .ctx = in,
-		};
-		lsim_flow_id id;
-		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
-			flow_failed(in);
+}
+
+static void pipe_arrive(struct lsim_instance *in, int32_t k, int32_t st)
+{
+	struct lsim_pp_batch *b = &in->batches[k];
+	b->stage = st;
+	b->waiting = true;
+	pipe_try_start(in, st);
+}
+
+static void pipe_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_instance *in = subject;
+	if (!in->failed)
+		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
+}
+
+static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	if (--in->batches[arg].flows == 0 && !in->failed)
+		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
+}
+
+static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
+			 lsim_time start, int32_t gpus);
+
+/* Stage st is done with batch k: the stage takes the next batch; the
+ * batch goes on to the next stage, or ends. */
+static void pipe_stage_done(struct lsim_instance *in, int32_t k)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_pp_batch *b = &in->batches[k];
+	int32_t st = b->stage;
+	in->stage_holder[st] = -1;
+	in->stage_next[st]++;
+	pipe_try_start(in, st);
+	if (st < in->pp - 1) {
+		double bytes = 2.0 * 2.0 * (double)b->tokens * in->model->hidden / in->tp;
+		in->pp_bytes += bytes * in->tp;
+		if (s->net && in->gpu0 >= 0) {
+			b->flows = in->tp;
+			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes, pipe_sent,
+				    (uint64_t)k);
 			return;
 		}
+		double bw = in->gpu->nvlink_bw > 0 ? in->gpu->nvlink_bw : in->gpu->pcie_bw;
+		lsim_time t = bw > 0 ? (lsim_time)ceil(bytes / bw * 1e9) : 0;
+		if (!lsim_schedule_in(s->eng, t, pipe_arrived, in, (uint64_t)k) && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
 	}
+	/* the last stage: batches end in the order they formed, so this is
+	 * the oldest */
+	lsim_time now = lsim_now(s->eng);
+	finish_batch(in, b->reqs, b->n, b->start, in->tp);
+	in->b_head = (in->b_head + 1) % in->pp;
+	if (--in->n_inflight == 0) {
+		in->busy_ns += now - in->step_start;
+		in->busy = false;
+	}
+	schedule_step(in);
+}
+
+static void pipe_ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	if (--in->batches[arg].flows == 0 && !in->failed)
+		pipe_stage_done(in, (int32_t)arg);
+}
+
+static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return;
+	struct lsim_pp_batch *b = &in->batches[arg];
+	if (!ring_on(in)) {
+		pipe_stage_done(in, (int32_t)arg);
+		return;
+	}
+	b->flows = in->tp;
+	start_flows(in, b->stage * in->tp, b->stage * in->tp, true,
+		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) / in->pp,
+		    pipe_ring_moved, arg);
+}
+
+/* The batch just formed (in->sched) enters the pipeline at stage 0. */
+static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens)
+{
+	int32_t k = (in->b_head + in->n_inflight) % in->pp;
+	struct lsim_pp_batch *b = &in->batches[k];
+	memcpy(b->reqs, in->sched, in->n_sched * sizeof *b->reqs);
+	b->n = in->n_sched;
+	b->seq = in->b_seq++;
+	b->compute = compute;
+	b->tokens = tokens;
+	b->start = lsim_now(in->sim->eng);
+	b->flows = 0;
+	in->n_sched = 0;
+	in->n_inflight++;
+	pipe_arrive(in, k, 0);
+}
+
+/* Whether a new step (or, pipelined, a new batch) may form now. */
+static bool room_for_step(const struct lsim_instance *in)
+{
+	return in->pp > 1 ? in->n_inflight < in->pp : !in->busy;
 }
 
 static void finish_request(struct lsim_instance *in, int32_t ri,
@@ -835,31 +958,33 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 	r->src_nblocks = 0;
 	r->kv_src = NULL;
 	src->handing_over--;
-	if (!src->busy && !src->kick_pending)
+	if (room_for_step(src) && !src->kick_pending)
 		schedule_step(src);
 }
 
-static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+/*
+ * The batch of requests list[0 .. n), which started at `start` on `gpus`
+ * GPUs, is done: each request takes its share of the GPU time, its tokens
+ * count, finished requests leave and prefilled ones go to a decode
+ * instance.
+ */
+static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
+			 lsim_time start, int32_t gpus)
 {
-	(void)arg;
-	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
-	lsim_time now = lsim_now(eng);
+	lsim_time now = lsim_now(s->eng);
 	int32_t tokens_out = 0;
-	if (in->failed)
-		return; /* crashed mid-step: nothing comes out */
-	in->busy_ns += now - in->step_start;
 	/* each request's share of the step: its tokens of the step's tokens */
 	int64_t step_tokens = 0;
-	for (size_t i = 0; i < in->n_sched; i++)
-		step_tokens += s->reqs[in->sched[i]].sched_tokens;
+	for (size_t i = 0; i < n; i++)
+		step_tokens += s->reqs[list[i]].sched_tokens;
 	double kv_block_bytes = in->model ? lsim_model_kv_bytes_per_token(in->model) *
 						    (double)in->cfg.block_size
 					  : 0;
-	for (size_t i = 0; i < in->n_sched; i++) {
-		struct lsim_req *r = &s->reqs[in->sched[i]];
+	for (size_t i = 0; i < n; i++) {
+		struct lsim_req *r = &s->reqs[list[i]];
 		double share = step_tokens > 0 ? (double)r->sched_tokens / (double)step_tokens : 0;
-		r->gpu_ns += share * (double)(now - in->step_start) * in->n_gpus;
+		r->gpu_ns += share * (double)(now - start) * gpus;
 		if (share > r->max_share)
 			r->max_share = share;
 		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
@@ -898,6 +1023,16 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 			in->run[k++] = ri;
 	}
 	in->run_len = k;
+}
+
+static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return; /* crashed mid-step: nothing comes out */
+	in->busy_ns += lsim_now(eng) - in->step_start;
+	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);
 }
@@ -984,7 +1119,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 	}
 	/* Start a step from an event at the same time, so that every request
 	 * arriving at this instant is in the queue when the batch forms. */
-	if (!in->busy && !in->kick_pending) {
+	if (room_for_step(in) && !in->kick_pending) {
 		in->kick_pending = true;
 		if (!lsim_schedule_in(s->eng, 0, kick, in, 0) && !s->error)
 			s->error = LSIM_ENOMEM;
@@ -999,6 +1134,6 @@ static void kick(struct lsim_engine *eng, void *subject, uint64_t arg)
 	in->kick_pending = false;
 	if (in->failed)
 		return;
-	if (!in->busy)
+	if (room_for_step(in))
 		schedule_step(in);
 }

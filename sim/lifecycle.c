@@ -263,6 +263,7 @@ static void evict(struct lsim_sim *s, struct lsim_instance *in)
 	in->wait_len = 0;
 	in->run_len = 0;
 	in->n_sched = 0;
+	in->n_inflight = 0; /* its batches in flight die with it */
 	in->swapping_in = in->handing_over = 0;
 	in->busy_servers = 0;
 	for (size_t i = 0; i < s->n_reqs; i++) {

@@ -37,6 +37,14 @@
  * while one re-solved needlessly only costs time. */
 #define THETA_RTOL 1e-9
 
+/* A hint to fetch what p points to into the cache (flow records are read
+ * in an order the hardware cannot guess). */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
+
 enum { FLOW_FREE = -1 };
 
 /* A flow crossing a link: which flow, and at which hop of its path. */
@@ -748,6 +756,17 @@ static double water_level(const struct lsim_net *net, const struct link *l,
 	return x;
 }
 
+/* r if keep, else 0, without a branch (compilers tend to branch on a
+ * conditional expression, and here the outcome is a coin toss). */
+static inline double masked(double r, bool keep)
+{
+	uint64_t b;
+	memcpy(&b, &r, sizeof b);
+	b &= (uint64_t)0 - (uint64_t)keep;
+	memcpy(&r, &b, sizeof r);
+	return r;
+}
+
 /* Adds link id to the local problem if the search has not reached it
  * yet; returns its local index. */
 static int32_t reach_link(struct lsim_net *net, int32_t id, int32_t *nL)
@@ -821,31 +840,39 @@ static void settle(struct lsim_net *net)
 	for (int32_t i = 0; i < nL; i++) {
 		const struct link *l = &net->links[sv->link[i]];
 		double rem = l->bw;
-		sv->off[i] = nfl;
+		int32_t k0 = sv->off[i] = nfl;
+		/* the flows to re-solve first, without a branch on each rate
+		 * (which one is taken is a coin toss; fl has room for every
+		 * lane) */
 		for (int32_t k = 0; k < l->n_lanes; k++) {
-			const struct lane *ln = &l->lanes[k];
-			double r = net->frate[ln->flow];
-			if (r < th) {
-				rem -= r;
-				continue;
-			}
-			struct fmark *m = &net->fm[ln->flow];
+			int32_t slot = l->lanes[k].flow;
+			double r = net->frate[slot];
+			bool kept = r < th;
+			rem -= masked(r, kept);
+			sv->fl[nfl] = slot;
+			nfl += !kept;
+		}
+		for (int32_t k = k0; k < nfl; k++) {
+			int32_t slot = sv->fl[k];
+			if (k + 4 < nfl)
+				PREFETCH(net->flows[sv->fl[k + 4]].hop);
+			struct fmark *m = &net->fm[slot];
 			if (m->seen != ep) {
 				m->seen = ep;
 				m->idx = nF;
 				m->recomputed++;
-				const int32_t *hop = net->flows[ln->flow].hop;
+				const int32_t *hop = net->flows[slot].hop;
 				int32_t nh = sv->hoff[nF];
 				for (int32_t h = 0; h < LSIM_PATH_MAX && hop[h] >= 0;
 				     h++)
 					sv->hop[nh++] = reach_link(net, hop[h], &nL);
 				sv->hoff[nF + 1] = nh;
-				sv->slot[nF] = ln->flow;
-				sv->old[nF] = r;
+				sv->slot[nF] = slot;
+				sv->old[nF] = net->frate[slot];
 				sv->capped[nF].cap = m->cap;
 				nF++;
 			}
-			sv->fl[nfl++] = m->idx;
+			sv->fl[k] = m->idx;
 		}
 		sv->rem[i] = rem;
 		sv->nu[i] = nfl - sv->off[i];
@@ -859,6 +886,11 @@ static void settle(struct lsim_net *net)
 	fill(sv, nF, nL);
 	for (int32_t i = 0; i < sv->n_changed; i++) {
 		int32_t k = sv->changed[i];
+		if (i + 2 < sv->n_changed) {
+			struct flow *g = &net->flows[sv->slot[sv->changed[i + 2]]];
+			PREFETCH(g->hop);
+			PREFETCH(&g->n_hops);
+		}
 		set_rate(net, sv->slot[k], sv->rate[k], now);
 	}
 }

@@ -733,6 +733,7 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 {
 	struct lsim_req *r = &s->reqs[req];
 	double tokens = (double)r->computed + r->generated;
+	r->sched_tokens = 0; /* not in a batch any more */
 	s->lost_tokens += tokens;
 	if (failed->tokens > 0)
 		s->lost_gpu_s += tokens * lsim_time_to_s(failed->busy_ns) /

@@ -129,6 +129,19 @@ enum lsim_inst_state {
 	LSIM_INST_STOPPED,
 };
 
+/* A batch in flight through the pipeline stages (instance.c). */
+struct lsim_pp_batch {
+	int32_t *reqs; /* its requests (their sched_tokens say how many) */
+	size_t n;
+	uint64_t seq;	/* formed as the seq-th batch */
+	int32_t stage;	/* the stage it is at (or arriving at, waiting) */
+	bool waiting;	/* arrived at `stage`, not yet computing there */
+	int32_t flows;	/* its all-reduce or send flows still moving */
+	lsim_time compute; /* the whole model's compute time for it */
+	lsim_time start;
+	int64_t tokens;
+};
+
 struct lsim_instance {
 	int32_t id;
 	struct lsim_sim *sim;
@@ -209,13 +222,14 @@ struct lsim_instance {
 	double kv_out_bytes;		/* KV sent to decode instances */
 	bool allreduce_on_links;	/* the step's all-reduce data as flows */
 	int32_t ar_flows;		/* of the step in flight, still moving */
-	/* the step in flight, stage by stage (pp > 1, or all-reduce flows):
-	 * the stage computing or communicating, the step's compute time and
-	 * tokens, and its flows still moving between stages */
-	int32_t stage;
-	lsim_time step_compute;
-	int64_t step_tokens;
-	int32_t pp_flows;
+	/* pipeline stages (pp > 1): up to pp batches in flight, a ring of
+	 * slots from b_head in the order they formed; per stage, the slot it
+	 * is computing (-1: free) and the seq of the batch it takes next */
+	struct lsim_pp_batch *batches;
+	int32_t b_head, n_inflight;
+	uint64_t b_seq;
+	int32_t *stage_holder;
+	uint64_t *stage_next;
 	double pp_bytes;		/* activations sent between stages */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t outstanding; /* routed and not finished */

@@ -326,6 +326,25 @@ done
 "$exe" run "$scen/pp.yaml" -o "$tmp/ppbad" --set instances.0.tp=4 --set instances.0.pp=4 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[0\].replicas: not enough H100-SXM GPUs in the cluster for replica 1 (16 GPUs: tp 4 x pp 4; each stage must fit in one node)" "$tmp/err" \
 	&& ok "a replica's stages must find room" || bad "pp placement: rc=$rc $(cat "$tmp/err")"
+# two batches in flight (tests/data/scenarios/pp_pipelined.yaml): B's
+# first token comes ceil(T/2) after A's, where T (A's compute) is A's TTFT
+# less the 36,409 ns activation transfer
+"$exe" run "$scen/pp_pipelined.yaml" -o "$tmp/ppl" --csv --quiet >/dev/null 2>"$tmp/err" || bad "pp pipelined: $(cat "$tmp/err")"
+ppl=$(awk -F, 'NR == 2 { a = $4 } NR == 3 { b = $4 } END {
+	t = (a - 0.000036409) * 1e9; d = (b - a) * 1e9; h = t / 2; if (h != int(h)) h = int(h) + 1
+	e = d - h; if (e < 0) e = -e; print (e < 0.5 && a > 0.02) ? "ok" : "bad " t " " d }' "$tmp/ppl/requests.csv")
+[ "$ppl" = ok ] && ok "pipeline: a second batch in flight gets its first token half a step later" || bad "pp pipelined: $ppl"
+# saturated, pp 2 on two GPUs delivers 1.7 - 2x the output rate of pp 1
+for p in 1 2; do
+	"$exe" run "$scen/pp_saturated.yaml" -o "$tmp/pps$p" --csv --quiet --set instances.0.pp=$p >/dev/null 2>"$tmp/err" \
+		|| bad "pp saturated: $(cat "$tmp/err")"
+done
+r1=$(grep '^output_tokens_per_s,' "$tmp/pps1/summary.csv" | cut -d, -f2)
+r2=$(grep '^output_tokens_per_s,' "$tmp/pps2/summary.csv" | cut -d, -f2)
+awk -v a="$r1" -v b="$r2" 'BEGIN { r = b / a; exit !(r >= 1.7 && r <= 2.0) }' \
+	&& [ "$(grep '^completed,' "$tmp/pps2/summary.csv")" = "completed,1500," ] \
+	&& ok "pipeline: pp 2 serves $(awk -v a="$r1" -v b="$r2" 'BEGIN { printf "%.2f", b / a }')x the output rate of pp 1" \
+	|| bad "pp saturated: $r1 -> $r2"
 # a pipeline across two nodes (tests/data/scenarios/pp_nodes.yaml): each
 # stage on its own node, activations over PCIe, host link and NICs;
 # prefill 40,960 + 7,000 + 2,000 ns, decode steps 41 + 7,000 + 2,000 ns
