@@ -19,7 +19,8 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
 static bool room_for_step(const struct lsim_instance *in);
 static bool ring_on(const struct lsim_instance *in);
-static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens);
+static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
+		       double work);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -245,6 +246,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	if (!in)
 		return;
 	lsim_perf_destroy(in->perf);
+	lsim_perf_destroy(in->work_perf);
 	lsim_kv_destroy(in->kv);
 	free(in->wait);
 	free(in->run);
@@ -673,6 +675,8 @@ static void schedule_step(struct lsim_instance *in)
 	}
 	if (dt < 1)
 		dt = 1;
+	double work = lsim_perf_iter_work(in->work_perf ? in->work_perf : in->perf, &b);
+	work = work < 0 || work * 1e9 > (double)dt ? (double)dt : work * 1e9;
 	if (in->n_inflight == 0) {
 		in->busy = true;
 		in->step_start = now;
@@ -680,11 +684,12 @@ static void schedule_step(struct lsim_instance *in)
 	in->iterations++;
 	in->tokens += tokens;
 	if (in->pp > 1) {
-		pipe_issue(in, dt, tokens);
+		pipe_issue(in, dt, tokens, work);
 		if (room_for_step(in))
 			schedule_step(in); /* another batch, of other requests */
 		return;
 	}
+	in->step_work = work;
 	bool ring = ring_on(in);
 	if (!lsim_schedule_in(s->eng, dt, ring ? compute_done : step_end, in,
 			      (uint64_t)tokens) &&
@@ -854,6 +859,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	 * the oldest */
 	lsim_time now = lsim_now(s->eng);
 	finish_batch(in, b->reqs, b->n, b->start, in->tp);
+	in->work_ns += b->work;
 	in->b_head = (in->b_head + 1) % in->pp;
 	if (--in->n_inflight == 0) {
 		in->busy_ns += now - in->step_start;
@@ -888,7 +894,8 @@ static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* The batch just formed (in->sched) enters the pipeline at stage 0. */
-static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens)
+static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
+		       double work)
 {
 	int32_t k = (in->b_head + in->n_inflight) % in->pp;
 	struct lsim_pp_batch *b = &in->batches[k];
@@ -897,6 +904,7 @@ static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t toke
 	b->seq = in->b_seq++;
 	b->compute = compute;
 	b->tokens = tokens;
+	b->work = work;
 	b->start = lsim_now(in->sim->eng);
 	b->flows = 0;
 	in->n_sched = 0;
@@ -1032,6 +1040,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += lsim_now(eng) - in->step_start;
+	in->work_ns += in->step_work;
 	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);

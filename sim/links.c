@@ -12,14 +12,17 @@
  *     a handle is (generation << 32) | slot. Each flow keeps its path, its
  *     position in each link's lanes, its bytes left as of `last`, its rate
  *     and one engine event (activation while latent, completion after).
+ *     Dense arrays beside it (fm[], frate[]) hold what a recomputation
+ *     reads of every flow it meets.
  *   - msgs[]: a pool of in-flight messages with a free list.
  *
  * Rate changes are batched: a flow that starts or ends marks its links
- * dirty and one "settle" event at the current time re-solves, once for
- * every change made at that instant, the flows reachable from the dirty
- * links whose rate is at or above the divergence level (below it the
- * max-min allocation cannot change). Storage for lanes and scratch is reserved when a flow is
- * started, so event handlers never allocate (except inside the engine).
+ * dirty, and one "settle" event at the current time handles every change
+ * made at that instant. It re-solves only the flows reachable from the
+ * dirty links whose rate is at or above the divergence level: below that
+ * level the max-min allocation cannot change. Storage for lanes and
+ * scratch is reserved when a flow is started, so event handlers never
+ * allocate (except inside the engine).
  */
 #include "links.h"
 
@@ -68,20 +71,22 @@ struct lmark {
 	int32_t loc;
 };
 
+/* What a recomputation and a rate change read and update comes first. */
 struct link {
 	double bw;     /* bytes/ns */
 	struct lane *lanes;
-	int32_t n_lanes, cap_lanes;
-	int32_t n_reserved; /* unfinished flows whose path crosses it */
-	double rate_sum;    /* bytes/ns */
-	lsim_time latency;
-	enum lsim_link_kind kind;
+	int32_t n_lanes;
 	bool dirty;
+	double rate_sum; /* bytes/ns */
 	/* statistics, integrated up to t_last */
 	lsim_time t_last;
 	double bytes;
 	double util_ns;
 	lsim_time busy_ns;
+	int32_t cap_lanes;
+	int32_t n_reserved; /* unfinished flows whose path crosses it */
+	lsim_time latency;
+	enum lsim_link_kind kind;
 	double util_sampled; /* util_ns at the last sample */
 	lsim_time t_sampled;
 	/* message queue */
@@ -147,15 +152,18 @@ struct solve {
 	int32_t *nu;   /* flows on it not yet frozen */
 	int32_t *off;  /* its flows: fl[off[i] .. off[i + 1]) */
 	struct heap_ent *heap;
-	/* per local flow (cap_flows; hop and fl LSIM_PATH_MAX times that) */
+	/* per local flow (cap_flows; hoff + 1; hop and fl LSIM_PATH_MAX
+	 * times cap_flows, room for every lane) */
 	int32_t *slot;
 	double *old;   /* rate before (INFINITY: fresh) */
 	double *rate;  /* new rate */
 	bool *frozen;
-	int32_t *hoff; /* its links: hop[hoff[i] .. hoff[i + 1]) (+ 1) */
-	int32_t *hop;  /* local link ids (LSIM_PATH_MAX per flow) */
-	int32_t *fl;
-	int32_t *changed;
+	int32_t *hoff; /* its links: hop[hoff[i] .. hoff[i + 1]) */
+	int32_t *hop;  /* local link ids */
+	int32_t *fl;   /* local flow ids, by link (see off) */
+	int32_t *changed; /* the flows whose rate moved */
+	/* capped[i].cap is flow i's cap (0: none) until the filling packs
+	 * the capped flows to the front, sorted by cap */
 	struct capped *capped;
 	int32_t n_heap, n_changed;
 };
@@ -227,6 +235,21 @@ static int grow_to(void **p, size_t n, size_t sz)
 	return 0;
 }
 
+/* Like grow_to, from `used` elements to n, aligned to `align` (a divisor
+ * of sz). */
+static int grow_aligned(void **p, size_t used, size_t n, size_t sz,
+			size_t align)
+{
+	void *q = aligned_alloc(align, n * sz);
+	if (!q)
+		return LSIM_ENOMEM;
+	if (used > 0)
+		memcpy(q, *p, used * sz);
+	free(*p);
+	*p = q;
+	return 0;
+}
+
 /* Grows every array sized to the link pool to `want` links. */
 static int grow_links(struct lsim_net *net, int32_t want)
 {
@@ -249,15 +272,9 @@ static int grow_flows(struct lsim_net *net, int32_t want)
 {
 	struct solve *sv = &net->sv;
 	size_t n = (size_t)want, np = n * LSIM_PATH_MAX;
-	struct flow *fl = aligned_alloc(_Alignof(struct flow),
-					n * sizeof *net->flows);
-	if (!fl)
-		return LSIM_ENOMEM;
-	if (net->n_slots > 0)
-		memcpy(fl, net->flows, (size_t)net->n_slots * sizeof *fl);
-	free(net->flows);
-	net->flows = fl;
-	if (grow_to((void **)&net->fm, n, sizeof *net->fm) ||
+	if (grow_aligned((void **)&net->flows, (size_t)net->n_slots, n,
+			 sizeof *net->flows, _Alignof(struct flow)) ||
+	    grow_to((void **)&net->fm, n, sizeof *net->fm) ||
 	    grow_to((void **)&net->frate, n, sizeof *net->frate) ||
 	    grow_to((void **)&sv->slot, n, sizeof *sv->slot) ||
 	    grow_to((void **)&sv->old, n, sizeof *sv->old) ||
@@ -627,8 +644,8 @@ static void freeze(struct solve *sv, int32_t i, double rate)
 
 /*
  * Max-min fair rates of the local problem (nF flows over nL links, each
- * link with the capacity the kept flows leave and the list of its flows
- * here). Progressive filling with a lazy heap: a link's fair share
+ * link with the capacity the kept flows leave, rem, and its flows here,
+ * nu of them). Progressive filling with a lazy heap: a link's fair share
  * rem / nu only grows as flows elsewhere freeze (they freeze at the
  * current minimum, which is at most the link's share), so a stale key is a
  * lower bound; a popped link whose share has grown is pushed back with its
@@ -643,7 +660,7 @@ static void fill(struct solve *sv, int32_t nF, int32_t nL)
 		if (sv->nu[i] > 0)
 			heap_push(sv, sv->rem[i] / sv->nu[i], i);
 	int32_t n_cap = 0;
-	for (int32_t i = 0; i < nF; i++) {
+	for (int32_t i = 0; i < nF; i++) { /* packs in place: n_cap <= i */
 		sv->frozen[i] = false;
 		if (sv->capped[i].cap > 0)
 			sv->capped[n_cap++] = (struct capped){sv->capped[i].cap, i};
@@ -688,7 +705,7 @@ static void complete_fire(struct lsim_engine *eng, void *subject,
 			  uint64_t arg);
 
 /* Gives a flow its new rate nr: bytes left up to now at the old rate,
- * link sums, lanes and statistics, and its completion event moved. */
+ * link sums and statistics, and its completion event moved. */
 static void set_rate(struct lsim_net *net, int32_t slot, double nr,
 		     lsim_time now)
 {
@@ -719,12 +736,12 @@ static void set_rate(struct lsim_net *net, int32_t slot, double nr,
 }
 
 /*
- * A lower bound of the level x at which link l saturates once its fresh
- * flows (lane rate INFINITY) take part, growing with x up to their caps,
- * while the others keep their rates: the x with sum over lanes of
+ * A lower bound of the level x at which link l fills once its fresh flows
+ * (frate INFINITY) take part, growing with x up to their caps, while the
+ * others keep their rates: the x with sum over its flows of
  * min(rate, x) = bw, a fresh flow's rate being its cap (INFINITY if none).
- * Iterates x <- (bw - sum of rates below x) / (lanes at or above x) from
- * x = 0, which climbs to that x from below and stops when the set of lanes
+ * Iterates x <- (bw - sum of rates below x) / (flows at or above x) from
+ * x = 0, which climbs to that x from below and stops when the set of flows
  * below x no longer grows (then x is exact), after 8 rounds, or once x
  * reaches `bound` (the caller only wants it if it is below). INFINITY if
  * the link cannot fill.
@@ -841,9 +858,8 @@ static void settle(struct lsim_net *net)
 		const struct link *l = &net->links[sv->link[i]];
 		double rem = l->bw;
 		int32_t k0 = sv->off[i] = nfl;
-		/* the flows to re-solve first, without a branch on each rate
-		 * (which one is taken is a coin toss; fl has room for every
-		 * lane) */
+		/* the flows to re-solve to fl[], without a branch on each
+		 * rate (which way it goes is a coin toss) */
 		for (int32_t k = 0; k < l->n_lanes; k++) {
 			int32_t slot = l->lanes[k].flow;
 			double r = net->frate[slot];
@@ -852,6 +868,7 @@ static void settle(struct lsim_net *net)
 			sv->fl[nfl] = slot;
 			nfl += !kept;
 		}
+		/* then those not met yet join the local problem */
 		for (int32_t k = k0; k < nfl; k++) {
 			int32_t slot = sv->fl[k];
 			if (k + 4 < nfl)

@@ -41,6 +41,11 @@ struct lsim_perf_ops {
 	lsim_time (*iter_time)(const struct lsim_perf *p,
 			       const struct lsim_batch *b);
 	void (*destroy)(struct lsim_perf *p);
+	/* Optional: the iteration's work in seconds at peak rates, summed
+	 * over its operators: max(FLOPs / peak FLOP/s, bytes / peak HBM
+	 * bandwidth) each. Its ratio to the iteration time is the GPU's
+	 * utilisation, what its power follows. */
+	double (*iter_work)(const struct lsim_perf *p, const struct lsim_batch *b);
 };
 
 struct lsim_perf {
@@ -52,6 +57,14 @@ static inline lsim_time lsim_perf_iter_time(const struct lsim_perf *p,
 					    const struct lsim_batch *b)
 {
 	return p->ops->iter_time(p, b);
+}
+
+/* The iteration's work at peak rates in seconds (iter_work), or -1 if the
+ * backend does not know it. */
+static inline double lsim_perf_iter_work(const struct lsim_perf *p,
+					 const struct lsim_batch *b)
+{
+	return p && p->ops->iter_work ? p->ops->iter_work(p, b) : -1.0;
 }
 
 void lsim_perf_destroy(struct lsim_perf *p); /* accepts NULL */

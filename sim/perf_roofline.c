@@ -26,6 +26,7 @@ struct roof_state {
 	double peak;	 /* bf16 FLOP/s */
 	double mfu_max, mfu_half;
 	double bw;	 /* achievable bytes/s: hbm_bw * mbu */
+	double hbm;	 /* peak bytes/s */
 	double launch;	 /* s per kernel */
 	double link_bw;	 /* all-reduce link, bytes/s per direction */
 	bool ar_on_links; /* the ring's transfer time is the link model's */
@@ -51,32 +52,39 @@ static double eff(const struct roof_state *s, double m)
 	return s->mfu_max * m / (m + s->mfu_half);
 }
 
-/* One operator: the slower of its compute and its memory traffic. */
-static double op(const struct roof_state *s, double flops, double e, double bytes,
-		 int kernels)
+/* One operator: the slower of its compute and its memory traffic. Adds
+ * to *work the time it would take at peak FLOP/s or peak HBM bandwidth,
+ * whichever binds (the GPU's utilisation is work / time). */
+static double op(const struct roof_state *s, double *work, double flops, double e,
+		 double bytes, int kernels)
 {
 	double tc = flops > 0.0 ? flops / (s->peak * e) : 0.0;
 	double tm = bytes / s->bw;
+	double wc = flops / s->peak, wm = bytes / s->hbm;
+	*work += wc > wm ? wc : wm;
 	return (tc > tm ? tc : tm) + kernels * s->launch;
 }
 
 /* A GEMM of m rows by a (k x n) weight read once: 2mkn FLOPs. */
-static double gemm(const struct roof_state *s, double m, double k, double n, double wmats)
+static double gemm(const struct roof_state *s, double *work, double m, double k, double n,
+		   double wmats)
 {
 	double flops = 2.0 * m * k * n;
 	double bytes = (wmats * k * n + m * (k + n)) * s->bpp;
-	return op(s, flops, eff(s, m), bytes, 1);
+	return op(s, work, flops, eff(s, m), bytes, 1);
 }
 
 /* An element-wise kernel moving the given number of elements. */
-static double elementwise(const struct roof_state *s, double elems)
+static double elementwise(const struct roof_state *s, double *work, double elems)
 {
-	return op(s, 0.0, 1.0, elems * s->bpp, 1);
+	return op(s, work, 0.0, 1.0, elems * s->bpp, 1);
 }
 
-static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
+/* The iteration's time in seconds; *work gets its work at peak rates. */
+static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
+			double *work)
 {
-	const struct roof_state *s = p->state;
+	*work = 0.0;
 	/*
 	 * Attention work: a chunk of c new tokens after p cached ones scores
 	 * sum_{i=1..c} (p + i) = c*p + c*(c+1)/2 query-key pairs (causal); a
@@ -101,37 +109,38 @@ static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_bat
 		kv_read += x + 1.0;
 	}
 	if (tokens <= 0.0)
-		return lsim_time_from_s(s->cpu);
+		return s->cpu;
 	const double T = tokens, h = s->h;
 
-	double layer = 0.0;
-	layer += 2.0 * op(s, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* two RMSNorms */
-	layer += gemm(s, T, h, s->q + 2.0 * s->kvw, 1.0);		 /* QKV */
-	layer += elementwise(s, 2.0 * T * (s->q + s->kvw));		 /* rotary */
+	double layer = 0.0, wl = 0.0, wo = 0.0; /* work per layer, once */
+	for (int i = 0; i < 2; i++) /* two RMSNorms */
+		layer += op(s, &wl, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);
+	layer += gemm(s, &wl, T, h, s->q + 2.0 * s->kvw, 1.0);		 /* QKV */
+	layer += elementwise(s, &wl, 2.0 * T * (s->q + s->kvw));		 /* rotary */
 	{
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = 4.0 * s->d * s->heads * pairs;
 		double bytes = (2.0 * s->kvw * (kv_read + T) + 2.0 * T * s->q) * s->bpp;
 		/* KV-cache write + attention; attention is not a thin GEMM */
-		layer += op(s, flops, s->mfu_max, bytes, 2);
+		layer += op(s, &wl, flops, s->mfu_max, bytes, 2);
 	}
-	layer += gemm(s, T, s->q, h, 1.0); /* O */
+	layer += gemm(s, &wl, T, s->q, h, 1.0); /* O */
 	if (!s->moe) {
-		layer += gemm(s, T, h, (s->g - 1.0) * s->f, 1.0);    /* gate+up */
-		layer += elementwise(s, T * s->g * s->f);	     /* activation */
-		layer += gemm(s, T, s->f, h, 1.0);		     /* down */
+		layer += gemm(s, &wl, T, h, (s->g - 1.0) * s->f, 1.0);    /* gate+up */
+		layer += elementwise(s, &wl, T * s->g * s->f);	     /* activation */
+		layer += gemm(s, &wl, T, s->f, h, 1.0);		     /* down */
 	} else {
 		double E = s->n_experts, k = s->top_k;
 		double pairs_tok = T * k;			     /* token-expert pairs */
 		double active = E * (1.0 - pow((E - k) / E, T));    /* distinct experts */
 		double m = pairs_tok / active;			     /* rows per expert */
 		/* router GEMM (replicated) + top-k */
-		layer += op(s, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
+		layer += op(s, &wl, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
 		double fu = (s->g - 1.0) * s->f;
-		layer += op(s, 2.0 * pairs_tok * h * fu, eff(s, m),
+		layer += op(s, &wl, 2.0 * pairs_tok * h * fu, eff(s, m),
 			    (active * h * fu + pairs_tok * (h + fu)) * s->bpp, 1);
-		layer += elementwise(s, pairs_tok * s->g * s->f);
-		layer += op(s, 2.0 * pairs_tok * s->f * h, eff(s, m),
+		layer += elementwise(s, &wl, pairs_tok * s->g * s->f);
+		layer += op(s, &wl, 2.0 * pairs_tok * s->f * h, eff(s, m),
 			    (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
 	}
 	if (s->tp > 1) {
@@ -143,13 +152,28 @@ static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_bat
 	}
 
 	double once = 0.0;
-	once += elementwise(s, 2.0 * T * h);			   /* embedding gather */
-	once += op(s, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);	   /* final norm */
-	once += gemm(s, seqs, h, s->vocab_r, 1.0);		   /* LM head, last tokens */
+	once += elementwise(s, &wo, 2.0 * T * h);			   /* embedding gather */
+	once += op(s, &wo, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);	   /* final norm */
+	once += gemm(s, &wo, seqs, h, s->vocab_r, 1.0);		   /* LM head, last tokens */
 
-	lsim_time t = lsim_time_from_s(s->n_layers * layer + once + s->cpu);
+	*work = s->n_layers * wl + wo;
+	return s->n_layers * layer + once + s->cpu;
+}
+
+static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
+{
+	double work;
+	lsim_time t = lsim_time_from_s(roof_eval(p->state, b, &work));
 	return t < 1 ? 1 : t;
 }
+
+static double roof_iter_work(const struct lsim_perf *p, const struct lsim_batch *b)
+{
+	double work;
+	roof_eval(p->state, b, &work);
+	return work;
+}
+
 
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
 				 int64_t tokens)
@@ -171,6 +195,7 @@ static void roof_destroy(struct lsim_perf *p)
 static const struct lsim_perf_ops roof_ops = {
 	.name = "roofline",
 	.iter_time = roof_iter_time,
+	.iter_work = roof_iter_work,
 	.destroy = roof_destroy,
 };
 
@@ -244,6 +269,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->mfu_max = g->mfu_max;
 	s->mfu_half = g->mfu_half_tokens;
 	s->bw = g->hbm_bw * g->mbu;
+	s->hbm = g->hbm_bw;
 	s->launch = g->launch_s;
 	s->link_bw = link;
 	s->ar_lat = g->allreduce_latency_s;

@@ -75,6 +75,8 @@ struct lsim_inst_record {
 	double carbon_g;  /* CO2 of its facility energy */
 	int32_t pp;	  /* pipeline stages (each on tp GPUs) */
 	double pp_bytes;  /* activations sent between its stages */
+	double work_s;	  /* its steps' work at peak rates, per GPU of a stage:
+			   * work_s / (pp x time) is its GPUs' utilisation */
 };
 
 /* One row of /timeseries: one sample of one instance. */

@@ -914,19 +914,24 @@ static int sample_links(struct lsim_sim *s, lsim_time now)
 	return 0;
 }
 
-/* Energy and carbon of the instance from energy_t to now, at the busy
- * fraction of that interval (busy: its busy_ns now). */
-static void account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy)
+/* Energy and carbon of the instance from energy_t to now, at its GPUs'
+ * utilisation over that interval: the work at peak rates of the steps
+ * done in it (service mode: the busy fraction; busy is busy_ns now).
+ * Returns that utilisation. */
+static double account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy)
 {
 	lsim_time dt = now - in->energy_t;
 	if (dt <= 0)
-		return;
-	double u = (double)(busy - in->energy_busy) / (double)dt;
-	if (in->service_mode)
-		u /= (double)in->cfg.max_num_seqs;
-	lsim_energy_acc_add(&in->energy, in->energy_t, now, u < 0 ? 0 : u > 1 ? 1 : u);
+		return 0;
+	double u = in->service_mode ? (double)(busy - in->energy_busy) / (double)dt /
+					      (double)in->cfg.max_num_seqs
+				    : (in->work_ns - in->energy_work) / ((double)dt * in->pp);
+	u = u < 0 ? 0 : u > 1 ? 1 : u;
+	lsim_energy_acc_add(&in->energy, in->energy_t, now, u);
 	in->energy_t = now;
 	in->energy_busy = busy;
+	in->energy_work = in->work_ns;
+	return u;
 }
 
 /* The largest sampled utilisation of the instance's PCIe links. */
@@ -972,7 +977,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 			util = 1.0; /* service time credited at start */
 		in->busy_ns_sampled = busy;
 		in->last_sample = now;
-		account_energy(in, now, busy);
+		double power_u = account_energy(in, now, busy);
 		if (s->n_ts == s->cap_ts) {
 			size_t c = s->cap_ts ? s->cap_ts * 2 : 256;
 			struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
@@ -995,11 +1000,10 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->queue_len = (int32_t)in->wait_len;
 		t->running = in->service_mode ? in->busy_servers
 					      : (int32_t)in->run_len;
-		/* Power follows the raw busy fraction; the utilisation, KV and
-		 * rate columns are what the monitor reports. */
-		t->power_w = in->gpu ? in->gpu->idle_w +
-					       (in->gpu->tdp_w - in->gpu->idle_w) * util
-				     : 0.0;
+		/* Power follows the GPUs' utilisation (work at peak rates); the
+		 * busy fraction, KV and rate columns are what the monitor
+		 * reports. */
+		t->power_w = in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
 		struct lsim_monitor_sample raw = {
 			.t = now, .instance = in->id, .gpu_util = util,
 			.kv_util = t->kv_util, .queue_len = (double)in->wait_len,
@@ -1369,6 +1373,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->tp = in->tp;
 		o->pp = in->pp;
 		o->pp_bytes = in->pp_bytes;
+		o->work_s = in->work_ns / 1e9;
 		o->node = in->node;
 		o->start = lsim_time_to_s(in->start);
 		o->ready = ns_to_s_or_neg(in->ready);

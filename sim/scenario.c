@@ -253,7 +253,7 @@ struct power_cfg {
 #define PW(f) offsetof(struct power_cfg, f)
 static const struct lsim_keydef power_keys[] = {
 	{"pue", LSIM_K_DOUBLE, PW(pue), "1.0", 1, 5, NULL, "power usage effectiveness of the facility"},
-	{"alpha", LSIM_K_DOUBLE, PW(alpha), "1", 0.05, 10, NULL, "GPU power idle + (tdp - idle) u^alpha at busy fraction u"},
+	{"alpha", LSIM_K_DOUBLE, PW(alpha), "0.7", 0.05, 10, NULL, "GPU power idle + (tdp - idle) u^alpha at utilisation u (work at peak FLOP/s or HBM bandwidth / time; the Splitwise A100 runs fit 0.7)"},
 	{"carbon_intensity", LSIM_K_DOUBLE, PW(carbon_intensity), "481", 0, 5000, NULL, "grid gCO2 per kWh (world 2023, Ember), when there is no carbon_trace"},
 	{"carbon_trace", LSIM_K_STRING, PW(carbon_trace), "", LSIM_NOBOUNDS, NULL, "CSV of grid intensity (time_s or timestamp, gco2_per_kwh), relative to the scenario"},
 	{"carbon_period", LSIM_K_TIME, PW(carbon_period), "0s", 0, 9e18, NULL, "carbon_trace repeats with this period (0: holds its last value)"},
@@ -1772,6 +1772,15 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 						     gpu_local[st];
 			}
 		}
+	}
+	if (ic->perf == PERF_TABLE) {
+		/* measured times, but the work of a step (what power follows)
+		 * comes from the roofline; a profile without its parameters
+		 * leaves power on the busy fraction */
+		struct lsim_roofline_params rp = {.tp = (int)ic->tp};
+		if (lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
+					      &in->work_perf, NULL) != 0)
+			in->work_perf = NULL;
 	}
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];

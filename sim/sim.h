@@ -132,6 +132,7 @@ enum lsim_inst_state {
 /* A batch in flight through the pipeline stages (instance.c). */
 struct lsim_pp_batch {
 	int32_t *reqs; /* its requests (their sched_tokens say how many) */
+	double work;   /* at peak rates, ns (lsim_instance.work_ns) */
 	size_t n;
 	uint64_t seq;	/* formed as the seq-th batch */
 	int32_t stage;	/* the stage it is at (or arriving at, waiting) */
@@ -175,7 +176,15 @@ struct lsim_instance {
 	 * samples, money from its billing terms */
 	struct lsim_energy_acc energy;
 	lsim_time energy_t;   /* energy counted up to here */
-	lsim_time energy_busy; /* busy_ns at energy_t */
+	lsim_time energy_busy; /* busy_ns at energy_t (service mode) */
+	double energy_work;    /* work_ns at energy_t */
+	/* work at peak rates (lsim_perf_iter_work) of the steps done, in ns
+	 * per GPU of a stage; a step whose backend does not know it counts
+	 * its whole time. work / (pp x time) is the GPUs' utilisation. */
+	double work_ns;
+	double step_work;      /* of the step in flight (pp 1) */
+	struct lsim_perf *work_perf; /* owned: the roofline, for work, when
+				      * the perf backend does not know it */
 	struct lsim_billing billing;
 	bool failed;	      /* crashed: does nothing, looks alive until detected */
 	lsim_event_id fail_ev; /* its pending failure, or 0 */

@@ -413,6 +413,19 @@ awk -v t="$(fs fl4 control_downtime_s)" 'BEGIN { k = t / 5; exit !(t > 0 && k ==
 	&& [ "$(fs fl4 completed)" = "$(fs fl4 requests)" ] \
 	&& ok "coordinator failures: $(fs fl4 control_downtime_s) s of elections (5 s each), nothing lost" || bad "coordinator: $(fs fl4 control_downtime_s)"
 
+# energy follows the GPUs' utilisation (the steps' work at peak rates):
+# with alpha 1 each instance's energy is exactly tp x (pp x idle x life +
+# (tdp - idle) x work_s) (H100: idle 100 W, TDP 700 W; PUE 1), with and
+# without pipeline stages; its mean utilisation lies strictly inside (0, 1)
+energy_ok() {
+	awk -F, 'NR > 1 { life = $8 - $6; e = $4 * ($24 * 100 * life + 600 * $26); d = e - $14; if (d < 0) d = -d
+		u = $26 / ($24 * life); if (d > 1e-6 * e || !(u > 0.2 && u < 0.95)) bad = 1; n++ }
+		END { exit (bad || n == 0) }' "$1/instances.csv"
+}
+"$exe" run "$scen/small.yaml" -o "$tmp/pw1" --csv --quiet --set power.alpha=1 >/dev/null 2>&1
+"$exe" run "$scen/pp_saturated.yaml" -o "$tmp/pw2" --csv --quiet --set power.alpha=1 >/dev/null 2>&1
+energy_ok "$tmp/pw1" && energy_ok "$tmp/pw2" && ok "energy from utilisation: idle x lifetime + (tdp - idle) x work, per GPU" \
+	|| bad "energy: $(cut -d, -f4,6,8,14,24,26 "$tmp/pw1/instances.csv" "$tmp/pw2/instances.csv")"
 # cost and carbon: an offer's price per GPU (aws-p5.48xlarge: $55.04/h for
 # 8 GPUs) with its billing (per second, 60 s minimum: the 19 s run pays 60 s);
 # carbon = facility energy x 481 g/kWh
