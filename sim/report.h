@@ -77,6 +77,7 @@ struct lsim_inst_record {
 	double pp_bytes;  /* activations sent between its stages */
 	double work_s;	  /* its steps' work at peak rates, per GPU of a stage:
 			   * work_s / (pp x time) is its GPUs' utilisation */
+	int32_t spot;	  /* 1: ran on spot capacity */
 };
 
 /* One row of /timeseries: one sample of one instance. */

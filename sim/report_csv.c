@@ -91,7 +91,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
 	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at,carbon_g,"
-	      "pp,pp_bytes,work_s\n",
+	      "pp,pp_bytes,work_s,spot\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -126,7 +126,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->pp_bytes);
 		fputc(',', f);
 		put_real(f, in->work_s);
-		fputc('\n', f);
+		fprintf(f, ",%" PRId32 "\n", in->spot);
 	}
 	return 0;
 }

@@ -375,6 +375,7 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, pp, types[14]),
 		M(lsim_inst_record, pp_bytes, types[13]),
 		M(lsim_inst_record, work_s, types[13]),
+		M(lsim_inst_record, spot, types[14]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */

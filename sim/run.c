@@ -1374,6 +1374,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		o->pp = in->pp;
 		o->pp_bytes = in->pp_bytes;
 		o->work_s = in->work_ns / 1e9;
+		o->spot = in->spot;
 		o->node = in->node;
 		o->start = lsim_time_to_s(in->start);
 		o->ready = ns_to_s_or_neg(in->ready);

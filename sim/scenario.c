@@ -80,6 +80,8 @@ struct inst_cfg {
 	int64_t min_replicas, max_replicas; /* -1: replicas */
 	const char *price; /* an offer of the price file, or "" */
 	bool spot;
+	int64_t on_demand_base; /* spot: replicas kept on demand */
+	double on_demand_percent; /* spot: of those above the base */
 	lsim_time provision_time;
 	double capacity_rps;
 };
@@ -127,7 +129,9 @@ static const struct lsim_keydef inst_keys[] = {
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
 	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge), or cheapest (the lowest per-GPU offer for its GPU kind): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
-	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "pay the offer's spot price"},
+	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "run on spot capacity and pay the offer's spot price (all replicas, or those beyond on_demand_base and on_demand_percent)"},
+	{"on_demand_base", LSIM_K_INT, I(on_demand_base), "0", 0, 1e5, NULL, "spot: this many of the group's live replicas run on demand (AWS OnDemandBaseCapacity)"},
+	{"on_demand_percent", LSIM_K_DOUBLE, I(on_demand_percent), "0", 0, 100, NULL, "spot: percent of the live replicas above the base that run on demand, rounded up (AWS OnDemandPercentageAboveBaseCapacity)"},
 	{"min_replicas", LSIM_K_INT, I(min_replicas), "-1", -1, 1e5, NULL, "autoscaling: fewest replicas the adaptor may leave (-1: replicas)"},
 	{"max_replicas", LSIM_K_INT, I(max_replicas), "-1", -1, 1e5, NULL, "autoscaling: most replicas the adaptor may start (-1: replicas)"},
 	{"provision_time", LSIM_K_TIME, I(provision_time), "0s", 0, 1e13, NULL, "autoscaling: acquiring a machine before a new replica's cold start"},
@@ -1709,6 +1713,28 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 
 /* Adds one instance of group i with id sim.n_inst, placed on node (first
  * local GPU gpu_local; node -1 without a cluster). */
+/* Whether the next replica of group i runs on spot capacity: with spot,
+ * its live replicas (the new one included) keep on_demand_base on demand
+ * plus on_demand_percent of those above the base, rounded up, and the new
+ * one fills whichever side is short. */
+static bool next_is_spot(const struct lsim_scenario *sc, size_t i)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	if (!ic->spot)
+		return false;
+	int64_t n = 1, od = 0; /* the new one, and the live on-demand ones */
+	for (size_t k = 0; k < sc->sim.n_inst; k++) {
+		const struct lsim_instance *in = sc->sim.inst[k];
+		if (in->group == (int32_t)i && in->state != LSIM_INST_STOPPED && !in->failed) {
+			n++;
+			od += !in->spot;
+		}
+	}
+	int64_t base = n < ic->on_demand_base ? n : ic->on_demand_base;
+	int64_t want = base + (int64_t)ceil(ic->on_demand_percent / 100.0 * (double)(n - base) - 1e-9);
+	return od >= want;
+}
+
 /* Makes an instance of group i; node and gpu_local give each pipeline
  * stage's node and first local GPU (NULL: no cluster). */
 static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node,
@@ -1717,6 +1743,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 {
 	const struct inst_cfg *ic = &sc->insts[i];
 	int32_t id = (int32_t)sc->sim.n_inst;
+	bool spot = next_is_spot(sc, i);
 	struct lsim_instance *in = lsim_sim_add_instance(&sc->sim);
 	if (!in)
 		return LSIM_ENOMEM;
@@ -1785,11 +1812,11 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];
 	in->role = ic->role;
-	in->spot = ic->spot;
+	in->spot = spot;
 	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
 				 sc->sim.net && sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
-		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), ic->spot);
+		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), spot);
 	*out = in;
 	return 0;
 }
@@ -1884,6 +1911,14 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].price", i);
 		struct lsim_node *item = lsim_node_get(sc->doc->root, "instances")->items[i];
+		if (!ic->spot && (ic->on_demand_base > 0 || ic->on_demand_percent > 0)) {
+			snprintf(key, sizeof key, "instances[%zu].%s", i,
+				 ic->on_demand_base > 0 ? "on_demand_base" : "on_demand_percent");
+			rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+					    "an on-demand share needs spot: true (without it every "
+					    "replica runs on demand)");
+			continue;
+		}
 		if (!ic->price[0]) {
 			if (ic->spot)
 				rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,

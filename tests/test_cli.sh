@@ -464,6 +464,26 @@ same=$(tail -n +2 "$tmp/nf/instances.csv" | awk -F, '$22 >= 0 { if ($5 in t && t
 	&& ok "spot: $(fs spot spot_reclaims) reclaims, all requests done, \$$(fs spot cost_usd) vs \$$(fs od cost_usd) on demand" \
 	|| bad "spot: $(fs spot spot_reclaims) reclaims $(fs spot completed)/$(fs spot requests) cost $(fs spot cost_usd) vs $(fs od cost_usd)"
 
+# a spot / on-demand mix (AWS-style): base 1 on demand, then 50% of the
+# rest rounded up: the four replicas go on demand, on demand, spot, on
+# demand; replacements keep the mix (every live set of replicas keeps at
+# least base + ceil(50% of the rest) on demand at each start)
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/mix" --csv --quiet --set failures.mtbf=0 \
+	--set instances.0.price=gcp-a3-highgpu-8g --set instances.0.spot=true --set failures.spot_mtbr=10min \
+	--set instances.0.on_demand_base=1 --set instances.0.on_demand_percent=50 >/dev/null 2>"$tmp/err" || bad "spot mix: $(cat "$tmp/err")"
+# (the spot flag is the last column of /instances; replacements of the
+# reclaimed spot replica are spot again, the on-demand share being kept)
+mix=$(awk -F, 'NR > 1 { printf "%s", $NF }' "$tmp/mix/instances.csv")
+case "$mix" in 0010*) ;; *) mix=bad ;; esac
+[ "$mix" != bad ] && [ -z "$(printf '%s' "${mix#0010}" | tr -d 1)" ] && [ -n "${mix#0010}" ] \
+	&& [ "$(fs mix completed)" = "$(fs mix requests)" ] && [ "$(fs mix spot_reclaims)" -gt 0 ] \
+	&& awk -v a="$(fs spot cost_usd)" -v m="$(fs mix cost_usd)" -v b="$(fs od cost_usd)" 'BEGIN { exit !(a < m && m < b) }' \
+	&& ok "spot mix: on demand, on demand, spot, on demand; cost between all-spot and on demand (\$$(fs mix cost_usd))" \
+	|| bad "spot mix: $(cut -d, -f1,6,8,27 "$tmp/mix/instances.csv" | tr '\n' ' ') cost $(fs mix cost_usd)"
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/mix2" --set instances.0.on_demand_base=1 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "instances\[0\].on_demand_base: an on-demand share needs spot: true" "$tmp/err" \
+	&& ok "an on-demand share needs spot" || bad "on_demand_base without spot: rc=$rc $(cat "$tmp/err")"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

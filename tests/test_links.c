@@ -4,7 +4,10 @@
  * max-min shares on a bottleneck path, recomputation confined to the
  * changed component, conservation of bytes over many random flows, rates
  * of a random run checked against a from-scratch max-min computation,
- * per-link statistics and the utilisation sampler, FIFO message queues,
+ * which flows a recomputation re-solves (those at or above the divergence
+ * level, counted by hand), the incremental solver against a from-scratch
+ * computation after every instant of many random runs, per-link
+ * statistics and the utilisation sampler, FIFO message queues,
  * re-entrant callbacks, cancellation, bad input, and the paths of a
  * two-node cluster.
  *
@@ -687,6 +690,43 @@ static void test_resolve_threshold(void **state)
 	assert_true(rate_of(fx, c.id) == 1 * GBPS);
 	assert_true(rate_of(fx, x) == 2 * GBPS);
 	assert_true(fabs(rate_of(fx, q) - 3 * GBPS) < 1e-3);
+	/* a flow that starts and is cancelled at one instant never had a
+	 * rate: nothing moves and nothing is re-solved */
+	lsim_flow_id z = start(fx, &l0, 1, 1e12, 0, 7);
+	assert_int_equal(lsim_flow_cancel(fx->net, z, NULL), 0);
+	lsim_run(fx->eng, lsim_now(fx->eng));
+	lsim_net_get_stats(fx->net, &s0);
+	assert_int_equal(s0.recomputations, s1.recomputations + 1);
+	assert_int_equal(s0.flows_recomputed, s1.flows_recomputed);
+	assert_int_equal(s0.rate_changes, s1.rate_changes);
+	assert_true(fabs(rate_of(fx, q) - 3 * GBPS) < 1e-3);
+	fx_free(fx);
+
+	/*
+	 * The new flow's cap counts in its link's fill level. Link L (12
+	 * GB/s) carries K and W; link M (5 GB/s) carries K: K = 5, W = 7.
+	 * C, capped at 1, joins L: 5 + x + 1 = 12 fills L at x = 6 (without
+	 * the cap, 5 + 2x = 12 would give 3.5 and re-solve K too). K keeps 5
+	 * unseen; W and C are re-solved on L alone: C = 1, W = 12 - 5 - 1.
+	 */
+	fx = fx_new();
+	int32_t ll = add_link(fx, 12 * GBPS, 0);
+	int32_t lm = add_link(fx, 5 * GBPS, 0);
+	int32_t pk[] = {ll, lm};
+	lsim_flow_id k = start(fx, pk, 2, 1e12, 0, 1);
+	lsim_flow_id w = start(fx, &ll, 1, 1e12, 0, 2);
+	lsim_run(fx->eng, 0);
+	assert_true(rate_of(fx, k) == 5 * GBPS);
+	assert_true(rate_of(fx, w) == 7 * GBPS);
+	lsim_net_get_stats(fx->net, &s0);
+	lsim_flow_id cc = start(fx, &ll, 1, 1e12, 1 * GBPS, 3);
+	lsim_run(fx->eng, 0);
+	lsim_net_get_stats(fx->net, &s1);
+	assert_int_equal(s1.flows_recomputed, s0.flows_recomputed + 2);
+	assert_int_equal(s1.links_recomputed, s0.links_recomputed + 1);
+	assert_true(rate_of(fx, k) == 5 * GBPS);
+	assert_true(rate_of(fx, w) == 6 * GBPS);
+	assert_true(rate_of(fx, cc) == 1 * GBPS);
 	fx_free(fx);
 }
 

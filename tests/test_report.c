@@ -580,9 +580,9 @@ static void test_csv(void **state)
 		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
 		  "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at,carbon_g,"
-		  "pp,pp_bytes,work_s");
+		  "pp,pp_bytes,work_s,spot");
 	check_csv(dir, "instances.csv", 2,
-		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0,0,0,0,0,0,0,0");
+		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0,0,0,0,0,0,0,0,0");
 	check_csv(dir, "timeseries.csv", 0,
 		  "t,instance,gpu_util,kv_util,queue_len,running,power_w,arrival_rate");
 	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0");
