@@ -108,7 +108,7 @@ enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
 static const struct lsim_keydef inst_keys[] = {
 	{"name", LSIM_K_STRING, I(name), "instance", LSIM_NOBOUNDS, NULL, "name of this instance group"},
 	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
-	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs"},
+	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs, or cheapest: the GPU kind with a profile (in the cluster, if any) that holds a replica at the lowest price per replica-hour in the price file"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers are split evenly; up to pp batches are in flight, each stage computing one at a time and sending its activations to the next stage over the links"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
@@ -452,6 +452,7 @@ struct lsim_scenario {
 	struct lsim_group *groups; /* per instances[] entry, for the adaptor */
 	/* loaded data, parallel to insts */
 	struct lsim_gpu_profile *gpus;
+	char (*gpu_choice)[64]; /* per group: the kind gpu: cheapest chose */
 	struct lsim_model_arch *models;
 	char **table_dirs;
 	struct lsim_buf effective;
@@ -859,16 +860,25 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
-static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
+/* The folders of hardware profiles and the model catalogue. */
+static int data_paths(const struct lsim_scenario *sc, char *profiles, char *catalogue,
+		      size_t size)
 {
 	char *base = sc->top.data_dir[0] ? resolve(sc, sc->top.data_dir)
 					 : strdup(lsim_data_dir());
 	if (!base)
 		return LSIM_ENOMEM;
-	char profiles[1024], catalogue[1024];
-	snprintf(profiles, sizeof profiles, "%s/profiles", base);
-	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", base);
+	snprintf(profiles, size, "%s/profiles", base);
+	snprintf(catalogue, size, "%s/models.yaml", base);
 	free(base);
+	return 0;
+}
+
+static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	char profiles[1024], catalogue[1024];
+	if (data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
+		return LSIM_ENOMEM;
 	sc->gpus = calloc(sc->n_insts, sizeof *sc->gpus);
 	sc->models = calloc(sc->n_insts, sizeof *sc->models);
 	sc->table_dirs = calloc(sc->n_insts, sizeof *sc->table_dirs);
@@ -1402,6 +1412,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->job_events);
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
+	free(sc->gpu_choice);
 	lsim_carbon_destroy(sc->carbon);
 	free(sc->fail_inst);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)
@@ -1899,18 +1910,109 @@ static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+/* The price file: power.prices, or the shipped one; loaded once. */
+static int load_prices(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (sc->prices)
+		return 0;
+	char *path = sc->power.prices[0] ? resolve(sc, sc->power.prices) : NULL;
+	char shipped[1024];
+	snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+	int rc = lsim_prices_load(path ? path : shipped, &sc->prices, d);
+	free(path);
+	return rc;
+}
+
+/*
+ * gpu: cheapest. Of the GPU kinds in the price file (and among the
+ * cluster's node kinds, with a cluster) that have a hardware profile and
+ * hold a replica (weights and min_kv_tokens of KV over its tp x pp GPUs,
+ * as placement checks), the one whose cheapest offer costs least per
+ * replica-hour (spot price with spot; the first in the file on a tie).
+ * That kind becomes the group's GPU and that offer its price.
+ */
+static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item,
+		      struct lsim_diag *d)
+{
+	struct inst_cfg *ic = &sc->insts[i];
+	char key[64], profiles[1024], catalogue[1024];
+	snprintf(key, sizeof key, "instances[%zu].gpu", i);
+	if (ic->price[0] && strcmp(ic->price, "cheapest") != 0)
+		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+				      "gpu: cheapest chooses the offer too: leave price "
+				      "empty or cheapest");
+	if (ic->perf == PERF_TABLE)
+		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+				      "gpu: cheapest needs perf roofline or service (a "
+				      "measured table belongs to one GPU kind)");
+	if (data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
+		return LSIM_ENOMEM;
+	double need = 0, gpus = (double)replica_gpus(ic);
+	if (ic->perf != PERF_SERVICE) {
+		struct lsim_model_arch m;
+		struct lsim_diag inner = {0};
+		if (lsim_model_load(catalogue, ic->model, &m, &inner) != 0) {
+			snprintf(key, sizeof key, "instances[%zu].model", i);
+			return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL, "%s%s%s",
+					      inner.msg, inner.file[0] ? " in " : "", inner.file);
+		}
+		need = (lsim_model_weight_bytes(&m) +
+			lsim_model_kv_bytes_per_token(&m) * (double)ic->min_kv_tokens) / gpus;
+	}
+	const struct lsim_instance_price *best = NULL;
+	double best_price = 0;
+	for (size_t k = 0; k < sc->prices->n; k++) {
+		const char *kind = sc->prices->items[k].gpu;
+		bool seen = false, in_cluster = sc->n_nodes == 0;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = strcmp(sc->prices->items[j].gpu, kind) == 0;
+		for (size_t g = 0; g < sc->n_nodes && !in_cluster; g++)
+			in_cluster = strcmp(sc->nodes[g].gpu, kind) == 0;
+		struct lsim_gpu_profile prof;
+		struct lsim_diag scratch = {0};
+		const struct lsim_instance_price *ip = NULL;
+		if (seen || !in_cluster ||
+		    lsim_gpu_profile_load(profiles, kind, &prof, &scratch) != 0 ||
+		    need > prof.hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05) ||
+		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
+			continue;
+		double price = lsim_price_per_gpu_hour(ip, ic->spot) * gpus;
+		if (!best || price < best_price) {
+			best = ip;
+			best_price = price;
+		}
+	}
+	if (!best)
+		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
+				      "no GPU kind with a profile and a%s offer%s holds %s "
+				      "on %d GPUs", ic->spot ? " spot" : "n",
+				      sc->n_nodes > 0 ? " in the cluster" : "", ic->model,
+				      (int)gpus);
+	snprintf(sc->gpu_choice[i], sizeof sc->gpu_choice[i], "%s", best->gpu);
+	ic->gpu = sc->gpu_choice[i];
+	sc->offers[i] = best;
+	return 0;
+}
+
 /* instances[].price offers (from power.prices) and the carbon series. */
 static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	int rc = 0;
 	sc->offers = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->offers);
-	if (!sc->offers)
+	sc->gpu_choice = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->gpu_choice);
+	if (!sc->offers || !sc->gpu_choice)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].price", i);
 		struct lsim_node *item = lsim_node_get(sc->doc->root, "instances")->items[i];
+		if (ic->gpu && strcmp(ic->gpu, "cheapest") == 0) {
+			rc = load_prices(sc, d);
+			if (rc == 0)
+				rc = choose_gpu(sc, i, item, d);
+			continue;
+		}
 		if (!ic->spot && (ic->on_demand_base > 0 || ic->on_demand_percent > 0)) {
 			snprintf(key, sizeof key, "instances[%zu].%s", i,
 				 ic->on_demand_base > 0 ? "on_demand_base" : "on_demand_percent");
@@ -1925,15 +2027,9 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 						    "spot needs a price offer (instances[].price)");
 			continue;
 		}
-		if (!sc->prices) {
-			char *path = sc->power.prices[0] ? resolve(sc, sc->power.prices) : NULL;
-			char shipped[1024];
-			snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
-			rc = lsim_prices_load(path ? path : shipped, &sc->prices, d);
-			free(path);
-			if (rc != 0)
-				break;
-		}
+		rc = load_prices(sc, d);
+		if (rc != 0)
+			break;
 		if (strcmp(ic->price, "cheapest") == 0) /* of the group's GPU kind */
 			rc = lsim_prices_cheapest(sc->prices, ic->gpu, ic->spot,
 						  &sc->offers[i], d);

@@ -484,6 +484,27 @@ case "$mix" in 0010*) ;; *) mix=bad ;; esac
 [ $rc -eq 2 ] && grep -q "instances\[0\].on_demand_base: an on-demand share needs spot: true" "$tmp/err" \
 	&& ok "an on-demand share needs spot" || bad "on_demand_base without spot: rc=$rc $(cat "$tmp/err")"
 
+# gpu: cheapest picks the kind with a profile that holds a replica at the
+# lowest price per replica-hour (shipped prices per GPU-hour: RTX-4090
+# 0.74, L4 0.805, A10G 1.006 (spot 0.30), L40S 1.09, A100-80GB-SXM 1.59,
+# H100-SXM 3.49): an 8B model on one GPU -> RTX-4090; on spot -> A10G;
+# 70B on 4 GPUs (35 GB each) -> L40S; in a cluster of H100 and A100-80GB
+# nodes -> A100-80GB-SXM
+gc() { # scenario suffix, extra --set arguments...
+	local out=$1; shift
+	"$exe" run "$scen/gpu_cheapest$out.yaml" -o "$tmp/gc$out" --csv --quiet "$@" >/dev/null 2>"$tmp/err" \
+		|| { echo "error: $(cat "$tmp/err")"; return; }
+	tail -n +2 "$tmp/gc$out/instances.csv" | cut -d, -f2 | sort -u | tr '\n' ' '
+}
+g1=$(gc ""); g2=$(gc "" --set instances.0.spot=true); g3=$(gc "" --set instances.0.model=Llama-3.1-70B --set instances.0.tp=4)
+g4=$(gc _cluster)
+[ "$g1|$g2|$g3|$g4" = "RTX-4090 |A10G |L40S |A100-80GB-SXM " ] \
+	&& ok "gpu: cheapest chooses RTX-4090, A10G on spot, L40S for 70B, A100 in an H100/A100 cluster" \
+	|| bad "gpu cheapest: $g1|$g2|$g3|$g4"
+"$exe" run "$scen/gpu_cheapest_cluster.yaml" -o "$tmp/gc5" --set instances.0.model=GPT-3-175B >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "instances\[0\].gpu: no GPU kind with a profile and an offer in the cluster holds GPT-3-175B on 1 GPUs" "$tmp/err" \
+	&& ok "gpu: cheapest with nothing that fits" || bad "gpu cheapest nothing fits: rc=$rc $(cat "$tmp/err")"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"
