@@ -46,6 +46,13 @@ struct job {
 	int32_t peak;
 	bool varying;	  /* its phases differ in demand */
 	lsim_time ckpt_t; /* one checkpoint write (and read) */
+	double ckpt_bytes;
+	/* on the links (lsim_jobs_use_links): its flows in flight, the
+	 * all-reduce of the current iteration or a checkpoint write */
+	bool in_comm;
+	int32_t flows_left;
+	lsim_flow_id *flows;
+	int32_t cap_flows;
 	/* allocation */
 	int32_t type;  /* -1: none */
 	int32_t alloc; /* whole GPUs held (1 for a share) */
@@ -116,6 +123,8 @@ struct delta {
 struct lsim_jobs {
 	struct lsim_engine *eng;
 	struct lsim_jobs_cfg cfg;
+	struct lsim_net *net; /* NULL: traffic from link_bw and storage_bw */
+	const struct lsim_topo *topo;
 	const struct lsim_job_scheduler *sched;
 	const struct lsim_job_allocator *alloc;
 	uint64_t events0;
@@ -1056,9 +1065,78 @@ static void running_remove(struct lsim_jobs *js, struct job *jb)
 	jb->run_pos = -1;
 }
 
+/* ---- traffic on the links (lsim_jobs_use_links) ---- */
+
+/* Whether job j's iterations run one by one with their all-reduce as
+ * flows: a model size, whole GPUs, more than one computing. */
+static bool ring_on_links(const struct lsim_jobs *js, const struct job *jb)
+{
+	return js->net && jb->spec->params > 0 && jb->spec->gpu_milli == 0 && jb->n > 1;
+}
+
+/* The topology's id of pool GPU g (pool nodes are the topology's). */
+static int32_t topo_gpu(const struct lsim_jobs *js, int32_t g)
+{
+	int32_t node = js->gpus[g].node;
+	return node * js->topo->p.gpus_per_node + (g - js->nodes[node].first);
+}
+
+/* Stops the job's flows in flight: an all-reduce or a checkpoint write
+ * cut short by a failure or a preemption. */
+static void abandon_flows(struct lsim_jobs *js, struct job *jb)
+{
+	for (int32_t k = 0; jb->in_comm && k < jb->cap_flows; k++)
+		if (jb->flows[k])
+			lsim_flow_cancel(js->net, jb->flows[k], NULL);
+	jb->in_comm = false;
+	jb->flows_left = 0;
+}
+
+static void flow_arrived(void *ctx, lsim_flow_id id, uint64_t arg);
+
+/*
+ * Starts job j's flows: from each of its first n GPUs, `bytes` to the next
+ * one of the ring (ring) or to the storage service. False (nothing in
+ * flight) if they cannot start; the caller then takes the time from the
+ * bandwidth parameters.
+ */
+static bool start_job_flows(struct lsim_jobs *js, int32_t j, int32_t n, bool ring,
+			    double bytes)
+{
+	struct job *jb = &js->jobs[j];
+	if (n > jb->cap_flows) {
+		lsim_flow_id *f = realloc(jb->flows, (size_t)n * sizeof *f);
+		if (!f)
+			return false;
+		jb->flows = f;
+		jb->cap_flows = n;
+	}
+	memset(jb->flows, 0, (size_t)jb->cap_flows * sizeof *jb->flows);
+	jb->in_comm = true;
+	jb->flows_left = n;
+	for (int32_t k = 0; k < n; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int32_t src = topo_gpu(js, jb->gpus[k]);
+		int hops = ring ? lsim_topo_path_gpu_to_gpu(js->topo, src,
+							    topo_gpu(js, jb->gpus[(k + 1) % n]), path)
+				: lsim_topo_path_gpu_to_storage(js->topo, src, path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = hops, .bytes = bytes,
+			.done = flow_arrived, .ctx = js, .arg = (uint64_t)j,
+		};
+		if (hops < 0 || lsim_flow_start(js->net, &fr, &jb->flows[k], NULL) != 0) {
+			abandon_flows(js, jb);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void release(struct lsim_jobs *js, int32_t j)
 {
 	struct job *jb = &js->jobs[j];
+	if (jb->in_comm)
+		abandon_flows(js, jb);
 	accrue_held(js, jb);
 	if (jb->fail_ev) {
 		lsim_cancel(js->eng, jb->fail_ev);
@@ -1102,6 +1180,13 @@ static void begin_compute(struct lsim_jobs *js, int32_t j)
 		if (nk < b)
 			b = nk;
 	}
+	if (ring_on_links(js, jb)) {
+		/* one iteration: its compute (one GPU's time over n), then
+		 * its all-reduce as flows (ev_job) */
+		lsim_time t1 = iter_time(js, jb, jb->phase, 1, jb->type);
+		jb->it = (t1 + jb->n - 1) / jb->n;
+		b = jb->done + 1;
+	}
 	set_state(js, jb, ST_COMPUTING);
 	jb->seg_start = now_of(js);
 	jb->seg_iter0 = jb->done;
@@ -1115,6 +1200,13 @@ static void checkpoint(struct lsim_jobs *js, int32_t j, int32_t after)
 	set_state(js, jb, ST_CHECKPOINTING);
 	jb->state_start = now_of(js);
 	jb->after = after;
+	if (js->net && jb->ckpt_bytes > 0 && jb->spec->gpu_milli == 0 && jb->alloc > 0) {
+		/* every GPU writes its share to the storage service; the
+		 * planner's estimate is the uncontended time */
+		jb->state_end = jb->state_start + jb->ckpt_t;
+		if (start_job_flows(js, j, jb->alloc, false, jb->ckpt_bytes / jb->alloc))
+			return;
+	}
 	schedule_ev(js, jb, j, jb->state_start + jb->ckpt_t);
 }
 
@@ -1164,7 +1256,8 @@ static void boundary(struct lsim_jobs *js, int32_t j)
 static void ckpt_done(struct lsim_jobs *js, int32_t j)
 {
 	struct job *jb = &js->jobs[j];
-	jb->rec.overhead_gpu_s += held_gpus(jb) * ns_to_s(jb->ckpt_t);
+	/* the write's time: ckpt_t, or as long as its flows took */
+	jb->rec.overhead_gpu_s += held_gpus(jb) * ns_to_s(now_of(js) - jb->state_start);
 	jb->ckpt_iter = jb->done;
 	jb->has_ckpt = true;
 	jb->since_ckpt_gpu_s = 0;
@@ -1186,6 +1279,17 @@ static void ckpt_done(struct lsim_jobs *js, int32_t j)
 	}
 }
 
+/* Job j's compute segment (and, on the links, its all-reduce) is done. */
+static void segment_done(struct lsim_jobs *js, int32_t j)
+{
+	struct job *jb = &js->jobs[j];
+	double gs = compute_gpus(jb) * ns_to_s(now_of(js) - jb->seg_start);
+	jb->rec.useful_gpu_s += gs;
+	jb->since_ckpt_gpu_s += gs;
+	jb->done = jb->seg_iter1;
+	boundary(js, j);
+}
+
 static void ev_job(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)eng;
@@ -1201,20 +1305,46 @@ static void ev_job(struct lsim_engine *eng, void *subject, uint64_t arg)
 			held_gpus(jb) * ns_to_s(now - jb->state_start);
 		begin_compute(js, j);
 		break;
-	case ST_COMPUTING: {
-		double gs = compute_gpus(jb) * ns_to_s(now - jb->seg_start);
-		jb->rec.useful_gpu_s += gs;
-		jb->since_ckpt_gpu_s += gs;
-		jb->done = jb->seg_iter1;
-		boundary(js, j);
+	case ST_COMPUTING:
+		if (ring_on_links(js, jb)) {
+			/* the iteration's gradients go around the ring; it is
+			 * not done (kept) until they have: a huge iteration
+			 * time makes the progress counts see none of it */
+			const struct lsim_job_spec *s = jb->spec;
+			double gb = js->cfg.grad_bytes_per_param > 0 ? js->cfg.grad_bytes_per_param
+								     : 2.0;
+			lsim_time est = iter_time(js, jb, jb->phase, jb->n, jb->type) - jb->it;
+			jb->state_end = now + (est > 0 ? est : 0);
+			jb->it = LSIM_TIME_MAX / 4;
+			if (start_job_flows(js, j, jb->n, true,
+					    2.0 * (jb->n - 1) / jb->n * s->params * gb))
+				break;
+		}
+		segment_done(js, j);
 		break;
-	}
 	case ST_CHECKPOINTING:
 		ckpt_done(js, j);
 		break;
 	default:
 		break;
 	}
+}
+
+/* The last flow of job j's all-reduce or checkpoint arrived. */
+static void flow_arrived(void *ctx, lsim_flow_id id, uint64_t arg)
+{
+	(void)id;
+	struct lsim_jobs *js = ctx;
+	int32_t j = (int32_t)arg;
+	struct job *jb = &js->jobs[j];
+	if (!jb->in_comm || --jb->flows_left > 0)
+		return;
+	jb->in_comm = false;
+	js->plan_valid = false;
+	if (jb->state == ST_COMPUTING)
+		segment_done(js, j);
+	else if (jb->state == ST_CHECKPOINTING)
+		ckpt_done(js, j);
 }
 
 static void draw_failure(struct lsim_jobs *js, struct job *jb, int32_t j)
@@ -1322,6 +1452,8 @@ int lsim_jobs_fail(struct lsim_jobs *js, int32_t j)
 		return LSIM_EINVAL;
 	struct job *jb = &js->jobs[j];
 	lsim_time now = now_of(js);
+	if (jb->in_comm)
+		abandon_flows(js, jb);
 	switch (jb->state) {
 	case ST_COMPUTING: {
 		lsim_time el = now - jb->seg_start;
@@ -1372,7 +1504,10 @@ int lsim_jobs_preempt(struct lsim_jobs *js, int32_t j, bool front)
 		jb->since_ckpt_gpu_s += kept;
 		jb->rec.lost_gpu_s += compute_gpus(jb) * ns_to_s(el - k * jb->it);
 		jb->done = jb->seg_iter0 + k;
-		lsim_cancel(js->eng, jb->ev);
+		if (jb->in_comm)
+			abandon_flows(js, jb);
+		else
+			lsim_cancel(js->eng, jb->ev);
 		jb->ev = 0;
 		jb->rec.preemptions++;
 		if (jb->done >= jb->total) {
@@ -1759,6 +1894,7 @@ static int add_job(struct lsim_jobs *js, const struct lsim_job_spec *s,
 	jb->run_pos = -1;
 	double bytes = s->ckpt_bytes > 0 ? s->ckpt_bytes
 					 : s->params * js->cfg.ckpt_bytes_per_param;
+	jb->ckpt_bytes = bytes;
 	jb->ckpt_t = js->cfg.storage_bw > 0 && bytes > 0
 			     ? lsim_time_from_s(bytes / js->cfg.storage_bw)
 			     : 0;
@@ -1912,8 +2048,10 @@ void lsim_jobs_destroy(struct lsim_jobs *js)
 {
 	if (!js)
 		return;
-	for (size_t i = 0; i < js->n_jobs; i++)
+	for (size_t i = 0; i < js->n_jobs; i++) {
 		free(js->jobs[i].gpus);
+		free(js->jobs[i].flows);
+	}
 	free(js->jobs);
 	free(js->pending);
 	free(js->running);
@@ -2293,4 +2431,11 @@ int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *o)
 	}
 	o->events = lsim_events_processed(js->eng) - js->events0;
 	return 0;
+}
+
+void lsim_jobs_use_links(struct lsim_jobs *js, struct lsim_net *net,
+			 const struct lsim_topo *topo)
+{
+	js->net = topo ? net : NULL;
+	js->topo = topo;
 }

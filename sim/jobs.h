@@ -15,6 +15,7 @@
 
 #include "../traces/jobs.h"
 #include "hw.h"
+#include "links.h"
 #include "llmsim/engine.h"
 
 /* ---- configuration ---- */
@@ -228,6 +229,18 @@ int32_t lsim_jobs_running(const struct lsim_jobs *js, size_t i);
 const struct lsim_job_spec *lsim_jobs_spec(const struct lsim_jobs *js,
 					   int32_t j);
 bool lsim_jobs_is_resume(const struct lsim_jobs *js, int32_t j);
+/*
+ * Moves the jobs' traffic onto the cluster's links (borrowed; the pool's
+ * nodes must be the topology's, in order): each iteration of a job with a
+ * model size on more than one GPU computes, then its gradient ring
+ * all-reduce moves as flows between its GPUs (2 (n - 1) / n x params x
+ * grad bytes from each to the next); checkpoints are written from every
+ * GPU (its share of the bytes) to the storage service as flows. Without
+ * it both take their time from link_bw and storage_bw.
+ */
+void lsim_jobs_use_links(struct lsim_jobs *js, struct lsim_net *net,
+			 const struct lsim_topo *topo);
+
 /* Whether j is being preempted (checkpointing before its release). */
 bool lsim_jobs_is_releasing(const struct lsim_jobs *js, int32_t j);
 /* GPU-seconds j has held so far, up to now. */

@@ -1369,7 +1369,7 @@ void lsim_topo_release(struct lsim_topo *t)
 	free(t->tor_up);
 	free(t->tor_down);
 	memset(t, 0, sizeof *t);
-	t->spine = t->storage = -1;
+	t->spine = t->storage = t->storage_in = -1;
 }
 
 static int32_t *ids_alloc(int32_t n)
@@ -1384,7 +1384,7 @@ int lsim_topo_build(struct lsim_topo *t, struct lsim_net *net,
 		    const struct lsim_topo_params *p, struct lsim_diag *d)
 {
 	memset(t, 0, sizeof *t);
-	t->spine = t->storage = -1;
+	t->spine = t->storage = t->storage_in = -1;
 	int rc = topo_check(p, d);
 	if (rc)
 		return rc;
@@ -1455,6 +1455,9 @@ int lsim_topo_build(struct lsim_topo *t, struct lsim_net *net,
 	if (!rc)
 		rc = lsim_link_add(net, LSIM_LINK_STORAGE, p->storage_bw,
 				   p->storage_latency, &t->storage, d);
+	if (!rc)
+		rc = lsim_link_add(net, LSIM_LINK_STORAGE, p->storage_bw,
+				   p->storage_latency, &t->storage_in, d);
 	if (rc)
 		lsim_topo_release(t);
 	return rc;
@@ -1497,6 +1500,22 @@ int lsim_topo_path_storage_to_gpu(const struct lsim_topo *t, int32_t gpu,
 	out[n++] = t->nic_in[node];
 	out[n++] = t->host[switch_of(t, gpu)];
 	out[n++] = t->pcie_down[gpu];
+	return n;
+}
+
+int lsim_topo_path_gpu_to_storage(const struct lsim_topo *t, int32_t gpu,
+				  int32_t *out)
+{
+	if (!gpu_ok(t, gpu) || !out)
+		return LSIM_EINVAL;
+	int32_t node = gpu / t->p.gpus_per_node, n = 0;
+	out[n++] = t->pcie_up[gpu];
+	out[n++] = t->host[switch_of(t, gpu)];
+	out[n++] = t->nic_out[node];
+	out[n++] = t->tor_up[tor_of(t, node)];
+	if (t->spine >= 0)
+		out[n++] = t->spine;
+	out[n++] = t->storage_in;
 	return n;
 }
 

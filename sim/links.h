@@ -164,7 +164,7 @@ struct lsim_net_stats {
 	double bytes_requested;	  /* by finished flows */
 	double bytes_delivered;	  /* by finished flows, from their rates */
 	double max_residual;	  /* largest |bytes left| at a completion */
-	uint64_t recomputations;  /* settles: rate recomputations */
+	uint64_t recomputations;  /* rate recomputations (settle events) */
 	uint64_t flows_recomputed; /* flows re-solved by them, summed */
 	uint64_t links_recomputed; /* links they visited, summed */
 	uint64_t rate_changes;	  /* flows whose rate changed (events moved) */
@@ -221,7 +221,8 @@ struct lsim_topo {
 	int32_t *nic_out, *nic_in;	  /* per node: node -> ToR, back */
 	int32_t *tor_up, *tor_down;	  /* per ToR: ToR -> spine, back */
 	int32_t spine;
-	int32_t storage;
+	int32_t storage;    /* storage service egress (reads) */
+	int32_t storage_in; /* and ingress (writes: checkpoints) */
 };
 
 /* Adds the cluster's links to net. GPUs are numbered node-major:
@@ -237,6 +238,7 @@ int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu);
  * Paths, written to out[LSIM_PATH_MAX]; each returns the hop count, or
  * LSIM_EINVAL for a GPU index out of range (or src == dst).
  *   storage -> GPU: storage, [spine], tor_down, nic_in, host, pcie_down
+ *   GPU -> storage: pcie_up, host, nic_out, tor_up, [spine], storage_in
  *   GPU -> host:    pcie_up, host
  *   host -> GPU:    host, pcie_down
  *   GPU -> GPU, one node: nvlink_up, nvlink_down; without NVLink
@@ -246,6 +248,8 @@ int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu);
  *                   tor_down if another ToR], nic_in, host, pcie_down
  */
 int lsim_topo_path_storage_to_gpu(const struct lsim_topo *t, int32_t gpu,
+				  int32_t *out);
+int lsim_topo_path_gpu_to_storage(const struct lsim_topo *t, int32_t gpu,
 				  int32_t *out);
 int lsim_topo_path_gpu_to_host(const struct lsim_topo *t, int32_t gpu,
 			       int32_t *out);

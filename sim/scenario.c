@@ -287,7 +287,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"nic_bw", LSIM_K_BW, NC(nic_bw), "400GB/s", 1, 1e13, NULL, "node NIC to its ToR, per direction"},
 	{"oversubscription", LSIM_K_DOUBLE, NC(oversubscription), "1", 0.01, 1000, NULL, "ToR downlink : uplink capacity"},
 	{"spine_bw", LSIM_K_BW, NC(spine_bw), "0", 0, 1e15, NULL, "the spine as one shared link (0: non-blocking)"},
-	{"storage_bw", LSIM_K_BW, NC(storage_bw), "50GB/s", 1, 1e13, NULL, "storage service egress (weights, checkpoints)"},
+	{"storage_bw", LSIM_K_BW, NC(storage_bw), "50GB/s", 1, 1e13, NULL, "storage service egress (weights, checkpoint reads) and ingress (checkpoint writes), each"},
 	{"pcie_latency", LSIM_K_TIME, NC(pcie_latency), "1us", 0, 1e10, NULL, "PCIe link latency"},
 	{"host_latency", LSIM_K_TIME, NC(host_latency), "500ns", 0, 1e10, NULL, "switch uplink latency"},
 	{"nvlink_latency", LSIM_K_TIME, NC(nvlink_latency), "1us", 0, 1e10, NULL, "NVLink latency"},
@@ -311,6 +311,7 @@ struct job_cfg {
 	lsim_time ckpt_interval, gpu_mtbf;
 	double efficiency, storage_bw;
 	const char *cluster_name, *quotas;
+	int traffic;
 };
 enum { JOBS_CSV, JOBS_ALIBABA, JOBS_PHILLY, JOBS_STATS };
 #define J(f) offsetof(struct job_cfg, f)
@@ -328,6 +329,7 @@ static const struct lsim_keydef job_keys[] = {
 	{"gpu_mtbf", LSIM_K_TIME, J(gpu_mtbf), "0s", 0, 9e18, NULL, "each GPU a job holds fails after an exponential time of this mean (0: none)"},
 	{"efficiency", LSIM_K_DOUBLE, J(efficiency), "0", 0, 1, NULL, "model jobs: fraction of peak FLOP/s (0: the profile's mfu_max)"},
 	{"storage_bw", LSIM_K_BW, J(storage_bw), "0", 0, 1e13, NULL, "checkpoint writes and reads (0: network.storage_bw)"},
+	{"traffic", LSIM_K_ENUM, J(traffic), "links", LSIM_NOBOUNDS, "links|bandwidth", "model jobs' gradient all-reduces and checkpoint writes move as flows on the cluster's links, contending with all other traffic; or take bytes / bandwidth (NVLink rate, storage_bw) uncontended"},
 };
 #undef J
 
@@ -2178,6 +2180,8 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 			snprintf(d->key, sizeof d->key, "jobs");
 		return rc;
 	}
+	if (sc->sim.net && sc->jobs.traffic == 0) /* all-reduces and checkpoints as flows */
+		lsim_jobs_use_links(sc->js, sc->sim.net, &sc->sim.topo);
 	for (size_t i = 0; rc == 0 && i < sc->sim.n_inst; i++) {
 		const struct lsim_instance *in = sc->sim.inst[i];
 		for (int32_t st = 0; in->node >= 0 && rc == 0 && st < in->pp; st++)

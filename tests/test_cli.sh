@@ -505,6 +505,23 @@ g4=$(gc _cluster)
 [ $rc -eq 2 ] && grep -q "instances\[0\].gpu: no GPU kind with a profile and an offer in the cluster holds GPT-3-175B on 1 GPUs" "$tmp/err" \
 	&& ok "gpu: cheapest with nothing that fits" || bad "gpu cheapest nothing fits: rc=$rc $(cat "$tmp/err")"
 
+# training traffic on the links (tests/data/scenarios/job_traffic.yaml):
+# the two jobs' checkpoints (98 GB each) share the 50 GB/s storage ingress
+# (3.92 s, not 1.96 s: GPU time held 8 x 3.92 = 31.36 s), and each of the
+# 100 iterations' NVLink all-reduces adds its 2 us of path latency, the
+# checkpoint its 104.5 us: JCT 1.96 + 0.0003 s longer than bytes/bandwidth
+for t in links bandwidth; do
+	"$exe" run "$scen/job_traffic.yaml" -o "$tmp/jt_$t" --csv --quiet --set jobs.traffic=$t >/dev/null 2>"$tmp/err" \
+		|| bad "job traffic $t: $(cat "$tmp/err")"
+done
+jt=$(paste -d, "$tmp/jt_links/jobs.csv" "$tmp/jt_bandwidth/jobs.csv" | awk -F, 'NR > 1 { n = NF / 2
+	d = $13 - $(n + 13); if (d < 1.96025 || d > 1.96035 || $18 < 31.3608 || $18 > 31.3609 || $(n + 18) != 15.68) bad = 1; k++ }
+	END { print (bad || k != 2) ? "bad" : "ok" }')
+sto=$(awk -F, '$2 == "storage" && $5 > 0 { print $5 "," $6 }' "$tmp/jt_links/links.csv")
+[ "$jt" = ok ] && [ "$sto" = "196000000000,3.92" ] \
+	&& ok "training traffic: checkpoints share the storage ingress, all-reduces cross NVLink" \
+	|| bad "job traffic: $jt $sto $(cut -d, -f1,13,18 "$tmp/jt_links/jobs.csv" "$tmp/jt_bandwidth/jobs.csv" | tr '\n' ' ')"
+
 # run: outputs exist, are complete, and are deterministic
 "$exe" run "$scen/small.yaml" -o "$tmp/a" --csv --quiet >"$tmp/a.out" 2>&1 || bad "run small a: $(cat "$tmp/a.out")"
 "$exe" run "$scen/small.yaml" -o "$tmp/b" --csv --quiet >/dev/null 2>&1 || bad "run small b"

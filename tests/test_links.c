@@ -907,7 +907,8 @@ static void test_random_vs_full(void **state)
 	 * fewer flows than were moving */
 	assert_true(instants >= 100 * DF_SEEDS);
 	assert_true(resolved < moving * 3 / 4);
-	print_message("random_vs_full: %llu instants, %llu flows re-solved of %llu moving\n",
+	print_message("random_vs_full: %llu instants, %llu flows re-solved"
+		      " of %llu moving\n",
 		      (unsigned long long)instants,
 		      (unsigned long long)resolved, (unsigned long long)moving);
 }
@@ -1175,8 +1176,8 @@ static void test_topology_paths(void **state)
 	struct lsim_diag d;
 	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
 	/* per GPU 2 PCIe + 2 NVLink (64), 4 switches per node (8), 2 NICs
-	 * per node (4), 2 ToRs x 2 (4), spine, storage: 82 */
-	assert_int_equal(lsim_net_n_links(fx->net), 82);
+	 * per node (4), 2 ToRs x 2 (4), spine, storage out and in: 83 */
+	assert_int_equal(lsim_net_n_links(fx->net), 83);
 	assert_int_equal(t.n_gpus, 16);
 	assert_int_equal(t.n_switches, 8);
 	assert_int_equal(t.n_tors, 2);
@@ -1193,6 +1194,10 @@ static void test_topology_paths(void **state)
 	int32_t w1[] = {t.storage, t.spine, t.tor_down[1], t.nic_in[1],
 			t.host[5], t.pcie_down[11]};
 	expect_path(path, n, w1, 6);
+	n = lsim_topo_path_gpu_to_storage(&t, 11, path);
+	int32_t w1b[] = {t.pcie_up[11], t.host[5], t.nic_out[1], t.tor_up[1],
+			 t.spine, t.storage_in};
+	expect_path(path, n, w1b, 6);
 	n = lsim_topo_path_gpu_to_host(&t, 11, path);
 	int32_t w2[] = {t.pcie_up[11], t.host[5]};
 	expect_path(path, n, w2, 2);
@@ -1232,8 +1237,8 @@ static void test_topology_paths(void **state)
 	p.nodes_per_tor = 2;
 	p.spine_bw = 0;
 	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
-	/* 32 PCIe + 8 host + 4 NIC + 2 ToR + storage */
-	assert_int_equal(lsim_net_n_links(fx->net), 47);
+	/* 32 PCIe + 8 host + 4 NIC + 2 ToR + storage out and in */
+	assert_int_equal(lsim_net_n_links(fx->net), 48);
 	assert_int_equal(t.spine, -1);
 	assert_int_equal(t.nvlink_up[0], -1);
 	n = lsim_topo_path_gpu_to_gpu(&t, 0, 1, path); /* same switch */
