@@ -493,6 +493,29 @@ static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 					    (int32_t)in->cfg.block_size));
 }
 
+/* kv_reserve predicted: the blocks request r reserves, for its prompt
+ * and its predicted output (none predicted: its prompt). */
+static int32_t reserved_blocks(const struct lsim_instance *in, const struct lsim_req *r)
+{
+	int64_t tokens = (int64_t)r->prompt + (r->predicted > 0 ? r->predicted : 0);
+	int64_t bs = in->cfg.block_size;
+	int64_t b = (tokens + bs - 1) / bs;
+	return b > INT32_MAX ? INT32_MAX : (int32_t)b;
+}
+
+/* Blocks the running requests reserved and do not hold yet. */
+static int32_t unfilled_reservations(const struct lsim_instance *in)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < in->run_len; i++) {
+		const struct lsim_req *q = &in->sim->reqs[in->run[i]];
+		int32_t b = reserved_blocks(in, q);
+		if (b > q->nblocks)
+			sum += b - q->nblocks;
+	}
+	return sum > INT32_MAX ? INT32_MAX : (int32_t)sum;
+}
+
 /*
  * Tries to admit the request at the front of the queue with up to budget
  * new tokens. Returns tokens scheduled, or 0 if it does not fit.
@@ -523,6 +546,12 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	}
 	int32_t need = ceil_div(computed + n_new, bs) - hit;
 	if (need + evictable > lsim_kv_free(in->kv))
+		return 0;
+	/* (a request alone on the instance is admitted whatever it
+	 * reserves: it could otherwise never start) */
+	if (in->cfg.kv_reserve == LSIM_KV_RESERVE_PREDICTED && in->run_len > 0 &&
+	    (int64_t)reserved_blocks(in, r) - hit + evictable + unfilled_reservations(in) >
+		    lsim_kv_free(in->kv))
 		return 0;
 	if (hit > 0) {
 		for (int32_t i = 0; i < hit; i++)

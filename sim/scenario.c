@@ -127,6 +127,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
+	{"kv_reserve", LSIM_K_ENUM, I(eng.kv_reserve), "none", LSIM_NOBOUNDS, "none|predicted", "admission's KV check: blocks for what the request needs now (vLLM), or also for its predicted output (the profiler's), counting what running requests reserved and do not hold yet: fewer preemptions when predictions are good"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
 	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge), or cheapest (the lowest per-GPU offer for its GPU kind): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
 	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "run on spot capacity and pay the offer's spot price (all replicas, or those beyond on_demand_base and on_demand_percent)"},

@@ -35,7 +35,13 @@ struct lsim_engine_cfg {
 	double swap_space;   /* host bytes for swapped KV, per instance */
 	int first_token;     /* role prefill: enum lsim_first_token */
 	int64_t pp;	     /* pipeline stages (0 or 1: none) */
+	int kv_reserve;	     /* enum lsim_kv_reserve */
 };
+
+/* Admission's KV check: blocks for what a request needs now (vLLM), or
+ * also for its predicted output, counting what running requests have
+ * reserved and not yet filled. */
+enum lsim_kv_reserve { LSIM_KV_RESERVE_NONE, LSIM_KV_RESERVE_PREDICTED };
 
 /* Disaggregation: where the client's first token comes from. From the
  * prefill instance as soon as it is computed (Splitwise), or from the

@@ -899,7 +899,18 @@ static void test_cli(void **state)
 /* the first row's time + 900 s: train before it, simulate from it */
 #define CUT "2023-11-16 18:30:46.6805900"
 
+static double run_e2e(const char *yaml_path, const char *const *sets, size_t n,
+		      int64_t *preemptions, int64_t completed);
+
 static double mean_e2e(const char *yaml_path, const char *const *sets, size_t n)
+{
+	return run_e2e(yaml_path, sets, n, NULL, 5330);
+}
+
+/* Runs the scenario; returns its mean E2E, checks the completed count
+ * and gives the preemptions. */
+static double run_e2e(const char *yaml_path, const char *const *sets, size_t n,
+		      int64_t *preemptions, int64_t completed)
 {
 	struct lsim_scenario *sc = NULL;
 	struct lsim_diag d = {0};
@@ -912,8 +923,10 @@ static double mean_e2e(const char *yaml_path, const char *const *sets, size_t n)
 	const struct lsim_results *r = NULL;
 	if (lsim_scenario_run(sc, NULL, NULL, &r, &d) != 0)
 		fail_msg("run: %s: %s", d.key, d.msg);
-	assert_true(r->summary.completed == 5330);
+	assert_true(r->summary.completed == completed);
 	double v = r->summary.e2e_mean_s;
+	if (preemptions)
+		*preemptions = r->summary.preemptions;
 	lsim_scenario_destroy(sc);
 	return v;
 }
@@ -970,6 +983,27 @@ static void test_sjf_with_kproto(void **state)
 	       e_fcfs, e_kp, e_or, 100 * closed);
 	assert_true(e_or < e_fcfs);
 	assert_true(closed >= 0.5);
+
+	/* KV reservation (kv_reserve: predicted) on a KV cache of 800 blocks
+	 * (12,800 tokens; one request is longer and is rejected): with exact
+	 * predictions admission never overcommits, so nothing is preempted;
+	 * with kproto's, preemptions fall to a few (it reserves for the
+	 * predicted output, which a long answer can outgrow) */
+	const char *small[] = {"instances.0.num_gpu_blocks=800", "instances.0.max_num_seqs=64",
+			       "profiler.name=kproto", model_set, "instances.0.kv_reserve=none"};
+	int64_t p_none, p_kp, p_or;
+	double r_none = run_e2e(yaml, small, 5, &p_none, 5329);
+	small[4] = "instances.0.kv_reserve=predicted";
+	double r_kp = run_e2e(yaml, small, 5, &p_kp, 5329);
+	const char *small_or[] = {"instances.0.num_gpu_blocks=800", "instances.0.max_num_seqs=64",
+				  "profiler=oracle", "instances.0.kv_reserve=predicted"};
+	double r_or = run_e2e(yaml, small_or, 4, &p_or, 5329);
+	printf("  800 KV blocks: preemptions (mean E2E) none %lld (%.1f s), "
+	       "reserve kproto %lld (%.1f s), reserve oracle %lld (%.1f s)\n",
+	       (long long)p_none, r_none, (long long)p_kp, r_kp, (long long)p_or, r_or);
+	assert_true(p_or == 0);
+	assert_true(p_none > 1000);
+	assert_true(p_kp * 10 < p_none);
 	unlink(train);
 	unlink(model);
 	unlink(yaml);
