@@ -16,6 +16,7 @@
 #include "profile_learn.h"
 #include "report.h"
 #include "scenario.h"
+#include "sweep.h"
 #include "trace_tool.h"
 #include "validate.h"
 
@@ -34,6 +35,7 @@ static const char usage_main[] =
 	"  trace convert FILE -o OUT.csv   rewrite a trace in the generic CSV layout\n"
 	"  profile import|compare  perf tables from published measurements; roofline vs them\n"
 	"  profile train|eval    the kproto task profiler: K-Prototypes + per-cluster regression\n"
+	"  sweep SWEEP.yaml      run a policy sweep in a process pool (resumable); status, merge\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -442,6 +444,8 @@ int main(int argc, char **argv)
 		return cmd_profile(argc - 1, argv + 1);
 	if (!strcmp(cmd, "keys"))
 		return cmd_keys(argc - 1, argv + 1);
+	if (!strcmp(cmd, "sweep"))
+		return lsim_cli_sweep(argc - 1, argv + 1);
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);
 	return EXIT_BADINPUT;
 }

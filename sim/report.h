@@ -321,6 +321,10 @@ int lsim_report_h5_write(const char *path, const struct lsim_results *r,
 int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
 			      struct lsim_diag *d);
 
+/* The SQL that creates those two tables if they are missing (a sweep's
+ * database holds the same tables). */
+const char *lsim_report_sqlite_schema(void);
+
 /* Writes requests.csv, instances.csv, timeseries.csv, summary.csv in dir. */
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d);

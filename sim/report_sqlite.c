@@ -29,6 +29,11 @@ static const char metric_sql[] =
 	"INSERT OR REPLACE INTO metrics(run_id, name, value, unit)"
 	" VALUES(?1, ?2, ?3, ?4);";
 
+const char *lsim_report_sqlite_schema(void)
+{
+	return schema_sql;
+}
+
 static int db_fail(sqlite3 *db, const char *path, const char *what,
 		   struct lsim_diag *d)
 {

@@ -1,0 +1,41 @@
+/*
+ * sweep.h - policy sweeps: a sweep file (a base scenario, axes over any
+ * scenario key as a grid, zipped or randomly sampled, and seeds), its runs
+ * with stable ids, and `llmsim sweep`: a local process pool that runs the
+ * runs not yet recorded into DIR/runs/ID/ and records each in
+ * DIR/results.sqlite in one transaction (so a killed sweep resumes where
+ * it stopped), shards for job arrays, merge and status. docs/sweeps.md.
+ */
+#ifndef LLMSIM_SWEEP_H
+#define LLMSIM_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+struct lsim_sweep;
+
+/* Loads and checks a sweep file (errors name file, line and key). */
+int lsim_sweep_load(const char *path, struct lsim_sweep **out, struct lsim_diag *d);
+void lsim_sweep_destroy(struct lsim_sweep *sw);
+
+/* Runs: points x seeds, point-major. */
+size_t lsim_sweep_n_runs(const struct lsim_sweep *sw);
+
+/*
+ * The overrides of run i ("key=value" strings, the seed's last), valid
+ * until the next call or destroy; *n gets their count.
+ */
+const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n);
+
+/* The base scenario's path (resolved against the sweep file's folder). */
+const char *lsim_sweep_scenario(const struct lsim_sweep *sw);
+
+/* The output folder the file names (NULL: none). */
+const char *lsim_sweep_output(const struct lsim_sweep *sw);
+
+/* `llmsim sweep ...` (prints; returns the exit status). */
+int lsim_cli_sweep(int argc, char **argv);
+
+#endif

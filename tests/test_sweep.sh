@@ -1,0 +1,108 @@
+#!/bin/sh
+# test_sweep.sh - `llmsim sweep` on examples/policy_sweep.yaml (18 runs):
+#  - the process pool (--jobs 2), one process, and two shards merged give
+#    the same recorded results (metrics, params, runs rows, sweep rows);
+#  - kill -9 of the whole sweep at three points, then the same command:
+#    the database passes PRAGMA integrity_check, holds every run exactly
+#    once and the same results; no half-written run folder is left, and
+#    every run folder holds an HDF5 report;
+#  - bad sweep files and arguments get a message and exit 2.
+set -u
+exe=${LSIM_EXE:?}
+src=${LSIM_SOURCE_ROOT:?}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
+sweep="$src/examples/policy_sweep.yaml"
+# what must not depend on the executor (runs.wall_s is host time)
+q="SELECT run_id, name, value FROM metrics ORDER BY 1, 2;
+SELECT * FROM params ORDER BY 1, 2;
+SELECT * FROM sweep_runs ORDER BY 1;
+SELECT run_id, scenario, seed, config_yaml, status FROM runs ORDER BY 1;"
+digest() { sqlite3 "$1/results.sqlite" "$q" | md5sum | cut -d' ' -f1; }
+
+"$exe" sweep "$sweep" -o "$tmp/one" --quiet || bad "sweep, one process"
+"$exe" sweep "$sweep" -o "$tmp/two" --jobs 2 --quiet || bad "sweep, --jobs 2"
+"$exe" sweep "$sweep" -o "$tmp/s1" --shard 1/2 --jobs 2 --quiet || bad "shard 1/2"
+"$exe" sweep "$sweep" -o "$tmp/s2" --shard 2/2 --quiet || bad "shard 2/2"
+"$exe" sweep merge -o "$tmp/merged" "$tmp/s1" "$tmp/s2" >/dev/null || bad "merge"
+ref=$(digest "$tmp/one")
+n=$(sqlite3 "$tmp/one/results.sqlite" "SELECT count(*) FROM runs; SELECT count(DISTINCT value) FROM params WHERE key = 'scheduler.router';" | tr '\n' ' ')
+[ "$n" = "18 3 " ] && [ "$(digest "$tmp/two")" = "$ref" ] && [ "$(digest "$tmp/merged")" = "$ref" ] \
+	&& [ "$(ls "$tmp/merged/runs" | wc -l)" = 18 ] \
+	&& ok "18 runs; --jobs 2, one process and two merged shards record the same results" \
+	|| bad "executors differ: $n $(digest "$tmp/two") $(digest "$tmp/merged") vs $ref"
+"$exe" sweep "$sweep" -o "$tmp/one" | grep -q "18 runs, 18 already done, 0 to run" \
+	&& ok "a finished sweep runs nothing again" || bad "rerun of a finished sweep"
+"$exe" sweep status "$sweep" -o "$tmp/s1" | grep -q "18 runs, 9 done, 9 to run" \
+	&& ok "status counts what is left" || bad "status: $("$exe" sweep status "$sweep" -o "$tmp/s1")"
+
+# kill -9 of the sweep and its runs, three times: as soon as 3, 8 and 13
+# runs are recorded (runs are then in flight), or after 20 s
+recorded() { sqlite3 "$tmp/k/results.sqlite" "SELECT count(*) FROM sweep_runs;" 2>/dev/null || echo 0; }
+partial=""
+for k in 3 8 13; do
+	# a session of its own (setsid may fork): its process group id is
+	# the pid it writes, and kill -9 of the group takes its runs too
+	rm -f "$tmp/pgid"
+	setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$tmp/pgid" \
+		"$exe" sweep "$sweep" -o "$tmp/k" --jobs 2 --quiet >/dev/null 2>&1 &
+	i=0
+	while [ ! -s "$tmp/pgid" ] && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+	pg=$(cat "$tmp/pgid")
+	i=0
+	while [ "$(recorded)" -lt $k ] && [ $i -lt 400 ] && kill -0 "$pg" 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	kill -KILL -"$pg" 2>/dev/null
+	wait
+	partial="$partial $(recorded)"
+done
+"$exe" sweep "$sweep" -o "$tmp/k" --jobs 2 --quiet || bad "resume after kill -9"
+integ=$(sqlite3 "$tmp/k/results.sqlite" "PRAGMA integrity_check;")
+dups=$(sqlite3 "$tmp/k/results.sqlite" "SELECT count(*) - count(DISTINCT run_id) FROM metrics WHERE name = 'completed';")
+h5=0
+for d in "$tmp/k/runs"/*; do
+	[ "$(head -c 4 "$d/report.h5" | od -An -c | tr -d ' ')" = "211HDF" ] && h5=$((h5 + 1))
+done
+[ "$integ" = ok ] && [ "$dups" = 0 ] && [ "$(digest "$tmp/k")" = "$ref" ] && [ "$h5" = 18 ] \
+	&& [ -z "$(ls "$tmp/k/runs" | grep '\.tmp$')" ] \
+	&& ok "killed three times (runs recorded:$partial), resumed: integrity ok, 18 runs once each, same results" \
+	|| bad "resume: integrity $integ, duplicates $dups, HDF5 $h5, digest $(digest "$tmp/k")"
+
+# bad input
+expect_bad() { # name, expected message part, sweep file text
+	printf '%s\n' "$3" > "$tmp/bad.yaml"
+	"$exe" sweep "$tmp/bad.yaml" -o "$tmp/bad" --quiet >/dev/null 2>"$tmp/err"; rc=$?
+	[ $rc -eq 2 ] && grep -q -- "$2" "$tmp/err" && ok "bad sweep: $1" || bad "bad sweep $1: rc=$rc $(cat "$tmp/err")"
+}
+cp "$src/examples/quickstart.yaml" "$tmp/quickstart.yaml"
+expect_bad "no axes" "bad.yaml:1:1: axes: a sweep needs axes" "scenario: quickstart.yaml"
+expect_bad "unknown key" "bad.yaml:2: axis: unknown key (did you mean 'axes'?)" "scenario: quickstart.yaml
+axis: {seed: [1]}"
+expect_bad "zip lengths" "axes.workload.rate_scale: zip takes the i-th value of every axis: 1 values here, 2 on axes.scheduler.router" "scenario: quickstart.yaml
+mode: zip
+axes:
+  scheduler.router: [round_robin, least_outstanding]
+  workload.rate_scale: [1]"
+expect_bad "a bad value" "run 2: scheduler.router=fastest" "scenario: quickstart.yaml
+axes: {scheduler.router: [round_robin, fastest]}"
+expect_bad "same configuration twice" "runs 1 and 2 have the same configuration" "scenario: quickstart.yaml
+axes: {workload.rate_scale: [2, 2.0]}"
+expect_bad "range outside random" "a range {min, max} needs mode: random" "scenario: quickstart.yaml
+axes: {workload.rate_scale: {min: 1, max: 2}}"
+"$exe" sweep "$sweep" --jobs 0 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "jobs: '0' is not a number of processes" "$tmp/err" && ok "bad --jobs" || bad "--jobs 0: rc=$rc"
+
+# random sampling: the draws depend on sample_seed only
+printf 'scenario: quickstart.yaml\nmode: random\nsamples: 3\naxes:\n  workload.rate_scale: {min: 0.5, max: 2, log: true}\n  scheduler.router: [round_robin, least_outstanding]\n' > "$tmp/rand.yaml"
+a=$("$exe" sweep status "$tmp/rand.yaml" -o "$tmp/r" | grep -c "to run:")
+b=$("$exe" sweep status "$tmp/rand.yaml" -o "$tmp/r" | md5sum)
+c=$("$exe" sweep status "$tmp/rand.yaml" -o "$tmp/r" | md5sum)
+[ "$a" = 3 ] && [ "$b" = "$c" ] && ok "random mode draws the same 3 points every time" || bad "random: $a"
+
+[ $fails -eq 0 ] && echo "all sweep tests passed" || echo "$fails sweep tests failed"
+exit $((fails > 0))
