@@ -38,4 +38,8 @@ const char *lsim_sweep_output(const struct lsim_sweep *sw);
 /* `llmsim sweep ...` (prints; returns the exit status). */
 int lsim_cli_sweep(int argc, char **argv);
 
+/* `llmsim report DIR ...`: a sweep's configurations with means and 95%
+ * confidence intervals across seeds (sweep_report.c). */
+int lsim_cli_report(int argc, char **argv);
+
 #endif

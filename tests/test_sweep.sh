@@ -73,6 +73,27 @@ done
 	&& ok "killed three times (runs recorded:$partial), resumed: integrity ok, 18 runs once each, same results" \
 	|| bad "resume: integrity $integ, duplicates $dups, HDF5 $h5, digest $(digest "$tmp/k")"
 
+# llmsim report: per configuration, the mean and the 95% CI half-width
+# (t(0.975, 2) = 4.302652729912 x sd / sqrt(3)) across the three seeds,
+# checked against the metrics table for power_of_two at rate_scale 2
+"$exe" report "$tmp/one" --format csv > "$tmp/rep.csv" || bad "report"
+got=$(awk -F, '$2 == "power_of_two" && $3 == 2 { print $4, $9, $10 }' "$tmp/rep.csv")
+want=$(sqlite3 -separator ' ' "$tmp/one/results.sqlite" "SELECT m.value FROM metrics m
+	JOIN params a ON a.run_id = m.run_id AND a.key = 'scheduler.router' AND a.value = 'power_of_two'
+	JOIN params b ON b.run_id = m.run_id AND b.key = 'workload.rate_scale' AND b.value = '2'
+	WHERE m.name = 'e2e_mean_s';" | awk '{ x[NR] = $1; s += $1 } END {
+	m = s / NR; for (i = 1; i <= NR; i++) v += (x[i] - m) ^ 2; sd = sqrt(v / (NR - 1))
+	printf "%d %.10g %.10g\n", NR, m, 4.302652729912 * sd / sqrt(NR) }')
+echo "$got $want" | awk '{ d1 = $2 - $5; d2 = $3 - $6; if (d1 < 0) d1 = -d1; if (d2 < 0) d2 = -d2
+	exit !($1 == 3 && $4 == 3 && d1 <= 1e-9 * $5 && d2 <= 1e-6 * $6 + 1e-15 && $6 > 0) }' \
+	&& [ "$(wc -l < "$tmp/rep.csv")" = 7 ] \
+	&& ok "report: 6 configurations; mean and 95% CI across seeds match a hand computation" \
+	|| bad "report: got '$got' want '$want'"
+"$exe" report "$tmp/one" --group-by scheduler.router --metrics e2e_mean_s --format markdown | grep -q "^| round_robin | 6 | " \
+	&& ok "report --group-by pools the other axes" || bad "report --group-by"
+"$exe" report "$tmp/one" --metrics e2e_mean >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no metric 'e2e_mean'" "$tmp/err" && ok "report: unknown metric" || bad "report unknown metric: rc=$rc"
+
 # bad input
 expect_bad() { # name, expected message part, sweep file text
 	printf '%s\n' "$3" > "$tmp/bad.yaml"
