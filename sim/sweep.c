@@ -393,6 +393,12 @@ static int db_open(const char *path, bool create, sqlite3 **db, struct lsim_diag
 				NULL);
 	if (e == SQLITE_OK) {
 		sqlite3_busy_timeout(*db, 10000);
+		/* write-ahead log, synced at checkpoints: a commit survives the
+		 * process being killed (it is in the log), and the parent does
+		 * not wait for the disk after every run */
+		if (create && sqlite3_exec(*db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;",
+					   NULL, NULL, NULL) != SQLITE_OK)
+			e = SQLITE_ERROR;
 		if (create && (sqlite3_exec(*db, lsim_report_sqlite_schema(), NULL, NULL, NULL) !=
 				       SQLITE_OK ||
 			       sqlite3_exec(*db, sweep_schema, NULL, NULL, NULL) != SQLITE_OK))
@@ -694,7 +700,14 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 		double t0;
 	} *kids = status == 0 ? calloc((size_t)o->jobs, sizeof *kids) : NULL;
 	size_t next = 0, active = 0, done = 0, failed = 0;
-	while (status == 0 && kids && (next < n_todo || active > 0)) {
+	/* a run that ended, to record once its slot is busy again */
+	struct ended {
+		bool have;
+		size_t k;
+		int st;
+		double dt;
+	} fin = {0};
+	while (status == 0 && kids && (next < n_todo || active > 0 || fin.have)) {
 		while (active < (size_t)o->jobs && next < n_todo) {
 			size_t k = todo[next++];
 			size_t n_sets = 0;
@@ -719,8 +732,34 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			kids[slot] = (struct child){pid, k, now_s()};
 			active++;
 		}
-		if (active == 0)
+		if (status != 0)
 			break;
+		if (fin.have) {
+			fin.have = false;
+			size_t n_sets = 0;
+			const char *const *sets = lsim_sweep_sets(sw, p.run[fin.k], &n_sets);
+			if (sets && WIFEXITED(fin.st) && WEXITSTATUS(fin.st) == 0) {
+				struct lsim_diag rd = {0};
+				if (db_record(db, o->outdir, p.id[fin.k], p.run[fin.k],
+					      p.run[fin.k] / (sw->n_seeds ? sw->n_seeds : 1),
+					      seed_of(sets, n_sets), sets, n_sets, &rd) != 0) {
+					status = lsim_cli_fail(&rd, LSIM_EIO);
+					break;
+				}
+				done++;
+				if (!o->quiet) {
+					printf("[%zu/%zu] run %s done in %.2f s:", done + failed, n_todo,
+					       p.id[fin.k], fin.dt);
+					for (size_t j = 0; j < n_sets; j++)
+						printf(" %s", sets[j]);
+					putchar('\n');
+				}
+			} else {
+				failed++;
+			}
+		}
+		if (active == 0)
+			continue;
 		int st = 0;
 		pid_t pid = waitpid(-1, &st, 0);
 		if (pid < 0) {
@@ -735,31 +774,9 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			slot++;
 		if (slot == (size_t)o->jobs)
 			continue;
-		size_t k = kids[slot].k;
-		double dt = now_s() - kids[slot].t0;
+		fin = (struct ended){true, kids[slot].k, st, now_s() - kids[slot].t0};
 		kids[slot].pid = 0;
 		active--;
-		size_t n_sets = 0;
-		const char *const *sets = lsim_sweep_sets(sw, p.run[k], &n_sets);
-		if (sets && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-			struct lsim_diag rd = {0};
-			if (db_record(db, o->outdir, p.id[k], p.run[k],
-				      p.run[k] / (sw->n_seeds ? sw->n_seeds : 1),
-				      seed_of(sets, n_sets), sets, n_sets, &rd) != 0) {
-				status = lsim_cli_fail(&rd, LSIM_EIO);
-				break;
-			}
-			done++;
-			if (!o->quiet) {
-				printf("[%zu/%zu] run %s done in %.2f s:", done + failed, n_todo,
-				       p.id[k], dt);
-				for (size_t j = 0; j < n_sets; j++)
-					printf(" %s", sets[j]);
-				putchar('\n');
-			}
-		} else {
-			failed++;
-		}
 	}
 	/* after an error, let the runs in flight finish: nothing half-recorded */
 	while (kids && active > 0) {
