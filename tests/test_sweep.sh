@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_sweep.sh - `llmsim sweep` on examples/policy_sweep.yaml (18 runs):
+# test_sweep.sh - `llmsim sweep` on tests/data/sweeps/routers.yaml (18 runs):
 #  - the process pool (--jobs 2), one process, and two shards merged give
 #    the same recorded results (metrics, params, runs rows, sweep rows);
 #  - kill -9 of the whole sweep at three points, then the same command:
@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 ok() { echo "ok - $1"; }
 bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
-sweep="$src/examples/policy_sweep.yaml"
+sweep="$src/tests/data/sweeps/routers.yaml"
 # what must not depend on the executor (runs.wall_s is host time)
 q="SELECT run_id, name, value FROM metrics ORDER BY 1, 2;
 SELECT * FROM params ORDER BY 1, 2;
@@ -54,7 +54,7 @@ for k in 3 8 13; do
 	pg=$(cat "$tmp/pgid")
 	i=0
 	while [ "$(recorded)" -lt $k ] && [ $i -lt 400 ] && kill -0 "$pg" 2>/dev/null; do
-		sleep 0.05
+		sleep 0.02
 		i=$((i + 1))
 	done
 	kill -KILL -"$pg" 2>/dev/null
@@ -75,12 +75,12 @@ done
 
 # llmsim report: per configuration, the mean and the 95% CI half-width
 # (t(0.975, 2) = 4.302652729912 x sd / sqrt(3)) across the three seeds,
-# checked against the metrics table for power_of_two at rate_scale 2
+# checked against the metrics table for power_of_two at rate 40
 "$exe" report "$tmp/one" --format csv > "$tmp/rep.csv" || bad "report"
-got=$(awk -F, '$2 == "power_of_two" && $3 == 2 { print $4, $9, $10 }' "$tmp/rep.csv")
+got=$(awk -F, '$2 == "power_of_two" && $3 == 40 { print $4, $9, $10 }' "$tmp/rep.csv")
 want=$(sqlite3 -separator ' ' "$tmp/one/results.sqlite" "SELECT m.value FROM metrics m
 	JOIN params a ON a.run_id = m.run_id AND a.key = 'scheduler.router' AND a.value = 'power_of_two'
-	JOIN params b ON b.run_id = m.run_id AND b.key = 'workload.rate_scale' AND b.value = '2'
+	JOIN params b ON b.run_id = m.run_id AND b.key = 'workload.rate' AND b.value = '40'
 	WHERE m.name = 'e2e_mean_s';" | awk '{ x[NR] = $1; s += $1 } END {
 	m = s / NR; for (i = 1; i <= NR; i++) v += (x[i] - m) ^ 2; sd = sqrt(v / (NR - 1))
 	printf "%d %.10g %.10g\n", NR, m, 4.302652729912 * sd / sqrt(NR) }')
@@ -93,6 +93,23 @@ echo "$got $want" | awk '{ d1 = $2 - $5; d2 = $3 - $6; if (d1 < 0) d1 = -d1; if 
 	&& ok "report --group-by pools the other axes" || bad "report --group-by"
 "$exe" report "$tmp/one" --metrics e2e_mean >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no metric 'e2e_mean'" "$tmp/err" && ok "report: unknown metric" || bad "report unknown metric: rc=$rc"
+
+# scripts/plot.py (Debian's python3-h5py and python3-matplotlib): the
+# sweep's four figures and a run's three, each a PNG
+png() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ]; }
+if /usr/bin/python3 "$src/scripts/plot.py" "$tmp/one" -o "$tmp/figs" --by scheduler.router >/dev/null 2>"$tmp/err" &&
+	/usr/bin/python3 "$src/scripts/plot.py" "$tmp/one/runs/$(ls "$tmp/one/runs" | head -1)" -o "$tmp/figs/run" >/dev/null 2>>"$tmp/err"; then
+	n=0
+	for f in latency_by_scheduler_router utilisation_by_scheduler_router queues_by_scheduler_router cost_vs_slo \
+		run/latency run/utilisation run/queues; do
+		png "$tmp/figs/$f.png" && n=$((n + 1))
+	done
+	[ $n = 7 ] && ok "plot.py draws the sweep's 4 figures and a run's 3" || bad "plot.py: $n of 7 figures"
+else
+	bad "plot.py: $(cat "$tmp/err")"
+fi
+/usr/bin/python3 "$src/scripts/plot.py" "$tmp/one" -o "$tmp/figs" --by nothing >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "by nothing: not a swept key" "$tmp/err" && ok "plot.py: unknown --by" || bad "plot.py --by nothing: rc=$rc $(cat "$tmp/err")"
 
 # bad input
 expect_bad() { # name, expected message part, sweep file text
