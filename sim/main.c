@@ -37,6 +37,7 @@ static const char usage_main[] =
 	"  profile train|eval    the kproto task profiler: K-Prototypes + per-cluster regression\n"
 	"  sweep SWEEP.yaml      run a policy sweep in a process pool (resumable); status, merge\n"
 	"  report DIR            a sweep's configurations: means and 95% CIs across seeds\n"
+	"  search FILE --slo ... capacity: the highest rate meeting the SLOs per configuration\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -449,6 +450,8 @@ int main(int argc, char **argv)
 		return lsim_cli_sweep(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return lsim_cli_report(argc - 1, argv + 1);
+	if (!strcmp(cmd, "search"))
+		return lsim_cli_search(argc - 1, argv + 1);
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);
 	return EXIT_BADINPUT;
 }

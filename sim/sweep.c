@@ -321,6 +321,17 @@ size_t lsim_sweep_n_runs(const struct lsim_sweep *sw)
 	return sw->n_points * (sw->n_seeds ? sw->n_seeds : 1);
 }
 
+size_t lsim_sweep_n_points(const struct lsim_sweep *sw)
+{
+	return sw->n_points;
+}
+
+const int64_t *lsim_sweep_seeds(const struct lsim_sweep *sw, size_t *n)
+{
+	*n = sw->seeds ? sw->n_seeds : 0;
+	return sw->seeds;
+}
+
 const char *lsim_sweep_scenario(const struct lsim_sweep *sw)
 {
 	return sw->scenario;

@@ -22,6 +22,10 @@ void lsim_sweep_destroy(struct lsim_sweep *sw);
 
 /* Runs: points x seeds, point-major. */
 size_t lsim_sweep_n_runs(const struct lsim_sweep *sw);
+size_t lsim_sweep_n_points(const struct lsim_sweep *sw);
+
+/* The seeds (*n of them), or NULL (*n 0) for the scenario's own. */
+const int64_t *lsim_sweep_seeds(const struct lsim_sweep *sw, size_t *n);
 
 /*
  * The overrides of run i ("key=value" strings, the seed's last), valid
@@ -41,5 +45,9 @@ int lsim_cli_sweep(int argc, char **argv);
 /* `llmsim report DIR ...`: a sweep's configurations with means and 95%
  * confidence intervals across seeds (sweep_report.c). */
 int lsim_cli_report(int argc, char **argv);
+
+/* `llmsim search FILE --slo ...`: the highest rate meeting the SLOs per
+ * configuration (search.c). */
+int lsim_cli_search(int argc, char **argv);
 
 #endif

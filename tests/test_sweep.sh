@@ -111,6 +111,21 @@ fi
 /usr/bin/python3 "$src/scripts/plot.py" "$tmp/one" -o "$tmp/figs" --by nothing >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "by nothing: not a swept key" "$tmp/err" && ok "plot.py: unknown --by" || bad "plot.py --by nothing: rc=$rc $(cat "$tmp/err")"
 
+# capacity search (llmsim search): bisection over the arrival rate for a
+# mean response time <= 2 s, mean over 3 seeds of 20,000 requests: M/M/1
+# 0.5 and M/M/2 sqrt(2) in closed form (tests/data/sweeps/mmc_search.yaml)
+"$exe" search "$src/tests/data/sweeps/mmc_search.yaml" --slo 'e2e_mean_s<=2' --lo 0.1 --hi 1.95 --csv \
+	> "$tmp/search.csv" 2>"$tmp/err" || bad "search: $(cat "$tmp/err")"
+r1=$(awk -F, '$1 == "instances.0.max_num_seqs=1" { print $2 }' "$tmp/search.csv")
+r2=$(awk -F, '$1 == "instances.0.max_num_seqs=2" { print $2 }' "$tmp/search.csv")
+awk -v a="$r1" -v b="$r2" 'BEGIN { exit !(a > 0.48 && a < 0.52 && b > 1.38 && b < 1.45) }' \
+	&& ok "search: M/M/1 $r1 (0.5), M/M/2 $r2 (1.41421) for a mean response time <= 2 s" \
+	|| bad "search: $(cat "$tmp/search.csv")"
+"$exe" search "$src/tests/data/scenarios/mm1_search.yaml" --slo 'e2e_mean_s<=2' --lo 0.6 --hi 0.9 --seeds 1 \
+	| grep -q "below --lo" && ok "search: infeasible at --lo is reported" || bad "search below --lo"
+"$exe" search "$src/tests/data/scenarios/mm1_search.yaml" --slo 'e2e_mean<=2' >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "no summary metric 'e2e_mean'" "$tmp/err" && ok "search: unknown metric" || bad "search unknown metric: rc=$rc"
+
 # bad input
 expect_bad() { # name, expected message part, sweep file text
 	printf '%s\n' "$3" > "$tmp/bad.yaml"
