@@ -26,6 +26,9 @@
 
 #include <gsl/gsl_rng.h>
 #include <sqlite3.h>
+#ifdef LSIM_HAVE_MPI
+#include <mpi.h>
+#endif
 
 #include "cli.h"
 #include "config.h"
@@ -808,6 +811,129 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 	return status;
 }
 
+#ifdef LSIM_HAVE_MPI
+/* ---- the MPI task farm ---- */
+
+/* What rank 0 sends a worker: a run (its index in the plan, in the sweep,
+ * and its id), or k -1: stop. */
+struct farm_work {
+	int64_t k, run;
+	char id[32];
+};
+
+/*
+ * Under mpirun with more than one rank: rank 0 plans, deals out the runs
+ * not yet recorded one at a time to the ranks that ask, and alone records
+ * each when its rank reports it done; the other ranks run them (in
+ * process, into DIR/runs/ID/ as the local pool does).
+ */
+static int sweep_run_mpi(struct lsim_sweep *sw, const struct opts *o, int rank, int size)
+{
+	int status = 0;
+	struct plan p = {0};
+	sqlite3 *db = NULL;
+	size_t *todo = NULL, n_todo = 0, done = 0, failed = 0;
+	char runs[4200], dbpath[4200];
+	snprintf(runs, sizeof runs, "%s/runs", o->outdir);
+	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", o->outdir);
+	if (rank == 0) {
+		struct lsim_diag d = {0};
+		status = plan_runs(sw, o, &p);
+		if (status == 0 && lsim_cli_make_dirs(runs) != 0) {
+			fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", runs,
+				strerror(errno));
+			status = 1;
+		}
+		if (status == 0 && db_open(dbpath, true, &db, &d) != 0)
+			status = lsim_cli_fail(&d, LSIM_EIO);
+		todo = status == 0 ? malloc((p.n ? p.n : 1) * sizeof *todo) : NULL;
+		if (status == 0 && !todo)
+			status = 1;
+		if (status == 0) {
+			remove_partial(runs);
+			for (size_t k = 0; k < p.n; k++)
+				if (!db_done(db, p.id[k]))
+					todo[n_todo++] = k;
+			if (!o->quiet)
+				printf("sweep %s: %zu runs, %zu already done, %zu to run on %d MPI "
+				       "workers\n",
+				       o->sweep, p.n, p.n - n_todo, n_todo, size - 1);
+			fflush(stdout);
+		}
+	}
+	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (status != 0)
+		goto out;
+	if (rank == 0) {
+		size_t next = 0;
+		int workers = size - 1;
+		while (workers > 0) {
+			int64_t msg[2]; /* plan index (-1: ready), exit status */
+			MPI_Status ms;
+			MPI_Recv(msg, 2, MPI_INT64_T, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &ms);
+			if (msg[0] >= 0) {
+				size_t k = (size_t)msg[0], n_sets = 0;
+				const char *const *sets = lsim_sweep_sets(sw, p.run[k], &n_sets);
+				struct lsim_diag rd = {0};
+				if (msg[1] != 0 || !sets) {
+					failed++;
+				} else if (status == 0 &&
+					   db_record(db, o->outdir, p.id[k], p.run[k],
+						     p.run[k] / (sw->n_seeds ? sw->n_seeds : 1),
+						     seed_of(sets, n_sets), sets, n_sets, &rd) != 0) {
+					status = lsim_cli_fail(&rd, LSIM_EIO);
+				} else if (status == 0) {
+					done++;
+					if (!o->quiet) {
+						printf("[%zu/%zu] run %s done on rank %d:", done + failed,
+						       n_todo, p.id[k], ms.MPI_SOURCE);
+						for (size_t j = 0; j < n_sets; j++)
+							printf(" %s", sets[j]);
+						putchar('\n');
+						fflush(stdout);
+					}
+				}
+			}
+			struct farm_work w = {.k = -1, .run = -1};
+			if (status == 0 && next < n_todo) {
+				size_t k = todo[next++];
+				w.k = (int64_t)k;
+				w.run = (int64_t)p.run[k];
+				snprintf(w.id, sizeof w.id, "%s", p.id[k]);
+			} else {
+				workers--;
+			}
+			MPI_Send(&w, (int)sizeof w, MPI_BYTE, ms.MPI_SOURCE, 1, MPI_COMM_WORLD);
+		}
+		if (status == 0 && !o->quiet)
+			printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, done,
+			       failed, dbpath);
+		if (status == 0 && failed > 0)
+			status = 1;
+	} else {
+		int64_t msg[2] = {-1, 0};
+		for (;;) {
+			struct farm_work w;
+			MPI_Send(msg, 2, MPI_INT64_T, 0, 2, MPI_COMM_WORLD);
+			MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (w.k < 0)
+				break;
+			/* every rank loaded the same sweep: the same overrides */
+			size_t n_sets = 0;
+			const char *const *sets = lsim_sweep_sets(sw, (size_t)w.run, &n_sets);
+			msg[0] = w.k;
+			msg[1] = sets ? run_child(sw, o, w.id, sets, n_sets) : 1;
+		}
+	}
+out:
+	free(todo);
+	sqlite3_close_v2(db);
+	free(p.run);
+	free(p.id);
+	return status;
+}
+#endif
+
 static int sweep_status(struct lsim_sweep *sw, const struct opts *o)
 {
 	struct plan p = {0};
@@ -940,6 +1066,10 @@ static const char usage_sweep[] =
 	"command resumes: recorded runs are skipped, half-written ones redone.\n"
 	"--shard K/N runs runs K, K + N, K + 2N ... (1-based) for a job array;\n"
 	"merge gathers the shards' folders into DIR. status counts what is left.\n"
+#ifdef LSIM_HAVE_MPI
+	"Under mpirun (this build has MPI), rank 0 deals the runs out to the other\n"
+	"ranks and alone writes the database: mpirun -n 9 llmsim sweep SWEEP.yaml.\n"
+#endif
 	"DIR defaults to the sweep file's output. Sweep file: docs/sweeps.md.\n";
 
 int lsim_cli_sweep(int argc, char **argv)
@@ -1018,6 +1148,24 @@ int lsim_cli_sweep(int argc, char **argv)
 		return lsim_cli_fail(&d, rc);
 	if (!o.outdir)
 		o.outdir = lsim_sweep_output(sw) ? lsim_sweep_output(sw) : "llmsim-sweep";
+#ifdef LSIM_HAVE_MPI
+	/* under mpirun (Open MPI or a PMI launcher such as srun): the farm */
+	if (!status && (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE"))) {
+		int size = 1, rank = 0;
+		MPI_Init(NULL, NULL);
+		MPI_Comm_size(MPI_COMM_WORLD, &size);
+		MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+		if (size > 1)
+			rc = sweep_run_mpi(sw, &o, rank, size);
+		else
+			rc = sweep_run(sw, &o);
+		/* every rank exits with rank 0's status */
+		MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+		MPI_Finalize();
+		lsim_sweep_destroy(sw);
+		return rc;
+	}
+#endif
 	rc = status ? sweep_status(sw, &o) : sweep_run(sw, &o);
 	lsim_sweep_destroy(sw);
 	return rc;
