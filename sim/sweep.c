@@ -678,42 +678,109 @@ static const char *seed_of(const char *const *sets, size_t n)
 	return n > 0 && !strncmp(sets[n - 1], "seed=", 5) ? sets[n - 1] + 5 : NULL;
 }
 
-static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
-{
-	struct plan p = {0};
-	int status = plan_runs(sw, o, &p);
+/* What a sweep's executor works from: the checked runs of its shard, the
+ * database, the runs still to do; and its counts. */
+struct farm {
+	struct plan p;
+	sqlite3 *db;
+	size_t *todo, n_todo, done, failed;
 	char runs[4200], dbpath[4200];
-	snprintf(runs, sizeof runs, "%s/runs", o->outdir);
-	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", o->outdir);
-	if (status == 0 && lsim_cli_make_dirs(runs) != 0) {
-		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", runs,
+};
+
+/* Plans the runs, opens the database, lists the runs not yet recorded and
+ * removes half-written run folders. Returns an exit status. */
+static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o,
+		     const char *how)
+{
+	memset(f, 0, sizeof *f);
+	int status = plan_runs(sw, o, &f->p);
+	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
+	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
+	if (status == 0 && lsim_cli_make_dirs(f->runs) != 0) {
+		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", f->runs,
 			strerror(errno));
 		status = 1;
 	}
-	sqlite3 *db = NULL;
 	struct lsim_diag d = {0};
-	if (status == 0 && db_open(dbpath, true, &db, &d) != 0)
+	if (status == 0 && db_open(f->dbpath, true, &f->db, &d) != 0)
 		status = lsim_cli_fail(&d, LSIM_EIO);
-	size_t *todo = status == 0 ? malloc((p.n ? p.n : 1) * sizeof *todo) : NULL;
-	size_t n_todo = 0;
-	if (status == 0 && !todo)
+	f->todo = status == 0 ? malloc((f->p.n ? f->p.n : 1) * sizeof *f->todo) : NULL;
+	if (status == 0 && !f->todo)
 		status = 1;
 	if (status == 0) {
-		remove_partial(runs);
-		for (size_t k = 0; k < p.n; k++)
-			if (!db_done(db, p.id[k]))
-				todo[n_todo++] = k;
+		remove_partial(f->runs);
+		for (size_t k = 0; k < f->p.n; k++)
+			if (!db_done(f->db, f->p.id[k]))
+				f->todo[f->n_todo++] = k;
 		if (!o->quiet)
-			printf("sweep %s: %zu runs, %zu already done, %zu to run with %d "
-			       "process%s\n",
-			       o->sweep, p.n, p.n - n_todo, n_todo, o->jobs, o->jobs > 1 ? "es" : "");
+			printf("sweep %s: %zu runs, %zu already done, %zu to run %s\n", o->sweep,
+			       f->p.n, f->p.n - f->n_todo, f->n_todo, how);
+		fflush(stdout);
 	}
+	return status;
+}
+
+/* Run k of the plan ended with exit status st (after dt seconds, on
+ * rank: -1 for a local process): recorded if it succeeded. Returns an exit
+ * status (nonzero: the database failed). */
+static int farm_record(struct farm *f, struct lsim_sweep *sw, const struct opts *o, size_t k,
+		       int st, double dt, int rank)
+{
+	size_t n_sets = 0;
+	const char *const *sets = lsim_sweep_sets(sw, f->p.run[k], &n_sets);
+	if (!sets || st != 0) {
+		f->failed++;
+		return 0;
+	}
+	struct lsim_diag rd = {0};
+	if (db_record(f->db, o->outdir, f->p.id[k], f->p.run[k],
+		      f->p.run[k] / (sw->n_seeds ? sw->n_seeds : 1), seed_of(sets, n_sets), sets,
+		      n_sets, &rd) != 0)
+		return lsim_cli_fail(&rd, LSIM_EIO);
+	f->done++;
+	if (!o->quiet) {
+		printf("[%zu/%zu] run %s done", f->done + f->failed, f->n_todo, f->p.id[k]);
+		if (rank >= 0)
+			printf(" on rank %d:", rank);
+		else
+			printf(" in %.2f s:", dt);
+		for (size_t j = 0; j < n_sets; j++)
+			printf(" %s", sets[j]);
+		putchar('\n');
+		fflush(stdout);
+	}
+	return 0;
+}
+
+/* The closing line, the exit status, and the resources. */
+static int farm_close(struct farm *f, const struct opts *o, int status)
+{
+	if (status == 0 && !o->quiet)
+		printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, f->done,
+		       f->failed, f->dbpath);
+	if (status == 0 && f->failed > 0)
+		status = 1;
+	free(f->todo);
+	sqlite3_close_v2(f->db);
+	free(f->p.run);
+	free(f->p.id);
+	return status;
+}
+
+static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
+{
+	struct farm f;
+	char how[64];
+	snprintf(how, sizeof how, "with %d process%s", o->jobs, o->jobs > 1 ? "es" : "");
+	int status = farm_open(&f, sw, o, how);
+	struct plan p = f.p;
+	size_t *todo = f.todo, n_todo = f.n_todo;
 	struct child {
 		pid_t pid;
 		size_t k;
 		double t0;
 	} *kids = status == 0 ? calloc((size_t)o->jobs, sizeof *kids) : NULL;
-	size_t next = 0, active = 0, done = 0, failed = 0;
+	size_t next = 0, active = 0;
 	/* a run that ended, to record once its slot is busy again */
 	struct ended {
 		bool have;
@@ -750,27 +817,10 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			break;
 		if (fin.have) {
 			fin.have = false;
-			size_t n_sets = 0;
-			const char *const *sets = lsim_sweep_sets(sw, p.run[fin.k], &n_sets);
-			if (sets && WIFEXITED(fin.st) && WEXITSTATUS(fin.st) == 0) {
-				struct lsim_diag rd = {0};
-				if (db_record(db, o->outdir, p.id[fin.k], p.run[fin.k],
-					      p.run[fin.k] / (sw->n_seeds ? sw->n_seeds : 1),
-					      seed_of(sets, n_sets), sets, n_sets, &rd) != 0) {
-					status = lsim_cli_fail(&rd, LSIM_EIO);
-					break;
-				}
-				done++;
-				if (!o->quiet) {
-					printf("[%zu/%zu] run %s done in %.2f s:", done + failed, n_todo,
-					       p.id[fin.k], fin.dt);
-					for (size_t j = 0; j < n_sets; j++)
-						printf(" %s", sets[j]);
-					putchar('\n');
-				}
-			} else {
-				failed++;
-			}
+			int ok = WIFEXITED(fin.st) && WEXITSTATUS(fin.st) == 0;
+			status = farm_record(&f, sw, o, fin.k, ok ? 0 : 1, fin.dt, -1);
+			if (status != 0)
+				break;
 		}
 		if (active == 0)
 			continue;
@@ -798,17 +848,8 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			break;
 		active--;
 	}
-	if (status == 0 && !o->quiet)
-		printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, done,
-		       failed, dbpath);
-	if (status == 0 && failed > 0)
-		status = 1;
 	free(kids);
-	free(todo);
-	sqlite3_close_v2(db);
-	free(p.run);
-	free(p.id);
-	return status;
+	return farm_close(&f, o, status);
 }
 
 #ifdef LSIM_HAVE_MPI
@@ -830,40 +871,16 @@ struct farm_work {
 static int sweep_run_mpi(struct lsim_sweep *sw, const struct opts *o, int rank, int size)
 {
 	int status = 0;
-	struct plan p = {0};
-	sqlite3 *db = NULL;
-	size_t *todo = NULL, n_todo = 0, done = 0, failed = 0;
-	char runs[4200], dbpath[4200];
-	snprintf(runs, sizeof runs, "%s/runs", o->outdir);
-	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", o->outdir);
+	struct farm f;
+	memset(&f, 0, sizeof f);
 	if (rank == 0) {
-		struct lsim_diag d = {0};
-		status = plan_runs(sw, o, &p);
-		if (status == 0 && lsim_cli_make_dirs(runs) != 0) {
-			fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", runs,
-				strerror(errno));
-			status = 1;
-		}
-		if (status == 0 && db_open(dbpath, true, &db, &d) != 0)
-			status = lsim_cli_fail(&d, LSIM_EIO);
-		todo = status == 0 ? malloc((p.n ? p.n : 1) * sizeof *todo) : NULL;
-		if (status == 0 && !todo)
-			status = 1;
-		if (status == 0) {
-			remove_partial(runs);
-			for (size_t k = 0; k < p.n; k++)
-				if (!db_done(db, p.id[k]))
-					todo[n_todo++] = k;
-			if (!o->quiet)
-				printf("sweep %s: %zu runs, %zu already done, %zu to run on %d MPI "
-				       "workers\n",
-				       o->sweep, p.n, p.n - n_todo, n_todo, size - 1);
-			fflush(stdout);
-		}
+		char how[64];
+		snprintf(how, sizeof how, "on %d MPI workers", size - 1);
+		status = farm_open(&f, sw, o, how);
 	}
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (status != 0)
-		goto out;
+		return farm_close(&f, o, status);
 	if (rank == 0) {
 		size_t next = 0;
 		int workers = size - 1;
@@ -871,66 +888,36 @@ static int sweep_run_mpi(struct lsim_sweep *sw, const struct opts *o, int rank, 
 			int64_t msg[2]; /* plan index (-1: ready), exit status */
 			MPI_Status ms;
 			MPI_Recv(msg, 2, MPI_INT64_T, MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &ms);
-			if (msg[0] >= 0) {
-				size_t k = (size_t)msg[0], n_sets = 0;
-				const char *const *sets = lsim_sweep_sets(sw, p.run[k], &n_sets);
-				struct lsim_diag rd = {0};
-				if (msg[1] != 0 || !sets) {
-					failed++;
-				} else if (status == 0 &&
-					   db_record(db, o->outdir, p.id[k], p.run[k],
-						     p.run[k] / (sw->n_seeds ? sw->n_seeds : 1),
-						     seed_of(sets, n_sets), sets, n_sets, &rd) != 0) {
-					status = lsim_cli_fail(&rd, LSIM_EIO);
-				} else if (status == 0) {
-					done++;
-					if (!o->quiet) {
-						printf("[%zu/%zu] run %s done on rank %d:", done + failed,
-						       n_todo, p.id[k], ms.MPI_SOURCE);
-						for (size_t j = 0; j < n_sets; j++)
-							printf(" %s", sets[j]);
-						putchar('\n');
-						fflush(stdout);
-					}
-				}
-			}
+			if (msg[0] >= 0 && status == 0)
+				status = farm_record(&f, sw, o, (size_t)msg[0], (int)msg[1], 0,
+						     ms.MPI_SOURCE);
 			struct farm_work w = {.k = -1, .run = -1};
-			if (status == 0 && next < n_todo) {
-				size_t k = todo[next++];
+			if (status == 0 && next < f.n_todo) {
+				size_t k = f.todo[next++];
 				w.k = (int64_t)k;
-				w.run = (int64_t)p.run[k];
-				snprintf(w.id, sizeof w.id, "%s", p.id[k]);
+				w.run = (int64_t)f.p.run[k];
+				snprintf(w.id, sizeof w.id, "%s", f.p.id[k]);
 			} else {
 				workers--;
 			}
 			MPI_Send(&w, (int)sizeof w, MPI_BYTE, ms.MPI_SOURCE, 1, MPI_COMM_WORLD);
 		}
-		if (status == 0 && !o->quiet)
-			printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, done,
-			       failed, dbpath);
-		if (status == 0 && failed > 0)
-			status = 1;
-	} else {
-		int64_t msg[2] = {-1, 0};
-		for (;;) {
-			struct farm_work w;
-			MPI_Send(msg, 2, MPI_INT64_T, 0, 2, MPI_COMM_WORLD);
-			MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			if (w.k < 0)
-				break;
-			/* every rank loaded the same sweep: the same overrides */
-			size_t n_sets = 0;
-			const char *const *sets = lsim_sweep_sets(sw, (size_t)w.run, &n_sets);
-			msg[0] = w.k;
-			msg[1] = sets ? run_child(sw, o, w.id, sets, n_sets) : 1;
-		}
+		return farm_close(&f, o, status);
 	}
-out:
-	free(todo);
-	sqlite3_close_v2(db);
-	free(p.run);
-	free(p.id);
-	return status;
+	int64_t msg[2] = {-1, 0};
+	for (;;) {
+		struct farm_work w;
+		MPI_Send(msg, 2, MPI_INT64_T, 0, 2, MPI_COMM_WORLD);
+		MPI_Recv(&w, (int)sizeof w, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		if (w.k < 0)
+			break;
+		/* every rank loaded the same sweep: the same overrides */
+		size_t n_sets = 0;
+		const char *const *sets = lsim_sweep_sets(sw, (size_t)w.run, &n_sets);
+		msg[0] = w.k;
+		msg[1] = sets ? run_child(sw, o, w.id, sets, n_sets) : 1;
+	}
+	return 0;
 }
 #endif
 

@@ -200,6 +200,18 @@ static void print_report(const struct report *r, int fmt)
 	}
 }
 
+/* Whether the query, with ?1 bound to arg, returns a row. */
+static bool has_row(sqlite3 *db, const char *sql, const char *arg)
+{
+	sqlite3_stmt *s = NULL;
+	bool found = false;
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC) == SQLITE_OK)
+		found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 int lsim_cli_report(int argc, char **argv)
 {
 	const char *dir = NULL, *group_by = NULL, *metrics = NULL;
@@ -274,34 +286,18 @@ int lsim_cli_report(int argc, char **argv)
 	}
 	r.keys = keys;
 	/* every name asked for must exist */
-	for (size_t m = 0; status == 0 && m < r.n_metrics; m++) {
-		sqlite3_stmt *s = NULL;
-		bool found = false;
-		if (sqlite3_prepare_v2(r.db, "SELECT 1 FROM metrics WHERE name = ?1 LIMIT 1;", -1, &s,
-				       NULL) == SQLITE_OK &&
-		    sqlite3_bind_text(s, 1, r.metrics[m], -1, SQLITE_STATIC) == SQLITE_OK)
-			found = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_finalize(s);
-		if (!found) {
+	for (size_t m = 0; status == 0 && m < r.n_metrics; m++)
+		if (!has_row(r.db, "SELECT 1 FROM metrics WHERE name = ?1 LIMIT 1;", r.metrics[m])) {
 			fprintf(stderr, "llmsim: --metrics: no metric '%s' in %s (names: docs/output.md)\n",
 				r.metrics[m], path);
 			status = LSIM_EXIT_BADINPUT;
 		}
-	}
-	for (size_t k = 0; status == 0 && group_by && k < r.n_keys; k++) {
-		sqlite3_stmt *s = NULL;
-		bool found = false;
-		if (sqlite3_prepare_v2(r.db, "SELECT 1 FROM params WHERE key = ?1 LIMIT 1;", -1, &s,
-				       NULL) == SQLITE_OK &&
-		    sqlite3_bind_text(s, 1, r.keys[k], -1, SQLITE_STATIC) == SQLITE_OK)
-			found = sqlite3_step(s) == SQLITE_ROW;
-		sqlite3_finalize(s);
-		if (!found) {
+	for (size_t k = 0; status == 0 && group_by && k < r.n_keys; k++)
+		if (!has_row(r.db, "SELECT 1 FROM params WHERE key = ?1 LIMIT 1;", r.keys[k])) {
 			fprintf(stderr, "llmsim: --group-by: '%s' is not a swept key in %s\n",
 				r.keys[k], path);
 			status = LSIM_EXIT_BADINPUT;
 		}
-	}
 	if (status == 0 && collect(&r) != 0) {
 		fprintf(stderr, "llmsim: %s: cannot read the runs: %s\n", path, sqlite3_errmsg(r.db));
 		status = 1;
