@@ -1,10 +1,14 @@
 /*
  * serve.c - end-to-end speed of a serving simulation: loads a scenario,
  * runs it, and prints `bench serve NAME requests=N sim_s=S wall_s=W
- * requests_per_s=R events_per_s=E speedup=X` (speedup = simulated seconds
- * per host second). Usage: serve NAME SCENARIO [key=value ...]
+ * requests_per_s=R events_per_s=E speedup=X peak_rss_mb=M` (speedup =
+ * simulated seconds per host second); a NAME starting with "e2e" also
+ * prints the issue's line `bench e2e requests=N wall_s=X req_per_s=X
+ * events_per_s=X peak_rss_mb=X`. Usage: serve NAME SCENARIO [key=value ...]
  */
 #include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
 
 #include "scenario.h"
 
@@ -29,10 +33,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double sim_s = r->summary.makespan_s;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double rss_mb = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
 	printf("bench serve %s requests=%zu sim_s=%.1f wall_s=%.3f requests_per_s=%.0f "
-	       "events_per_s=%.0f speedup=%.0f\n",
+	       "events_per_s=%.0f speedup=%.0f peak_rss_mb=%.1f\n",
 	       argv[1], r->n_reqs, sim_s, r->wall_s, (double)r->n_reqs / r->wall_s,
-	       r->summary.sim_events / r->wall_s, sim_s / r->wall_s);
+	       r->summary.sim_events / r->wall_s, sim_s / r->wall_s, rss_mb);
+	if (!strncmp(argv[1], "e2e", 3))
+		printf("bench e2e requests=%zu wall_s=%.3f req_per_s=%.0f events_per_s=%.0f "
+		       "peak_rss_mb=%.1f\n",
+		       r->n_reqs, r->wall_s, (double)r->n_reqs / r->wall_s,
+		       r->summary.sim_events / r->wall_s, rss_mb);
 	lsim_scenario_destroy(sc);
 	return 0;
 }
