@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_internal.h"
 #include "recstore.h"
 #include "rng.h"
 #include "sim.h"
@@ -1073,8 +1072,6 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	lsim_sim_arm_run_failures(s);
 	pull_next(s);
 	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
-	if (!s->error && lsim_engine_error(s->eng))
-		s->error = lsim_engine_error(s->eng);
 	/* The request pulled but not arrived within the limit is not counted. */
 	if (limit > 0 && s->pending_slot >= 0 &&
 	    s->reqs[s->pending_slot].arrival > limit) {
