@@ -4,7 +4,10 @@
  * fixed seed) to a temporary folder, runs `llmsim run` on it as a child
  * process with the given scenario, and prints
  *   bench stream NAME requests=N wall_s=W requests_per_s=R peak_rss_mb=M
- * where peak_rss_mb is the child's maximum resident set (getrusage).
+ *   bench memory requests=N peak_rss_mb=M
+ * where peak_rss_mb is the child's maximum resident set (getrusage); the
+ * second line is the memory figure alone, one per trace length, so runs of
+ * different N (stream-1M-csv, stream-10M-csv) line up.
  * Usage: stream NAME LLMSIM SCENARIO N RATE [key=value ...]
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -106,12 +109,15 @@ int main(int argc, char **argv)
 	double wall = (double)(t1.tv_sec - t0.tv_sec) +
 		      (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	if (ok)
+	double rss_mb = (double)ru.ru_maxrss / 1024.0; /* Linux: KiB */
+	if (ok) {
 		printf("bench stream %s requests=%ld wall_s=%.1f requests_per_s=%.0f "
 		       "peak_rss_mb=%.1f\n",
-		       argv[1], n, wall, (double)n / wall, (double)ru.ru_maxrss / 1024.0);
-	else
+		       argv[1], n, wall, (double)n / wall, rss_mb);
+		printf("bench memory requests=%ld peak_rss_mb=%.1f\n", n, rss_mb);
+	} else {
 		fprintf(stderr, "stream: llmsim failed (status %d)\n", status);
+	}
 	/* leave nothing behind */
 	char cmd[8500];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
