@@ -74,6 +74,8 @@ struct lsim_engine {
 	lsim_time next_sample; /* the time of its next call */
 	lsim_periodic_fn periodic;
 	void *periodic_ctx;
+	lsim_periodic_fn after;	/* after every event, or NULL */
+	void *after_ctx;
 };
 
 static inline bool before(const struct heap_entry *a,
@@ -352,6 +354,15 @@ void lsim_set_periodic(struct lsim_engine *eng, lsim_time period,
 	next_sample_after(eng, eng->now);
 }
 
+void lsim_set_after_event(struct lsim_engine *eng, lsim_periodic_fn fn,
+			  void *ctx)
+{
+	if (!eng)
+		return;
+	eng->after = fn;
+	eng->after_ctx = fn ? ctx : NULL;
+}
+
 /* Not re-entrant: a call from inside a handler returns 0 at once. */
 uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 {
@@ -369,6 +380,8 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 			eng->now = eng->next_sample;
 			next_sample_after(eng, eng->now);
 			eng->periodic(eng, eng->periodic_ctx);
+			if (eng->after)
+				eng->after(eng, eng->after_ctx);
 			continue;
 		}
 		if (t > until)
@@ -385,6 +398,8 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		eng->processed++;
 		fn(eng, subject, arg);
 		fill_hole(eng);
+		if (eng->after)
+			eng->after(eng, eng->after_ctx);
 	}
 	if (!eng->stopped && eng->n_heap > 0 && until > eng->now)
 		eng->now = until;

@@ -52,6 +52,11 @@ struct lsim_wait_entry {
 	int32_t normal; /* 0 = preempted, 1 = normal */
 };
 
+int32_t lsim_instance_waiting(const struct lsim_instance *in, size_t k)
+{
+	return in->wait[k].req;
+}
+
 static bool wait_less(const struct lsim_wait_entry *a,
 		      const struct lsim_wait_entry *b)
 {

@@ -7,6 +7,7 @@
  * packing consult, and the records and summary. See docs/jobs.md.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1716,6 +1717,36 @@ static void ev_arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* ---- creation and submission ---- */
+
+int lsim_jobs_check(const struct lsim_jobs *js, char *why, size_t n)
+{
+	size_t queued = 0, holding = 0, done = 0;
+	for (size_t j = 0; j < js->n_jobs; j++) {
+		int st = js->jobs[j].state;
+		queued += st == ST_QUEUED;
+		holding += st == ST_RESTARTING || st == ST_COMPUTING ||
+			   st == ST_CHECKPOINTING;
+		done += st == ST_DONE;
+	}
+	if (queued != js->n_pending || holding != js->n_running ||
+	    done != js->n_ended) {
+		snprintf(why, n,
+			 "jobs: %zu queued, %zu holding GPUs, %zu ended, but the "
+			 "lists hold %zu pending, %zu running, %zu ended",
+			 queued, holding, done, js->n_pending, js->n_running,
+			 js->n_ended);
+		return LSIM_ESTATE;
+	}
+	for (int32_t g = 0; g < js->n_gpus; g++) {
+		int32_t used = js->gpus[g].used;
+		if (used < 0 || used > MILLI) {
+			snprintf(why, n, "jobs: GPU %d has %d milli-GPUs in use",
+				 (int)g, (int)used);
+			return LSIM_ESTATE;
+		}
+	}
+	return 0;
+}
 
 void lsim_jobs_cfg_defaults(struct lsim_jobs_cfg *c)
 {

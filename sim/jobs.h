@@ -212,6 +212,10 @@ const struct lsim_job_event *lsim_jobs_timeline(const struct lsim_jobs *js,
 
 /* The summary over the records as of now (quantiles with GSL). */
 int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *out);
+/* Invariants (checked after every event in builds with invariants): every
+ * job is in the list its state says, once; no GPU is more than fully
+ * used. Returns 0, or LSIM_ESTATE with the broken rule in why. */
+int lsim_jobs_check(const struct lsim_jobs *js, char *why, size_t n);
 
 /* ---- for the schedulers and allocators of policies/jobs ---- */
 

@@ -11,6 +11,7 @@ struct lsim_kvcache {
 	int32_t n;
 	int32_t n_free;
 	int32_t n_cached;
+	int64_t refs;	/* sum of the reference counts */
 	bool prefix_caching;
 	int32_t *ref;
 	uint64_t *hash;
@@ -149,6 +150,7 @@ void lsim_kv_destroy(struct lsim_kvcache *kv)
 int32_t lsim_kv_total(const struct lsim_kvcache *kv) { return kv->n; }
 int32_t lsim_kv_free(const struct lsim_kvcache *kv) { return kv->n_free; }
 int32_t lsim_kv_cached(const struct lsim_kvcache *kv) { return kv->n_cached; }
+int64_t lsim_kv_refs(const struct lsim_kvcache *kv) { return kv->refs; }
 
 int32_t lsim_kv_match(const struct lsim_kvcache *kv, const uint64_t *hashes,
 		      int32_t n, int32_t *n_evictable)
@@ -174,6 +176,7 @@ void lsim_kv_acquire(struct lsim_kvcache *kv, const uint64_t *hashes,
 	for (int32_t i = 0; i < n; i++) {
 		int64_t s = map_find(kv, hashes[i]);
 		int32_t b = kv->map_val[s];
+		kv->refs++;
 		if (kv->ref[b]++ == 0)
 			free_remove(kv, b);
 		out[i] = b;
@@ -194,6 +197,7 @@ int32_t lsim_kv_alloc(struct lsim_kvcache *kv)
 		kv->n_cached--;
 	}
 	kv->ref[b] = 1;
+	kv->refs++;
 	return b;
 }
 
@@ -213,6 +217,7 @@ void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 {
 	for (int32_t i = n - 1; i >= 0; i--) {
 		int32_t b = blocks[i];
+		kv->refs--;
 		if (--kv->ref[b] == 0)
 			free_append(kv, b);
 	}

@@ -46,5 +46,8 @@ void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 
 /* Number of blocks cached (with a hash) - for tests. */
 int32_t lsim_kv_cached(const struct lsim_kvcache *kv);
+/* Sum of all blocks' reference counts: what the holders' block lists add
+ * up to (the invariant checks compare them). */
+int64_t lsim_kv_refs(const struct lsim_kvcache *kv);
 
 #endif

@@ -27,6 +27,7 @@
 #include "links.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -556,6 +557,44 @@ lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
 		if (path[i] >= 0 && path[i] < net->n_links)
 			t = add_time(t, net->links[path[i]].latency);
 	return t;
+}
+
+int lsim_net_check(const struct lsim_net *net, char *why, size_t n)
+{
+	for (int32_t i = 0; i < net->n_links; i++) {
+		const struct link *l = &net->links[i];
+		double sum = 0;
+		for (int32_t k = 0; k < l->n_lanes; k++) {
+			const struct flow *f = &net->flows[l->lanes[k].flow];
+			if (f->state == LSIM_FLOW_ACTIVE)
+				sum += f->rate;
+		}
+		/* rates are bytes/ns; allow rounding of the solver's sums */
+		double cap = l->bw * (1 + 1e-9) + 1e-12;
+		if (sum > cap || l->rate_sum > cap) {
+			snprintf(why, n,
+				 "link %d (%s): its flows' rates add up to %.9g B/s, "
+				 "above its bandwidth %.9g B/s",
+				 (int)i, lsim_link_kind_name(l->kind),
+				 1e9 * (sum > l->rate_sum ? sum : l->rate_sum),
+				 1e9 * l->bw);
+			return LSIM_ESTATE;
+		}
+	}
+	for (int32_t i = 0; i < net->n_slots; i++) {
+		const struct flow *f = &net->flows[i];
+		if (f->state == FLOW_FREE)
+			continue;
+		double slack = 1e-6 * (f->bytes > 1 ? f->bytes : 1);
+		if (!(f->left >= -slack && f->left <= f->bytes + slack) ||
+		    !(f->rate >= 0)) {
+			snprintf(why, n,
+				 "flow %d: %.17g bytes left of %.17g at rate %.9g B/s",
+				 (int)i, f->left, f->bytes, 1e9 * f->rate);
+			return LSIM_ESTATE;
+		}
+	}
+	return 0;
 }
 
 void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out)

@@ -172,6 +172,11 @@ struct lsim_net_stats {
 };
 
 void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out);
+/* Invariants (checked after every event in builds with invariants): no
+ * link carries more than its bandwidth, no flow has more bytes left than
+ * it started with or fewer than none. Returns 0, or LSIM_ESTATE with the
+ * broken rule in why. */
+int lsim_net_check(const struct lsim_net *net, char *why, size_t n);
 
 /* ---- topology ---- */
 

@@ -65,6 +65,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->inst_info);
 	free(s->route_map);
 	free(s->held);
+	free(s->inv_mark);
+	free(s->inv_kv);
 	free(s->link_util);
 	free(s->link_ts);
 	free(s->link_recs);
@@ -1028,6 +1030,21 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		lsim_stop(eng);
 }
 
+#ifdef LSIM_INVARIANTS
+/* After every event: a broken invariant stops the run with its reason. */
+static void check_after_event(struct lsim_engine *eng, void *ctx)
+{
+	struct lsim_sim *s = ctx;
+	if (s->error)
+		return;
+	int rc = lsim_sim_check(s, &s->diag);
+	if (rc) {
+		s->error = rc;
+		lsim_stop(eng);
+	}
+}
+#endif
+
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d)
 {
@@ -1071,6 +1088,9 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		lsim_set_periodic(s->eng, s->sample_period, sample, s);
 	lsim_sim_arm_run_failures(s);
 	pull_next(s);
+#ifdef LSIM_INVARIANTS
+	lsim_set_after_event(s->eng, check_after_event, s);
+#endif
 	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
 	/* The request pulled but not arrived within the limit is not counted. */
 	if (limit > 0 && s->pending_slot >= 0 &&

@@ -2195,6 +2195,13 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 }
 
 /* A row of /job_timeseries at every sample. */
+/* The sim's check hook: the training jobs' invariants. */
+static int check_jobs(void *ctx, char *why, size_t n)
+{
+	const struct lsim_scenario *sc = ctx;
+	return sc->js ? lsim_jobs_check(sc->js, why, n) : 0;
+}
+
 static void sample_jobs(void *ctx, lsim_time now)
 {
 	struct lsim_scenario *sc = ctx;
@@ -2462,6 +2469,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (sc->have_jobs) {
 		sc->sim.sample_hook = sample_jobs;
 		sc->sim.sample_hook_ctx = sc;
+		sc->sim.check_hook = check_jobs;
+		sc->sim.check_hook_ctx = sc;
 	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
 		rc = open_workload(sc, &rngs, &w, d);

@@ -406,10 +406,29 @@ struct lsim_sim {
 	/* Called at every sample after the instances (training jobs' pool). */
 	void (*sample_hook)(void *ctx, lsim_time now);
 	void *sample_hook_ctx;
+	/* Invariant checks (invariants.c): the last time checked, scratch
+	 * marks per request slot and KV sums per instance, and a further
+	 * check of the training jobs (0, or LSIM_ESTATE with why filled). */
+	lsim_time inv_last;
+	uint32_t *inv_mark;
+	size_t inv_cap_mark;
+	uint32_t inv_epoch;
+	int64_t *inv_kv;
+	size_t inv_cap_kv;
+	int (*check_hook)(void *ctx, char *why, size_t n);
+	void *check_hook_ctx;
 	/* Called at every sample (the CLI draws a progress bar). */
 	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
 	void *progress_ctx;
 };
+
+/* Checks the simulation's invariants (invariants.c): 0, or LSIM_ESTATE
+ * with the broken one described in d. */
+int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d);
+
+/* Request index of the k-th entry of in's waiting queue (k < wait_len),
+ * in heap order. */
+int32_t lsim_instance_waiting(const struct lsim_instance *in, size_t k);
 
 /* What policies may see of request req. */
 void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,

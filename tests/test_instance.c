@@ -106,9 +106,11 @@ static const struct lsim_model_arch toy_model = {
 };
 static const struct lsim_gpu_profile toy_gpu = {.name = "toy", .tdp_w = 300, .idle_w = 100};
 
-/* Writes a CSV trace (seconds) and runs it through one instance. */
-static void run_trace(struct lsim_sim *s, const char *rows, int64_t blocks,
-		      int64_t max_tokens, int64_t max_seqs)
+/* Writes a CSV trace (seconds) and runs it through one instance, calling
+ * after (if not NULL) after every event. */
+static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
+			 int64_t max_tokens, int64_t max_seqs,
+			 lsim_periodic_fn after, void *ctx)
 {
 	char path[] = "/tmp/lsim_inst_XXXXXX";
 	int fd = mkstemp(path);
@@ -132,8 +134,15 @@ static void run_trace(struct lsim_sim *s, const char *rows, int64_t blocks,
 	struct lsim_csv_map map = {"t", LSIM_TF_SECONDS, "p", "o"};
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_csv_open(path, &map, &w, &d), 0);
+	lsim_set_after_event(s->eng, after, ctx);
 	assert_int_equal(lsim_sim_run(s, w, 0, &d), 0);
 	unlink(path);
+}
+
+static void run_trace(struct lsim_sim *s, const char *rows, int64_t blocks,
+		      int64_t max_tokens, int64_t max_seqs)
+{
+	run_trace_ex(s, rows, blocks, max_tokens, max_seqs, NULL, NULL);
 }
 
 static void test_single_request_timing(void **state)
@@ -200,6 +209,79 @@ static void test_preemption_bounded(void **state)
 	/* FCFS: completion order follows arrival order */
 	for (size_t i = 1; i < s.n_reqs; i++)
 		assert_true(s.reqs[i].finish >= s.reqs[i - 1].finish);
+	lsim_sim_release(&s);
+}
+
+/* The invariant checks: they hold after every event of a run that
+ * preempts, and each one catches the state it guards once broken. */
+struct inv_count {
+	struct lsim_sim *s;
+	int64_t checks;
+	int bad;
+};
+
+static void check_each(struct lsim_engine *eng, void *ctx)
+{
+	(void)eng;
+	struct inv_count *c = ctx;
+	struct lsim_diag d = {0};
+	if (lsim_sim_check(c->s, &d) != 0) {
+		printf("  %s\n", d.msg);
+		c->bad++;
+	}
+	c->checks++;
+}
+
+static void expect_broken(struct lsim_sim *s, const char *fragment)
+{
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_sim_check(s, &d), LSIM_ESTATE);
+	printf("  caught: %s\n", d.msg);
+	assert_non_null(strstr(d.msg, fragment));
+}
+
+static void test_invariants(void **state)
+{
+	(void)state;
+	struct lsim_sim s;
+	struct inv_count c = {.s = &s};
+	char rows[2048] = "";
+	for (int i = 0; i < 12; i++)
+		snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
+			 "0,50,300\n");
+	run_trace_ex(&s, rows, 40, 2048, 256, check_each, &c);
+	assert_int_equal(c.bad, 0);
+#ifndef LSIM_INVARIANTS /* there the run installs its own check instead */
+	assert_true(c.checks > 300); /* one per event: 12 x 300 tokens */
+#endif
+	assert_true(s.inst[0]->preemptions > 0);
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_sim_check(&s, &d), 0);
+
+	s.n_done--; /* a request lost */
+	expect_broken(&s, "pulled from the workload");
+	s.n_done++;
+
+	int32_t b = lsim_kv_alloc(s.inst[0]->kv); /* a block nobody holds */
+	expect_broken(&s, "KV blocks");
+	lsim_kv_release(s.inst[0]->kv, &b, 1);
+	assert_int_equal(lsim_sim_check(&s, &d), 0);
+
+	struct lsim_instance *in = s.inst[0];
+	int32_t *run = malloc(sizeof *run);
+	assert_non_null(run);
+	run[0] = 0; /* an ended request still listed as running */
+	int32_t *old = in->run;
+	size_t old_len = in->run_len;
+	in->run = run;
+	in->run_len = 1;
+	expect_broken(&s, "no live request");
+	in->run = old;
+	in->run_len = old_len;
+	free(run);
+
+	s.inv_last = lsim_now(s.eng) + 1;
+	expect_broken(&s, "clock went back");
 	lsim_sim_release(&s);
 }
 
@@ -301,6 +383,7 @@ int main(void)
 		cmocka_unit_test(test_single_request_timing),
 		cmocka_unit_test(test_chunked_prefill_and_batching),
 		cmocka_unit_test(test_preemption_bounded),
+		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_reject_never_fits),
 		cmocka_unit_test(test_max_num_seqs),
 		cmocka_unit_test(test_trace_prefix_hashes),

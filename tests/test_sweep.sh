@@ -2,7 +2,8 @@
 # test_sweep.sh - `llmsim sweep` on tests/data/sweeps/routers.yaml (18 runs):
 #  - the process pool (--jobs 2), one process, and two shards merged give
 #    the same recorded results (metrics, params, runs rows, sweep rows);
-#  - kill -9 of the whole sweep at three points, then the same command:
+#  - kill -9 of the whole sweep at three points, and at six random moments
+#    in a second folder, then the same command:
 #    the database passes PRAGMA integrity_check, holds every run exactly
 #    once and the same results; no half-written run folder is left, and
 #    every run folder holds an HDF5 report;
@@ -87,6 +88,46 @@ done
 	&& [ -z "$(ls "$tmp/k/runs" | grep '\.tmp$')" ] \
 	&& ok "killed three times (runs recorded:$partial), resumed: integrity ok, 18 runs once each, same results" \
 	|| bad "resume: integrity $integ, duplicates $dups, HDF5 $h5, digest $(digest "$tmp/k")"
+
+# kill -9 at random moments, six times over (delays drawn with a fixed
+# seed between 0.05 s and 1.05 s, so anywhere from loading the sweep to
+# recording runs), then resume: the same checks, and every report.h5 opens
+kill_at() { # $1 = dir, $2 = seconds
+	rm -f "$tmp/pgid"
+	setsid sh -c 'echo $$ > "$1"; shift; exec "$@"' sh "$tmp/pgid" \
+		"$exe" sweep "$sweep" -o "$1" --jobs 2 --quiet >/dev/null 2>&1 &
+	i=0
+	while [ ! -s "$tmp/pgid" ] && [ $i -lt 100 ]; do sleep 0.01; i=$((i + 1)); done
+	sleep "$2"
+	kill -KILL -"$(cat "$tmp/pgid")" 2>/dev/null
+	wait
+}
+delays=$(awk 'BEGIN { srand(20261123); for (i = 0; i < 6; i++) printf "%.2f ", 0.05 + 1.0 * rand() }')
+for t in $delays; do
+	kill_at "$tmp/r" "$t"
+done
+rec=$(sqlite3 "$tmp/r/results.sqlite" "SELECT count(*) FROM sweep_runs;" 2>/dev/null || echo 0)
+"$exe" sweep "$sweep" -o "$tmp/r" --jobs 2 --quiet || bad "resume after random kills"
+integ=$(sqlite3 "$tmp/r/results.sqlite" "PRAGMA integrity_check;")
+dups=$(sqlite3 "$tmp/r/results.sqlite" "SELECT count(*) - count(DISTINCT run_id) FROM metrics WHERE name = 'completed';")
+nruns=$(sqlite3 "$tmp/r/results.sqlite" "SELECT count(DISTINCT run_id) FROM metrics WHERE name = 'completed';")
+opened=18
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+	opened=$(/usr/bin/python3 - "$tmp/r/runs" <<'PY'
+import glob, sys, h5py
+n = 0
+for f in sorted(glob.glob(sys.argv[1] + "/*/report.h5")):
+    with h5py.File(f, "r") as h:
+        if "summary" in h and "requests" in h:
+            n += 1
+print(n)
+PY
+)
+fi
+[ "$integ" = ok ] && [ "$dups" = 0 ] && [ "$nruns" = 18 ] && [ "$opened" = 18 ] \
+	&& [ "$(digest "$tmp/r")" = "$ref" ] && [ -z "$(ls "$tmp/r/runs" | grep '\.tmp$')" ] \
+	&& ok "killed at $delays s ($rec runs recorded before resuming): integrity ok, 18 runs once each, every report.h5 opens, same results" \
+	|| bad "random kills ($delays): integrity $integ, duplicates $dups, runs $nruns, opened $opened, digest $(digest "$tmp/r")"
 
 # llmsim report: per configuration, the mean and the 95% CI half-width
 # (t(0.975, 2) = 4.302652729912 x sd / sqrt(3)) across the three seeds,

@@ -56,6 +56,12 @@ uint64_t lsim_events_processed(const struct lsim_engine *eng);
 void lsim_set_periodic(struct lsim_engine *eng, lsim_time period,
 		       lsim_periodic_fn fn, void *ctx);
 
+/* fn (NULL removes it) is called after every event's handler and after
+ * every periodic callback, with now at that event's time: debug builds
+ * check the simulation's invariants there. */
+void lsim_set_after_event(struct lsim_engine *eng, lsim_periodic_fn fn,
+			  void *ctx);
+
 /*
  * Runs events with time <= until (use LSIM_TIME_MAX for no limit) until the
  * queue is empty or lsim_stop is called. On return now is the time of the
