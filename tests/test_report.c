@@ -396,6 +396,52 @@ static void test_h5_identical(void **state)
 	assert_no_tmp(dir);
 }
 
+/* The sliding window: 10,000 records through a window of 64, ending out
+ * of order within 20 of each other, every 97th one long after its index
+ * left the window; every record reads back as put, from any offset. */
+static void test_store_window(void **state)
+{
+	(void)state;
+	enum { N = 10000 };
+	struct lsim_recstore *st = lsim_recstore_create(64);
+	assert_non_null(st);
+	struct lsim_req_record *want = calloc(N, sizeof *want);
+	struct lsim_req_record *got = calloc(N, sizeof *got);
+	assert_non_null(want);
+	assert_non_null(got);
+	for (size_t i = 0; i < N; i++) {
+		want[i].id = i;
+		want[i].arrival = 0.5 * (double)i;
+		want[i].finish = (double)i + 1;
+	}
+	/* blocks of 20 put backwards; stragglers after the next 500 */
+	for (size_t b = 0; b < N; b += 20) {
+		for (size_t k = 20; k-- > 0;) {
+			size_t i = b + k;
+			if (i % 97 != 0)
+				assert_int_equal(lsim_recstore_put(st, i, &want[i]), 0);
+		}
+		if (b >= 500)
+			for (size_t i = b - 500; i < b - 480; i++)
+				if (i % 97 == 0)
+					assert_int_equal(lsim_recstore_put(st, i, &want[i]), 0);
+	}
+	for (size_t i = N - 500; i < N; i++)
+		if (i % 97 == 0)
+			assert_int_equal(lsim_recstore_put(st, i, &want[i]), 0);
+	assert_int_equal(lsim_recstore_count(st), N);
+	assert_null(lsim_recstore_array(st));
+	assert_int_equal(lsim_recstore_read(st, 0, N, got), 0);
+	assert_memory_equal(got, want, N * sizeof *got);
+	assert_int_equal(lsim_recstore_read(st, 9990, 10, got), 0); /* in the window */
+	assert_memory_equal(got, want + 9990, 10 * sizeof *got);
+	assert_int_equal(lsim_recstore_read(st, 4321, 3000, got), 0); /* across */
+	assert_memory_equal(got, want + 4321, 3000 * sizeof *got);
+	free(want);
+	free(got);
+	lsim_recstore_destroy(st);
+}
+
 /* Records held by a store that spilled to disk (a long run) read back the
  * same, give the same summary and the same HDF5 bytes as the array. */
 static void test_spilled_store(void **state)
@@ -606,6 +652,7 @@ int main(void)
 						remove_tmpdir),
 		cmocka_unit_test_setup_teardown(test_h5_identical, make_tmpdir,
 						remove_tmpdir),
+		cmocka_unit_test(test_store_window),
 		cmocka_unit_test_setup_teardown(test_spilled_store, make_tmpdir,
 						remove_tmpdir),
 		cmocka_unit_test_setup_teardown(test_h5_failures, make_tmpdir,
