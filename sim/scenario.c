@@ -1871,7 +1871,7 @@ static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d)
 	if (rc != 0 && d && d->line == 0)
 		snprintf(d->key, sizeof d->key, "failures.trace");
 	size_t cap = 0;
-	while (rc == 0 && (rc = lsim_csv_next(c, d)) > 0) {
+	while (rc >= 0 && (rc = lsim_csv_next(c, d)) > 0) {
 		int line = lsim_csv_line(c);
 		const char *ts = lsim_csv_field(c, idx[0]), *is = lsim_csv_field(c, idx[1]);
 		char *end = NULL;
