@@ -14,6 +14,7 @@
 
 #include "csv.h"
 #include "jobs.h"
+#include "jobs/job_policies.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -2094,6 +2095,16 @@ static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	if (sc->n_nodes == 0)
 		return lsim_cfg_error(d, sc->doc, node, "jobs", LSIM_EINVAL,
 				      "jobs run on the cluster's GPUs: give a cluster section");
+	if (!lsim_job_scheduler_find(sc->jobs.scheduler))
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(node, "scheduler"),
+				      "jobs.scheduler", LSIM_ENOENT,
+				      "unknown job scheduler '%s' (known: %s)",
+				      sc->jobs.scheduler, lsim_job_scheduler_names());
+	if (!lsim_job_allocator_find(sc->jobs.allocator))
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(node, "allocator"),
+				      "jobs.allocator", LSIM_ENOENT,
+				      "unknown job allocator '%s' (known: %s)",
+				      sc->jobs.allocator, lsim_job_allocator_names());
 	sc->have_jobs = true;
 	lsim_job_list_init(&sc->job_list);
 	lsim_pool_spec_init(&sc->pool);
