@@ -891,21 +891,36 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	size_t hl = 0, sl = 0, pl = 0;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		struct inst_cfg *ic = &sc->insts[i];
+		const char *what = "gpu";
 		int rc = lsim_gpu_profile_load(profiles, ic->gpu, &sc->gpus[i], d);
-		if (rc == 0 && ic->perf != PERF_SERVICE)
+		if (rc == 0 && ic->perf != PERF_SERVICE) {
+			what = "model";
 			rc = lsim_model_load(catalogue, ic->model, &sc->models[i], d);
+		}
 		if (rc != 0) {
-			/* Point at the scenario key that named it. */
 			char key[64];
 			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
 			struct lsim_diag inner = *d;
-			snprintf(key, sizeof key, "instances[%zu].%s", i,
-				 strcmp(inner.key, "model") == 0 ? "model" : "gpu");
-			struct lsim_node *at = lsim_node_get(list->items[i],
-							     strchr(key, '.') + 1);
-			lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, rc,
-				       "%s%s%s", inner.msg, inner.file[0] ? " in " : "",
-				       inner.file);
+			snprintf(key, sizeof key, "instances[%zu].%s", i, what);
+			struct lsim_node *at = lsim_node_get(list->items[i], what);
+			if (!at)
+				at = list->items[i];
+			if (inner.line > 0) {
+				/* The profile or catalogue itself is bad: keep its
+				 * file, line and key, and say what named it. */
+				char where[300] = "--set";
+				if (at->line > 0)
+					snprintf(where, sizeof where, "%s:%d", sc->doc->file,
+						 at->line);
+				size_t n = strlen(d->msg);
+				snprintf(d->msg + n, sizeof d->msg - n, " (%s of %s, %s)",
+					 what[0] == 'g' ? "hardware profile" : "model catalogue",
+					 key, where);
+				return rc;
+			}
+			/* Not found: point at the scenario key that named it. */
+			lsim_cfg_error(d, sc->doc, at, key, rc, "%s%s%s", inner.msg,
+				       inner.file[0] ? " in " : "", inner.file);
 			return rc;
 		}
 		sc->table_dirs[i] = resolve(sc, ic->perf_table);
