@@ -923,6 +923,24 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 				       inner.file[0] ? " in " : "", inner.file);
 			return rc;
 		}
+		/* vLLM's rule: the attention heads are split evenly over the
+		 * tensor-parallel group, the KV heads too (or replicated evenly
+		 * when there are fewer of them than GPUs). */
+		const struct lsim_model_arch *m = &sc->models[i];
+		int kvh = m->n_kv_heads > 0 ? m->n_kv_heads : m->n_heads;
+		if (ic->perf != PERF_SERVICE &&
+		    (m->n_heads % ic->tp != 0 ||
+		     (kvh >= ic->tp ? kvh % ic->tp : ic->tp % kvh) != 0)) {
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			struct lsim_node *at = lsim_node_get(list->items[i], "tp");
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].tp", i);
+			return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key,
+					      LSIM_EINVAL,
+					      "tp %lld does not divide the %d attention heads "
+					      "and %d KV heads of %s evenly",
+					      (long long)ic->tp, m->n_heads, kvh, m->name);
+		}
 		sc->table_dirs[i] = resolve(sc, ic->perf_table);
 		if (!sc->table_dirs[i])
 			return LSIM_ENOMEM;
