@@ -36,5 +36,12 @@ int lsim_cli_make_dirs(const char *path)
 	}
 	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
 		return -1;
+	struct stat st;
+	if (stat(tmp, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) { /* a file of that name */
+		errno = ENOTDIR;
+		return -1;
+	}
 	return 0;
 }

@@ -697,9 +697,9 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
 	if (status == 0 && lsim_cli_make_dirs(f->runs) != 0) {
-		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", f->runs,
-			strerror(errno));
-		status = 1;
+		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n",
+			f->runs, strerror(errno));
+		status = LSIM_EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
 	if (status == 0 && db_open(f->dbpath, true, &f->db, &d) != 0)
@@ -966,9 +966,9 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 	snprintf(runs, sizeof runs, "%s/runs", outdir);
 	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", outdir);
 	if (lsim_cli_make_dirs(runs) != 0) {
-		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", runs,
+		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n", runs,
 			strerror(errno));
-		return 1;
+		return LSIM_EXIT_BADINPUT;
 	}
 	sqlite3 *db = NULL;
 	struct lsim_diag d = {0};

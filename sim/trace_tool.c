@@ -331,8 +331,8 @@ int lsim_trace_convert(const char *path, const char *out, size_t *rows,
 	char *tmp = malloc(len);
 	FILE *f = tmp ? (snprintf(tmp, len, "%s.tmp", out), fopen(tmp, "w")) : NULL;
 	if (!f) {
-		rc = lsim_diag_set(d, LSIM_EIO, out, 0, 0, "-o", "cannot create: %s",
-				   strerror(errno));
+		rc = lsim_diag_set(d, tmp ? LSIM_EINVAL : LSIM_ENOMEM, out, 0, 0, "-o",
+				   "cannot create: %s", strerror(errno));
 		lsim_workload_destroy(w);
 		free(tmp);
 		return rc;
