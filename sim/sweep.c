@@ -684,6 +684,7 @@ struct farm {
 	struct plan p;
 	sqlite3 *db;
 	size_t *todo, n_todo, done, failed;
+	size_t failed_input; /* of those, runs that exited for bad input */
 	char runs[4200], dbpath[4200];
 };
 
@@ -721,8 +722,8 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 }
 
 /* Run k of the plan ended with exit status st (after dt seconds, on
- * rank: -1 for a local process): recorded if it succeeded. Returns an exit
- * status (nonzero: the database failed). */
+ * rank: -1 for a local process): recorded if it succeeded, counted as
+ * failed otherwise. Returns an exit status (nonzero: the database failed). */
 static int farm_record(struct farm *f, struct lsim_sweep *sw, const struct opts *o, size_t k,
 		       int st, double dt, int rank)
 {
@@ -730,6 +731,7 @@ static int farm_record(struct farm *f, struct lsim_sweep *sw, const struct opts 
 	const char *const *sets = lsim_sweep_sets(sw, f->p.run[k], &n_sets);
 	if (!sets || st != 0) {
 		f->failed++;
+		f->failed_input += st == LSIM_EXIT_BADINPUT;
 		return 0;
 	}
 	struct lsim_diag rd = {0};
@@ -758,8 +760,8 @@ static int farm_close(struct farm *f, const struct opts *o, int status)
 	if (status == 0 && !o->quiet)
 		printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, f->done,
 		       f->failed, f->dbpath);
-	if (status == 0 && f->failed > 0)
-		status = 1;
+	if (status == 0 && f->failed > 0) /* 2 when every failure was bad input */
+		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : 1;
 	free(f->todo);
 	sqlite3_close_v2(f->db);
 	free(f->p.run);
@@ -817,8 +819,8 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			break;
 		if (fin.have) {
 			fin.have = false;
-			int ok = WIFEXITED(fin.st) && WEXITSTATUS(fin.st) == 0;
-			status = farm_record(&f, sw, o, fin.k, ok ? 0 : 1, fin.dt, -1);
+			int code = WIFEXITED(fin.st) ? WEXITSTATUS(fin.st) : 1;
+			status = farm_record(&f, sw, o, fin.k, code, fin.dt, -1);
 			if (status != 0)
 				break;
 		}
