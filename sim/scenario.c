@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "csv.h"
 #include "jobs.h"
@@ -946,9 +947,21 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 			return LSIM_ENOMEM;
 		if (ic->perf == PERF_TABLE && !ic->perf_table[0]) {
 			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
-			return lsim_cfg_error(d, sc->doc, list->items[i],
-					      "perf_table", LSIM_EINVAL,
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].perf_table", i);
+			return lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
 					      "perf: table needs perf_table (a profile folder)");
+		}
+		struct stat st;
+		if (ic->perf == PERF_TABLE &&
+		    (stat(sc->table_dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))) {
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			struct lsim_node *at = lsim_node_get(list->items[i], "perf_table");
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].perf_table", i);
+			return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key,
+					      LSIM_ENOENT, "no profile folder %s",
+					      sc->table_dirs[i]);
 		}
 		if (hl < sizeof sc->hw_names)
 			hl += (size_t)snprintf(sc->hw_names + hl, sizeof sc->hw_names - hl,
@@ -1813,6 +1826,8 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 				.cpu_overhead_s = cpu,
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
+			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
+				snprintf(d->key, sizeof d->key, "instances[%zu].perf_table", i);
 		} else {
 			struct lsim_roofline_params rp = {
 				.tp = (int)ic->tp,
