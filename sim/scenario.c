@@ -2080,13 +2080,24 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 			continue;
 		}
 		rc = load_prices(sc, d);
-		if (rc != 0)
+		if (rc != 0) {
+			if (d && d->line == 0) /* the file itself: name the key that gave it */
+				snprintf(d->key, sizeof d->key, "%s",
+					 sc->power.prices[0] ? "power.prices" : "prices");
 			break;
+		}
 		if (strcmp(ic->price, "cheapest") == 0) /* of the group's GPU kind */
 			rc = lsim_prices_cheapest(sc->prices, ic->gpu, ic->spot,
 						  &sc->offers[i], d);
 		else
 			rc = lsim_prices_find(sc->prices, ic->price, &sc->offers[i], d);
+		if (rc != 0 && d && d->line == 0) {
+			/* no such offer: point at the scenario key that named it */
+			struct lsim_diag inner = *d;
+			struct lsim_node *at = lsim_node_get(item, "price");
+			rc = lsim_cfg_error(d, sc->doc, at ? at : item, key, rc, "%s in %s",
+					    inner.msg, inner.file);
+		}
 		if (rc == 0 && ic->spot && !(sc->offers[i]->spot > 0))
 			rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
 					    "offer %s has no spot price", ic->price);
@@ -2098,6 +2109,8 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 		if (!path)
 			return LSIM_ENOMEM;
 		rc = lsim_carbon_load(path, sc->power.carbon_period, &sc->carbon, d);
+		if (rc != 0 && d && !d->key[0])
+			snprintf(d->key, sizeof d->key, "power.carbon_trace");
 		free(path);
 	}
 	return rc;
