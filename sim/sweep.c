@@ -402,6 +402,7 @@ static const char sweep_schema[] =
 
 static int db_open(const char *path, bool create, sqlite3 **db, struct lsim_diag *d)
 {
+	bool existed = access(path, F_OK) == 0;
 	int e = sqlite3_open_v2(path, db, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 						 : SQLITE_OPEN_READONLY,
 				NULL);
@@ -424,6 +425,14 @@ static int db_open(const char *path, bool create, sqlite3 **db, struct lsim_diag
 				       *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close_v2(*db);
 		*db = NULL;
+		if (create && !existed) { /* a database it could not make: none left */
+			char side[4200];
+			remove(path);
+			snprintf(side, sizeof side, "%s-wal", path);
+			remove(side);
+			snprintf(side, sizeof side, "%s-shm", path);
+			remove(side);
+		}
 		return rc;
 	}
 	return 0;
