@@ -10,11 +10,16 @@
 
 int lsim_cli_fail(const struct lsim_diag *d, int rc)
 {
+	/* never a bare "llmsim:": a code returned without a message (out of
+	 * memory deep in a run) is named by its meaning */
+	struct lsim_diag named = *d;
+	if (!named.msg[0])
+		snprintf(named.msg, sizeof named.msg, "%s", lsim_strerror(rc));
 	char buf[1400];
-	lsim_diag_format(d, buf, sizeof buf);
+	lsim_diag_format(&named, buf, sizeof buf);
 	fprintf(stderr, "llmsim: %s\n", buf);
 	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
-			       rc == LSIM_ENOENT
+			       rc == LSIM_ENOENT || rc == LSIM_EPLUGIN
 		       ? LSIM_EXIT_BADINPUT
 		       : 1;
 }
@@ -36,5 +41,12 @@ int lsim_cli_make_dirs(const char *path)
 	}
 	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
 		return -1;
+	struct stat st;
+	if (stat(tmp, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) { /* a file of that name */
+		errno = ENOTDIR;
+		return -1;
+	}
 	return 0;
 }

@@ -4,12 +4,14 @@
  * bounds and did-you-mean for unknown keys, the effective-config dump, and
  * a small growable text buffer.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 #include "config.h"
@@ -328,10 +330,20 @@ static int doc_load(FILE *f, const char *text, const char *name,
 int lsim_doc_load_file(const char *path, struct lsim_doc **out,
 		       struct lsim_diag *d)
 {
+	errno = 0;
 	FILE *f = fopen(path, "rb");
-	if (!f)
-		return lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
-				     "cannot open file");
+	if (!f) {
+		int e = errno;
+		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0,
+				     "", "cannot open file: %s",
+				     e ? strerror(e) : "unknown error");
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "",
+				     "is a folder, not a file");
+	}
 	int rc = doc_load(f, NULL, path, out, d);
 	fclose(f);
 	return rc;

@@ -33,6 +33,8 @@ struct lsim_doc {
 	struct lsim_node *root;
 };
 
+/* Loads a YAML file. A missing file is LSIM_ENOENT, a folder LSIM_EINVAL,
+ * another open failure LSIM_EIO (line 0, empty key); bad YAML LSIM_EFORMAT. */
 int lsim_doc_load_file(const char *path, struct lsim_doc **out,
 		       struct lsim_diag *d);
 int lsim_doc_load_string(const char *text, const char *name,

@@ -216,7 +216,7 @@ int lsim_prices_load(const char *path, struct lsim_prices **out,
 	*out = NULL;
 	struct lsim_doc *doc = NULL;
 	int rc = lsim_doc_load_file(path, &doc, d);
-	if (rc == LSIM_EIO)
+	if (rc == LSIM_EIO || rc == LSIM_ENOENT)
 		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "prices",
 				     "cannot open the price file");
 	if (rc != 0)

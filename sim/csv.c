@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "csv.h"
@@ -246,10 +247,13 @@ int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d)
 	int rc;
 	errno = 0;
 	r->f = fopen(path, "rb");
+	struct stat st;
 	if (!r->f) {
 		int e = errno;
 		rc = lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0, "",
 				   "cannot open: %s", e ? strerror(e) : "unknown error");
+	} else if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "", "is a folder, not a file");
 	} else {
 		rc = read_record(r, d);
 		if (rc == 0)

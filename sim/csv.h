@@ -17,8 +17,9 @@ struct lsim_csv;
 /*
  * Opens path and reads its header row (the first non-blank record). Header
  * names are kept without surrounding spaces and tabs. Errors: a file that
- * cannot be opened gives LSIM_ENOENT or LSIM_EIO with line 0 and an empty
- * key (a caller may put the name of the setting that gave the path there);
+ * cannot be opened gives LSIM_ENOENT or LSIM_EIO, a folder LSIM_EINVAL, with
+ * line 0 and an empty key (a caller may put the name of the setting that
+ * gave the path there);
  * an empty file LSIM_EFORMAT on line 1; bad quoting LSIM_EFORMAT.
  */
 int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d);

@@ -83,7 +83,7 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 	snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
 	struct lsim_doc *doc = NULL;
 	int rc = lsim_doc_load_file(path, &doc, d);
-	if (rc == LSIM_EIO)
+	if (rc == LSIM_EIO || rc == LSIM_ENOENT)
 		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "gpu",
 				     "no hardware profile '%s' (looked for this file)",
 				     name);

@@ -184,25 +184,37 @@ static int cmd_run(int argc, char **argv)
 	int rc = load_from_args(argc, argv, &a, usage_run, true, &sc, &d);
 	if (rc != 0)
 		return rc;
+	/* The folder first: a bad -o is found before a long simulation. */
+	if (lsim_cli_make_dirs(a.outdir) != 0) {
+		rc = lsim_diag_set(&d, LSIM_EINVAL, a.outdir, 0, 0, "-o",
+				   "cannot create the output folder: %s", strerror(errno));
+		lsim_scenario_destroy(sc);
+		return lsim_cli_fail(&d, rc);
+	}
 	const struct lsim_results *res = NULL;
 	bool tty = !a.quiet && isatty(2);
 	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
 	if (tty)
 		fprintf(stderr, "\r%78s\r", "");
-	if (rc == 0 && lsim_cli_make_dirs(a.outdir) != 0)
-		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
-				   "cannot create output folder: %s", strerror(errno));
+	/* The report, the CSV files, then the database row last: a run that
+	 * fails to write any of them leaves none (each writer cleans up after
+	 * itself; those before it are removed here). */
 	char path[1200];
-	if (rc == 0) {
-		snprintf(path, sizeof path, "%s/report.h5", a.outdir);
-		rc = lsim_report_h5_write(path, res, &d);
-	}
-	if (rc == 0) {
-		snprintf(path, sizeof path, "%s/results.sqlite", a.outdir);
-		rc = lsim_report_sqlite_append(path, res, &d);
-	}
+	snprintf(path, sizeof path, "%s/report.h5", a.outdir);
+	bool wrote_h5 = false, wrote_csv = false;
+	if (rc == 0)
+		wrote_h5 = (rc = lsim_report_h5_write(path, res, &d)) == 0;
 	if (rc == 0 && a.csv)
-		rc = lsim_report_csv_write(a.outdir, res, &d);
+		wrote_csv = (rc = lsim_report_csv_write(a.outdir, res, &d)) == 0;
+	if (rc == 0) {
+		char db[1200];
+		snprintf(db, sizeof db, "%s/results.sqlite", a.outdir);
+		rc = lsim_report_sqlite_append(db, res, &d);
+	}
+	if (rc != 0 && wrote_h5)
+		remove(path);
+	if (rc != 0 && wrote_csv)
+		lsim_report_csv_remove(a.outdir);
 	if (rc == 0) {
 		print_summary(res);
 		printf("  report     %s/report.h5\n", a.outdir);

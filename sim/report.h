@@ -305,7 +305,8 @@ int lsim_results_each_req(const struct lsim_results *r,
  */
 int lsim_summary_compute(struct lsim_results *r);
 
-/* Writes the HDF5 report to path (via path.tmp + rename). */
+/* Writes the HDF5 report to path (via path.tmp + rename; on failure
+ * neither is left). */
 int lsim_report_h5_write(const char *path, const struct lsim_results *r,
 			 struct lsim_diag *d);
 
@@ -316,7 +317,7 @@ int lsim_report_h5_write(const char *path, const struct lsim_results *r,
  *   metrics(run_id, name, value, unit)
  * (docs/output.md has the full schema).
  * A run id that already exists is replaced (INSERT OR REPLACE), in one
- * transaction.
+ * transaction. A database this call created is removed again if it fails.
  */
 int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
 			      struct lsim_diag *d);
@@ -325,8 +326,12 @@ int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
  * database holds the same tables). */
 const char *lsim_report_sqlite_schema(void);
 
-/* Writes requests.csv, instances.csv, timeseries.csv, summary.csv in dir. */
+/* Writes requests.csv, instances.csv, timeseries.csv, summary.csv and the
+ * other CSV files in dir; on failure none of them is left there. */
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d);
+
+/* Removes dir's CSV files of a run (those lsim_report_csv_write writes). */
+void lsim_report_csv_remove(const char *dir);
 
 #endif

@@ -2,7 +2,8 @@
  * report_csv.c - CSV exports of one run: requests.csv, instances.csv,
  * timeseries.csv (columns named as the struct members, one header row)
  * and summary.csv (name,value,unit). Each file is written to NAME.tmp and
- * renamed when complete. Real numbers are printed in the shortest of
+ * renamed when complete; when one fails, those already written are removed
+ * again, so a folder never holds part of a run's files. Real numbers are printed in the shortest of
  * %.15g, %.16g, %.17g that reads back to the same double, so values are
  * exact and the output is deterministic. Layout in docs/output.md.
  */
@@ -337,6 +338,26 @@ static int write_one(const char *dir, const char *name,
 	return rc;
 }
 
+/* The files, in the order they are written. */
+static const struct {
+	const char *name;
+	int (*put)(FILE *, const struct lsim_results *);
+	bool jobs_only; /* written for runs with training jobs */
+} files[] = {
+	{"requests.csv", put_requests, false},
+	{"instances.csv", put_instances, false},
+	{"timeseries.csv", put_timeseries, false},
+	{"summary.csv", put_summary, false},
+	{"classes.csv", put_classes, false},
+	{"labels.csv", put_labels, false},
+	{"tenants.csv", put_tenants, false},
+	{"jobs.csv", put_jobs, true},
+	{"job_timeseries.csv", put_job_timeseries, true},
+	{"job_timeline.csv", put_job_timeline, true},
+	{"links.csv", put_links, false},
+	{"link_timeseries.csv", put_link_timeseries, false},
+};
+
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d)
 {
@@ -344,28 +365,20 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 	    (r->n_insts && !r->insts) || (r->n_ts && !r->ts))
 		return lsim_diag_set(d, LSIM_EINVAL, dir ? dir : "", 0, 0, "",
 				     "missing output folder or results");
-	int rc = write_one(dir, "requests.csv", put_requests, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "instances.csv", put_instances, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "timeseries.csv", put_timeseries, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "summary.csv", put_summary, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "classes.csv", put_classes, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "labels.csv", put_labels, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "tenants.csv", put_tenants, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "jobs.csv", put_jobs, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "job_timeseries.csv", put_job_timeseries, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "job_timeline.csv", put_job_timeline, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "links.csv", put_links, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "link_timeseries.csv", put_link_timeseries, r, d);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof files / sizeof files[0]; i++)
+		if (!files[i].jobs_only || r->n_jobs > 0)
+			rc = write_one(dir, files[i].name, files[i].put, r, d);
+	if (rc != 0)
+		lsim_report_csv_remove(dir);
 	return rc;
+}
+
+void lsim_report_csv_remove(const char *dir)
+{
+	char path[4200];
+	for (size_t i = 0; dir && i < sizeof files / sizeof files[0]; i++)
+		if (snprintf(path, sizeof path, "%s/%s", dir, files[i].name) <
+		    (int)sizeof path)
+			remove(path);
 }

@@ -36,6 +36,18 @@ struct h5w {
 	hid_t gcpl;  /* group creation: no time tracking */
 };
 
+/*
+ * HDF5 1.10 frees a file whose close failed (a write error while flushing:
+ * a full disk) but keeps its id, and its clean-up at exit then closes that
+ * id again and crashes. Every writer here closes what it opens, so there is
+ * nothing for that clean-up to do: it is switched off, which HDF5 allows
+ * only before it initialises, hence a constructor.
+ */
+__attribute__((constructor)) static void no_atexit_cleanup(void)
+{
+	H5dont_atexit();
+}
+
 /* Captures the innermost HDF5 error description of the current stack. */
 static herr_t walk_first(unsigned n, const H5E_error2_t *e, void *data)
 {
@@ -50,6 +62,15 @@ static int fail(struct h5w *w, const char *what)
 		return w->rc;
 	char why[256] = "";
 	H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_first, why);
+	/* A failed read or write describes itself in several lines, with the
+	 * system's reason as "error message = '...'": keep that reason. */
+	const char *sys = strstr(why, "error message = '");
+	if (sys) {
+		sys += strlen("error message = '");
+		size_t n = strcspn(sys, "'");
+		memmove(why, sys, n);
+		why[n] = '\0';
+	}
 	w->rc = lsim_diag_set(w->d, LSIM_EIO, w->path, 0, 0, "", "%s%s%s",
 			      what, why[0] ? ": " : "", why);
 	return w->rc;

@@ -3,9 +3,12 @@
  * in `runs` (provenance, effective config, status, host time) and one row
  * per summary field in `metrics`. The tables are created if missing; the
  * run is written in one transaction, replacing an earlier run with the
- * same id. Schema in docs/output.md.
+ * same id; a database created by a call that fails is removed. Schema in
+ * docs/output.md.
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -118,12 +121,15 @@ int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
 	if (!path || !r)
 		return lsim_diag_set(d, LSIM_EINVAL, path ? path : "", 0, 0, "",
 				     "missing database path or results");
+	bool existed = access(path, F_OK) == 0;
 	sqlite3 *db = NULL;
 	int e = sqlite3_open_v2(path, &db,
 				SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (e != SQLITE_OK) {
 		int rc = db_fail(db, path, "cannot open the results database", d);
 		sqlite3_close_v2(db);
+		if (!existed)
+			remove(path);
 		return rc;
 	}
 	sqlite3_busy_timeout(db, 5000);
@@ -142,5 +148,7 @@ int lsim_report_sqlite_append(const char *path, const struct lsim_results *r,
 	if (sqlite3_close_v2(db) != SQLITE_OK && rc == 0)
 		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
 				   "cannot close the results database");
+	if (rc != 0 && !existed) /* no empty or half-made database left */
+		remove(path);
 	return rc;
 }

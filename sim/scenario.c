@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "csv.h"
 #include "jobs.h"
+#include "jobs/job_policies.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -890,31 +892,76 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	size_t hl = 0, sl = 0, pl = 0;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		struct inst_cfg *ic = &sc->insts[i];
+		const char *what = "gpu";
 		int rc = lsim_gpu_profile_load(profiles, ic->gpu, &sc->gpus[i], d);
-		if (rc == 0 && ic->perf != PERF_SERVICE)
+		if (rc == 0 && ic->perf != PERF_SERVICE) {
+			what = "model";
 			rc = lsim_model_load(catalogue, ic->model, &sc->models[i], d);
+		}
 		if (rc != 0) {
-			/* Point at the scenario key that named it. */
 			char key[64];
 			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
 			struct lsim_diag inner = *d;
-			snprintf(key, sizeof key, "instances[%zu].%s", i,
-				 strcmp(inner.key, "model") == 0 ? "model" : "gpu");
-			struct lsim_node *at = lsim_node_get(list->items[i],
-							     strchr(key, '.') + 1);
-			lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, rc,
-				       "%s%s%s", inner.msg, inner.file[0] ? " in " : "",
-				       inner.file);
+			snprintf(key, sizeof key, "instances[%zu].%s", i, what);
+			struct lsim_node *at = lsim_node_get(list->items[i], what);
+			if (!at)
+				at = list->items[i];
+			if (inner.line > 0) {
+				/* The profile or catalogue itself is bad: keep its
+				 * file, line and key, and say what named it. */
+				char where[300] = "--set";
+				if (at->line > 0)
+					snprintf(where, sizeof where, "%s:%d", sc->doc->file,
+						 at->line);
+				size_t n = strlen(d->msg);
+				snprintf(d->msg + n, sizeof d->msg - n, " (%s of %s, %s)",
+					 what[0] == 'g' ? "hardware profile" : "model catalogue",
+					 key, where);
+				return rc;
+			}
+			/* Not found: point at the scenario key that named it. */
+			lsim_cfg_error(d, sc->doc, at, key, rc, "%s%s%s", inner.msg,
+				       inner.file[0] ? " in " : "", inner.file);
 			return rc;
+		}
+		/* vLLM's rule: the attention heads are split evenly over the
+		 * tensor-parallel group, the KV heads too (or replicated evenly
+		 * when there are fewer of them than GPUs). */
+		const struct lsim_model_arch *m = &sc->models[i];
+		int kvh = m->n_kv_heads > 0 ? m->n_kv_heads : m->n_heads;
+		if (ic->perf != PERF_SERVICE &&
+		    (m->n_heads % ic->tp != 0 ||
+		     (kvh >= ic->tp ? kvh % ic->tp : ic->tp % kvh) != 0)) {
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			struct lsim_node *at = lsim_node_get(list->items[i], "tp");
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].tp", i);
+			return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key,
+					      LSIM_EINVAL,
+					      "tp %lld does not divide the %d attention heads "
+					      "and %d KV heads of %s evenly",
+					      (long long)ic->tp, m->n_heads, kvh, m->name);
 		}
 		sc->table_dirs[i] = resolve(sc, ic->perf_table);
 		if (!sc->table_dirs[i])
 			return LSIM_ENOMEM;
 		if (ic->perf == PERF_TABLE && !ic->perf_table[0]) {
 			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
-			return lsim_cfg_error(d, sc->doc, list->items[i],
-					      "perf_table", LSIM_EINVAL,
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].perf_table", i);
+			return lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
 					      "perf: table needs perf_table (a profile folder)");
+		}
+		struct stat st;
+		if (ic->perf == PERF_TABLE &&
+		    (stat(sc->table_dirs[i], &st) != 0 || !S_ISDIR(st.st_mode))) {
+			struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+			struct lsim_node *at = lsim_node_get(list->items[i], "perf_table");
+			char key[64];
+			snprintf(key, sizeof key, "instances[%zu].perf_table", i);
+			return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key,
+					      LSIM_ENOENT, "no profile folder %s",
+					      sc->table_dirs[i]);
 		}
 		if (hl < sizeof sc->hw_names)
 			hl += (size_t)snprintf(sc->hw_names + hl, sizeof sc->hw_names - hl,
@@ -1779,6 +1826,8 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 				.cpu_overhead_s = cpu,
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
+			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
+				snprintf(d->key, sizeof d->key, "instances[%zu].perf_table", i);
 		} else {
 			struct lsim_roofline_params rp = {
 				.tp = (int)ic->tp,
@@ -1871,7 +1920,7 @@ static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d)
 	if (rc != 0 && d && d->line == 0)
 		snprintf(d->key, sizeof d->key, "failures.trace");
 	size_t cap = 0;
-	while (rc == 0 && (rc = lsim_csv_next(c, d)) > 0) {
+	while (rc >= 0 && (rc = lsim_csv_next(c, d)) > 0) {
 		int line = lsim_csv_line(c);
 		const char *ts = lsim_csv_field(c, idx[0]), *is = lsim_csv_field(c, idx[1]);
 		char *end = NULL;
@@ -2031,13 +2080,24 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 			continue;
 		}
 		rc = load_prices(sc, d);
-		if (rc != 0)
+		if (rc != 0) {
+			if (d && d->line == 0) /* the file itself: name the key that gave it */
+				snprintf(d->key, sizeof d->key, "%s",
+					 sc->power.prices[0] ? "power.prices" : "prices");
 			break;
+		}
 		if (strcmp(ic->price, "cheapest") == 0) /* of the group's GPU kind */
 			rc = lsim_prices_cheapest(sc->prices, ic->gpu, ic->spot,
 						  &sc->offers[i], d);
 		else
 			rc = lsim_prices_find(sc->prices, ic->price, &sc->offers[i], d);
+		if (rc != 0 && d && d->line == 0) {
+			/* no such offer: point at the scenario key that named it */
+			struct lsim_diag inner = *d;
+			struct lsim_node *at = lsim_node_get(item, "price");
+			rc = lsim_cfg_error(d, sc->doc, at ? at : item, key, rc, "%s in %s",
+					    inner.msg, inner.file);
+		}
 		if (rc == 0 && ic->spot && !(sc->offers[i]->spot > 0))
 			rc = lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
 					    "offer %s has no spot price", ic->price);
@@ -2049,6 +2109,8 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 		if (!path)
 			return LSIM_ENOMEM;
 		rc = lsim_carbon_load(path, sc->power.carbon_period, &sc->carbon, d);
+		if (rc != 0 && d && !d->key[0])
+			snprintf(d->key, sizeof d->key, "power.carbon_trace");
 		free(path);
 	}
 	return rc;
@@ -2094,6 +2156,16 @@ static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	if (sc->n_nodes == 0)
 		return lsim_cfg_error(d, sc->doc, node, "jobs", LSIM_EINVAL,
 				      "jobs run on the cluster's GPUs: give a cluster section");
+	if (!lsim_job_scheduler_find(sc->jobs.scheduler))
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(node, "scheduler"),
+				      "jobs.scheduler", LSIM_ENOENT,
+				      "unknown job scheduler '%s' (known: %s)",
+				      sc->jobs.scheduler, lsim_job_scheduler_names());
+	if (!lsim_job_allocator_find(sc->jobs.allocator))
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(node, "allocator"),
+				      "jobs.allocator", LSIM_ENOENT,
+				      "unknown job allocator '%s' (known: %s)",
+				      sc->jobs.allocator, lsim_job_allocator_names());
 	sc->have_jobs = true;
 	lsim_job_list_init(&sc->job_list);
 	lsim_pool_spec_init(&sc->pool);

@@ -402,6 +402,7 @@ static const char sweep_schema[] =
 
 static int db_open(const char *path, bool create, sqlite3 **db, struct lsim_diag *d)
 {
+	bool existed = access(path, F_OK) == 0;
 	int e = sqlite3_open_v2(path, db, create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
 						 : SQLITE_OPEN_READONLY,
 				NULL);
@@ -424,6 +425,14 @@ static int db_open(const char *path, bool create, sqlite3 **db, struct lsim_diag
 				       *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close_v2(*db);
 		*db = NULL;
+		if (create && !existed) { /* a database it could not make: none left */
+			char side[4200];
+			remove(path);
+			snprintf(side, sizeof side, "%s-wal", path);
+			remove(side);
+			snprintf(side, sizeof side, "%s-shm", path);
+			remove(side);
+		}
 		return rc;
 	}
 	return 0;
@@ -684,6 +693,7 @@ struct farm {
 	struct plan p;
 	sqlite3 *db;
 	size_t *todo, n_todo, done, failed;
+	size_t failed_input; /* of those, runs that exited for bad input */
 	char runs[4200], dbpath[4200];
 };
 
@@ -697,9 +707,9 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
 	if (status == 0 && lsim_cli_make_dirs(f->runs) != 0) {
-		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", f->runs,
-			strerror(errno));
-		status = 1;
+		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n",
+			f->runs, strerror(errno));
+		status = LSIM_EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
 	if (status == 0 && db_open(f->dbpath, true, &f->db, &d) != 0)
@@ -721,8 +731,8 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 }
 
 /* Run k of the plan ended with exit status st (after dt seconds, on
- * rank: -1 for a local process): recorded if it succeeded. Returns an exit
- * status (nonzero: the database failed). */
+ * rank: -1 for a local process): recorded if it succeeded, counted as
+ * failed otherwise. Returns an exit status (nonzero: the database failed). */
 static int farm_record(struct farm *f, struct lsim_sweep *sw, const struct opts *o, size_t k,
 		       int st, double dt, int rank)
 {
@@ -730,6 +740,7 @@ static int farm_record(struct farm *f, struct lsim_sweep *sw, const struct opts 
 	const char *const *sets = lsim_sweep_sets(sw, f->p.run[k], &n_sets);
 	if (!sets || st != 0) {
 		f->failed++;
+		f->failed_input += st == LSIM_EXIT_BADINPUT;
 		return 0;
 	}
 	struct lsim_diag rd = {0};
@@ -758,8 +769,8 @@ static int farm_close(struct farm *f, const struct opts *o, int status)
 	if (status == 0 && !o->quiet)
 		printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, f->done,
 		       f->failed, f->dbpath);
-	if (status == 0 && f->failed > 0)
-		status = 1;
+	if (status == 0 && f->failed > 0) /* 2 when every failure was bad input */
+		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : 1;
 	free(f->todo);
 	sqlite3_close_v2(f->db);
 	free(f->p.run);
@@ -817,8 +828,8 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			break;
 		if (fin.have) {
 			fin.have = false;
-			int ok = WIFEXITED(fin.st) && WEXITSTATUS(fin.st) == 0;
-			status = farm_record(&f, sw, o, fin.k, ok ? 0 : 1, fin.dt, -1);
+			int code = WIFEXITED(fin.st) ? WEXITSTATUS(fin.st) : 1;
+			status = farm_record(&f, sw, o, fin.k, code, fin.dt, -1);
 			if (status != 0)
 				break;
 		}
@@ -966,9 +977,9 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 	snprintf(runs, sizeof runs, "%s/runs", outdir);
 	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", outdir);
 	if (lsim_cli_make_dirs(runs) != 0) {
-		fprintf(stderr, "llmsim: %s: cannot create the output folder: %s\n", runs,
+		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n", runs,
 			strerror(errno));
-		return 1;
+		return LSIM_EXIT_BADINPUT;
 	}
 	sqlite3 *db = NULL;
 	struct lsim_diag d = {0};

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_tool.h"
 #include "workload.h"
@@ -322,6 +323,10 @@ void lsim_trace_stats_format(const struct lsim_trace_stats *s, bool json,
 int lsim_trace_convert(const char *path, const char *out, size_t *rows,
 		       struct lsim_diag *d)
 {
+	struct stat st;
+	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+		return lsim_diag_set(d, LSIM_EINVAL, out, 0, 0, "-o",
+				     "is a folder: give the name of the CSV file to write");
 	char format[32];
 	struct lsim_workload *w = NULL;
 	int rc = open_any(path, NULL, &w, format, sizeof format, d);
@@ -331,8 +336,8 @@ int lsim_trace_convert(const char *path, const char *out, size_t *rows,
 	char *tmp = malloc(len);
 	FILE *f = tmp ? (snprintf(tmp, len, "%s.tmp", out), fopen(tmp, "w")) : NULL;
 	if (!f) {
-		rc = lsim_diag_set(d, LSIM_EIO, out, 0, 0, "-o", "cannot create: %s",
-				   strerror(errno));
+		rc = lsim_diag_set(d, tmp ? LSIM_EINVAL : LSIM_ENOMEM, out, 0, 0, "-o",
+				   "cannot create: %s", strerror(errno));
 		lsim_workload_destroy(w);
 		free(tmp);
 		return rc;

@@ -103,8 +103,12 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 	int rc = 0;
 	switch (t) {
 	case LSIM_K_INT:
-		if (suffix[0] || v != floor(v) || fabs(v) > 9.0e18) {
+		if (suffix[0] || v != floor(v)) {
 			*why = "not an integer";
+			return LSIM_EINVAL;
+		}
+		if (fabs(v) > 9.0e18) {
+			*why = "too large (beyond 9e18)";
 			return LSIM_EINVAL;
 		}
 		break;

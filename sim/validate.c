@@ -70,9 +70,12 @@ struct meta {
 static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 {
 	json_object *root = json_object_from_file(path);
-	if (!root)
-		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "",
-				     "cannot read JSON: %s", json_util_get_last_err());
+	if (!root) {
+		const char *why = json_util_get_last_err();
+		int n = why ? (int)strcspn(why, "\n") : 0; /* json-c ends it with a newline */
+		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "", "cannot read JSON: %.*s",
+				     n, why ? why : "");
+	}
 	int rc = 0;
 	static const struct {
 		const char *a, *b;

@@ -413,6 +413,12 @@ awk -v t="$(fs fl4 control_downtime_s)" 'BEGIN { k = t / 5; exit !(t > 0 && k ==
 	&& [ "$(fs fl4 completed)" = "$(fs fl4 requests)" ] \
 	&& ok "coordinator failures: $(fs fl4 control_downtime_s) s of elections (5 s each), nothing lost" || bad "coordinator: $(fs fl4 control_downtime_s)"
 
+# failures.trace: every row is a failure (instance 0 at 2 s, 1 at 5 s)
+printf 'name: ft\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 2}]\ninstances: [{gpu: H100-SXM, replicas: 2}]\nfailures: {trace: ft.csv}\nworkload: {count: 100, rate: 5}\n' > "$tmp/ft.yaml"
+printf 'time_s,instance\n2,0\n5,1\n' > "$tmp/ft.csv"
+"$exe" run "$tmp/ft.yaml" -o "$tmp/ft" --csv --quiet >/dev/null 2>"$tmp/err" || bad "failure trace run: $(cat "$tmp/err")"
+[ "$(fs ft failures)" = 2 ] && ok "failures.trace: both rows fail their instance" || bad "failure trace: $(fs ft failures) failures"
+
 # energy follows the GPUs' utilisation (the steps' work at peak rates):
 # with alpha 1 each instance's energy is exactly tp x (pp x idle x life +
 # (tdp - idle) x work_s) (H100: idle 100 W, TDP 700 W; PUE 1), with and

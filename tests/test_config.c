@@ -105,7 +105,11 @@ static void test_yaml_errors(void **state)
 	assert_string_equal(d.key, "a");
 	assert_int_equal(lsim_doc_load_string("- 1\n- 2\n", "list.yaml", &doc, &d),
 			 LSIM_EFORMAT);
-	assert_int_equal(lsim_doc_load_file("/nonexistent/x.yaml", &doc, &d), LSIM_EIO);
+	/* a missing file is bad input (exit 2), as is a folder */
+	assert_int_equal(lsim_doc_load_file("/nonexistent/x.yaml", &doc, &d), LSIM_ENOENT);
+	assert_non_null(strstr(d.msg, "No such file"));
+	assert_int_equal(lsim_doc_load_file("/", &doc, &d), LSIM_EINVAL);
+	assert_non_null(strstr(d.msg, "folder"));
 }
 
 static void test_overrides(void **state)

@@ -439,7 +439,7 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 	if (rc == 0) {
 		rc = lsim_csv_open(path, &r->csv, d);
 		/* the file itself cannot be read: name the setting that gave it */
-		if ((rc == LSIM_ENOENT || rc == LSIM_EIO) && d && d->line == 0)
+		if (rc != 0 && rc != LSIM_ENOMEM && d && d->line == 0)
 			snprintf(d->key, sizeof d->key, "workload.path");
 	}
 	if (rc == 0)

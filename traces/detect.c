@@ -4,9 +4,11 @@
  * layouts (Azure LLM 2023/2024, BurstGPT, Mooncake CSV, Vidur, SplitwiseSim,
  * llmsim's generic CSV).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "csv.h"
 #include "workload.h"
@@ -38,7 +40,13 @@ static int first_byte(const char *path, int *out, struct lsim_diag *d)
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "workload.path",
-				     "cannot open the trace");
+				     "cannot open the trace: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "workload.path",
+				     "is a folder, not a file");
+	}
 	int ch, n = 0;
 	while ((ch = fgetc(f)) != EOF) {
 		if (n++ < 3 && (ch == 0xEF || ch == 0xBB || ch == 0xBF))

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <json-c/json.h>
@@ -448,6 +449,12 @@ int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *ma
 		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path,
 				     0, 0, "workload.path", "cannot open trace: %s",
 				     e ? strerror(e) : "unknown error");
+	}
+	struct stat st;
+	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		jsonl_destroy(&r->base);
+		return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "workload.path",
+				     "is a folder, not a file");
 	}
 	*out = &r->base;
 	return 0;
