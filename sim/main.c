@@ -194,17 +194,22 @@ static int cmd_run(int argc, char **argv)
 	if (rc == 0 && lsim_cli_make_dirs(a.outdir) != 0)
 		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
 				   "cannot create output folder: %s", strerror(errno));
-	char path[1200];
-	if (rc == 0) {
-		snprintf(path, sizeof path, "%s/report.h5", a.outdir);
-		rc = lsim_report_h5_write(path, res, &d);
-	}
-	if (rc == 0) {
+	char path[1200], h5[1200];
+	snprintf(h5, sizeof h5, "%s/report.h5", a.outdir);
+	bool writing = rc == 0;
+	if (rc == 0)
+		rc = lsim_report_h5_write(h5, res, &d);
+	if (rc == 0 && a.csv)
+		rc = lsim_report_csv_write(a.outdir, res, &d);
+	if (rc == 0) { /* last: its row says the run is done */
 		snprintf(path, sizeof path, "%s/results.sqlite", a.outdir);
 		rc = lsim_report_sqlite_append(path, res, &d);
 	}
-	if (rc == 0 && a.csv)
-		rc = lsim_report_csv_write(a.outdir, res, &d);
+	if (rc != 0 && writing) { /* leave no output that looks complete */
+		remove(h5);
+		if (a.csv)
+			lsim_report_csv_remove(a.outdir);
+	}
 	if (rc == 0) {
 		print_summary(res);
 		printf("  report     %s/report.h5\n", a.outdir);

@@ -329,4 +329,8 @@ const char *lsim_report_sqlite_schema(void);
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d);
 
+/* Removes the files lsim_report_csv_write writes from dir (those present):
+ * what a run that failed after writing some of them must not leave. */
+void lsim_report_csv_remove(const char *dir);
+
 #endif

@@ -337,6 +337,26 @@ static int write_one(const char *dir, const char *name,
 	return rc;
 }
 
+/* The files, in the order they are written; jobs: only with training jobs. */
+static const struct {
+	const char *name;
+	int (*put)(FILE *, const struct lsim_results *);
+	bool jobs;
+} csv_files[] = {
+	{"requests.csv", put_requests, false},
+	{"instances.csv", put_instances, false},
+	{"timeseries.csv", put_timeseries, false},
+	{"summary.csv", put_summary, false},
+	{"classes.csv", put_classes, false},
+	{"labels.csv", put_labels, false},
+	{"tenants.csv", put_tenants, false},
+	{"jobs.csv", put_jobs, true},
+	{"job_timeseries.csv", put_job_timeseries, true},
+	{"job_timeline.csv", put_job_timeline, true},
+	{"links.csv", put_links, false},
+	{"link_timeseries.csv", put_link_timeseries, false},
+};
+
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d)
 {
@@ -344,28 +364,18 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 	    (r->n_insts && !r->insts) || (r->n_ts && !r->ts))
 		return lsim_diag_set(d, LSIM_EINVAL, dir ? dir : "", 0, 0, "",
 				     "missing output folder or results");
-	int rc = write_one(dir, "requests.csv", put_requests, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "instances.csv", put_instances, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "timeseries.csv", put_timeseries, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "summary.csv", put_summary, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "classes.csv", put_classes, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "labels.csv", put_labels, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "tenants.csv", put_tenants, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "jobs.csv", put_jobs, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "job_timeseries.csv", put_job_timeseries, r, d);
-	if (rc == 0 && r->n_jobs > 0)
-		rc = write_one(dir, "job_timeline.csv", put_job_timeline, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "links.csv", put_links, r, d);
-	if (rc == 0)
-		rc = write_one(dir, "link_timeseries.csv", put_link_timeseries, r, d);
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < sizeof csv_files / sizeof *csv_files; i++)
+		if (!csv_files[i].jobs || r->n_jobs > 0)
+			rc = write_one(dir, csv_files[i].name, csv_files[i].put, r, d);
 	return rc;
+}
+
+void lsim_report_csv_remove(const char *dir)
+{
+	char path[4400];
+	for (size_t i = 0; i < sizeof csv_files / sizeof *csv_files; i++)
+		if (snprintf(path, sizeof path, "%s/%s", dir, csv_files[i].name) <
+		    (int)sizeof path)
+			remove(path);
 }
