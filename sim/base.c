@@ -62,6 +62,13 @@ int lsim_diag_set(struct lsim_diag *d, int err, const char *file, int line,
 	return err;
 }
 
+int lsim_diag_ensure(struct lsim_diag *d, int err)
+{
+	if (d && err < 0 && !d->msg[0])
+		copy_str(d->msg, sizeof d->msg, lsim_strerror(err));
+	return err;
+}
+
 void lsim_diag_format(const struct lsim_diag *d, char *buf, size_t size)
 {
 	char where[320] = "";

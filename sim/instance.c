@@ -346,6 +346,15 @@ static int64_t work_of(const struct lsim_req *r)
 	return w;
 }
 
+/* An allocation failed mid-step: the run stops and fails with
+ * LSIM_ENOMEM rather than go on as if the KV cache were full. */
+static void fail_nomem(struct lsim_sim *s)
+{
+	if (!s->error)
+		s->error = LSIM_ENOMEM;
+	lsim_stop(s->eng);
+}
+
 static int append_block(struct lsim_req *r, int32_t b)
 {
 	if (r->nblocks == r->cap_blocks) {
@@ -371,8 +380,13 @@ static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 		return false;
 	for (int32_t i = 0; i < need; i++) {
 		int32_t b = lsim_kv_alloc(in->kv);
-		if (b < 0 || append_block(r, b) != 0)
+		if (b < 0)
 			return false;
+		if (append_block(r, b) != 0) {
+			lsim_kv_release(in->kv, &b, 1);
+			fail_nomem(in->sim);
+			return false;
+		}
 	}
 	return true;
 }
@@ -535,8 +549,10 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		/* At least the last token is computed, as in vLLM. */
 		int32_t max_hit = (total - 1) / bs;
 		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
-			 sizeof *in->hash_buf) != 0)
+			 sizeof *in->hash_buf) != 0) {
+			fail_nomem(in->sim);
 			return 0;
+		}
 		for (int32_t i = 0; i < max_hit; i++)
 			in->hash_buf[i] = block_hash(r, i, bs);
 		hit = lsim_kv_match(in->kv, in->hash_buf, max_hit, &evictable);
@@ -560,8 +576,11 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		return 0;
 	if (hit > 0) {
 		for (int32_t i = 0; i < hit; i++)
-			if (append_block(r, -1) != 0)
+			if (append_block(r, -1) != 0) {
+				r->nblocks = 0; /* placeholders, not yet acquired */
+				fail_nomem(in->sim);
 				return 0;
+			}
 		lsim_kv_acquire(in->kv, in->hash_buf, hit, r->blocks);
 		r->hashed = hit;
 	}

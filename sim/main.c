@@ -80,8 +80,10 @@ static int parse_scenario_args(int argc, char **argv, struct run_args *a,
 			       const char *usage, bool allow_out)
 {
 	a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
-	if (!a->sets)
-		return 1;
+	if (!a->sets) {
+		fputs("llmsim: out of memory\n", stderr);
+		return EXIT_FAILURE;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {

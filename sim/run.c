@@ -1383,6 +1383,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
 	if (!ir)
 		return LSIM_ENOMEM;
+	*insts_out = ir; /* the caller's from here, freed even if a step below fails */
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		struct lsim_inst_record *o = &ir[i];
@@ -1434,7 +1435,6 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->n_models = s->n_models;
 	r->tenant_names = (const char *const *)s->tenant_names;
 	r->n_tenant_names = s->n_tenant_names;
-	*insts_out = ir;
 	r->summary.trace_lines_skipped =
 		(s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0) +
 		(double)s->context_skipped;

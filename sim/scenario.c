@@ -1265,7 +1265,7 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 {
 	struct lsim_scenario *sc = calloc(1, sizeof *sc);
 	if (!sc)
-		return LSIM_ENOMEM;
+		return lsim_diag_ensure(d, LSIM_ENOMEM);
 	int rc = lsim_doc_load_file(path, &sc->doc, d);
 	char *tmp = strdup(path);
 	if (rc == 0 && !tmp)
@@ -1418,7 +1418,7 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	}
 	if (rc != 0) {
 		lsim_scenario_destroy(sc);
-		return rc;
+		return lsim_diag_ensure(d, rc); /* allocation failures come bare */
 	}
 	*out = sc;
 	return 0;
@@ -2495,10 +2495,10 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	release_run(sc);
 	int rc = lsim_sim_init(&sc->sim, (uint64_t)sc->top.seed, d);
 	if (rc != 0)
-		return rc;
+		return lsim_diag_ensure(d, rc);
 	sc->sim_live = true;
 	if (sc->runs++ > 0 && (rc = make_policies(sc, d)) != 0)
-		return rc;
+		return lsim_diag_ensure(d, rc);
 	sc->sim.router = sc->policies[LSIM_ROLE_ROUTER];
 	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
@@ -2564,8 +2564,8 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	for (size_t i = 0; i < 64; i++)
 		gsl_rng_free(rngs.shaping[i]);
 	free(rngs.trace.path);
-	if (rc != 0)
-		return rc;
+	if (rc != 0) /* allocation failures come bare: give them a message */
+		return lsim_diag_ensure(d, rc);
 	sc->res.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
 				 (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	struct lsim_run_info *info = &sc->res.info;

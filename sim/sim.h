@@ -551,8 +551,9 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			     struct lsim_diag *d);
 /*
  * Fills r with records owned by s (the request store, ts) or allocated
- * for the caller (*insts_out, *classes_out: free them) and computes the
- * summary. Requests still in flight are recorded as unfinished.
+ * for the caller (*insts_out, *classes_out: free them, also when it
+ * fails) and computes the summary. Requests still in flight are recorded
+ * as unfinished.
  */
 int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		     struct lsim_inst_record **insts_out,

@@ -71,6 +71,14 @@ int lsim_diag_set(struct lsim_diag *d, int err, const char *file, int line,
 		  int col, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 7, 8)));
 
+/*
+ * For err < 0 and a d (which may be NULL) without a message yet: sets the
+ * message to lsim_strerror(err), keeping file, line, column and key, so
+ * that an error such as LSIM_ENOMEM, returned from deep inside without a
+ * diagnostic, still reaches the user with one. Returns err.
+ */
+int lsim_diag_ensure(struct lsim_diag *d, int err);
+
 /* Formats d as "file:line:col: key: msg" into buf. */
 void lsim_diag_format(const struct lsim_diag *d, char *buf, size_t size);
 
