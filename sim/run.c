@@ -841,7 +841,9 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				const struct lsim_instance *in = s->inst[i];
 				if (in->group != (int32_t)g)
 					continue;
-				if (pass == 0)
+				/* a stopped instance keeps its last sample: not
+				 * part of the group's rate any more */
+				if (pass == 0 && in->state != LSIM_INST_STOPPED)
 					sg.arrival_rate += in->mon.arrival_rate;
 				bool ready = in->state == LSIM_INST_READY;
 				if (in->state > LSIM_INST_READY || ready != (pass == 0))
