@@ -19,9 +19,16 @@ int lsim_cli_fail(const struct lsim_diag *d, int rc)
 	lsim_diag_format(&named, buf, sizeof buf);
 	fprintf(stderr, "llmsim: %s\n", buf);
 	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
-			       rc == LSIM_ENOENT || rc == LSIM_EPLUGIN
+			       rc == LSIM_ENOENT || rc == LSIM_EPLUGIN || rc == LSIM_EIO ||
+			       rc == LSIM_ENOMEM
 		       ? LSIM_EXIT_BADINPUT
-		       : 1;
+		       : LSIM_EXIT_INTERNAL;
+}
+
+int lsim_cli_nomem(void)
+{
+	fputs("llmsim: out of memory\n", stderr);
+	return LSIM_EXIT_BADINPUT;
 }
 
 int lsim_cli_make_dirs(const char *path)

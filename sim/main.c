@@ -80,10 +80,8 @@ static int parse_scenario_args(int argc, char **argv, struct run_args *a,
 			       const char *usage, bool allow_out)
 {
 	a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
-	if (!a->sets) {
-		fputs("llmsim: out of memory\n", stderr);
-		return EXIT_FAILURE;
-	}
+	if (!a->sets)
+		return lsim_cli_nomem();
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
@@ -308,10 +306,8 @@ static int cmd_trace(int argc, char **argv)
 	const char **files = calloc((size_t)argc, sizeof *files);
 	size_t n_files = 0;
 	bool json = false;
-	if (!files) {
-		fputs("llmsim: out of memory\n", stderr);
-		return EXIT_FAILURE;
-	}
+	if (!files)
+		return lsim_cli_nomem();
 	if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(usage_trace, sub ? stdout : stderr);
 		free(files);

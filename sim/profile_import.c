@@ -2131,10 +2131,8 @@ int lsim_cli_profile_import(int argc, char **argv)
 	struct lsim_import_opts o = {.from = -1};
 	const char *from = NULL;
 	const char **src = calloc((size_t)(argc > 0 ? argc : 1), sizeof *src);
-	if (!src) {
-		fputs("llmsim: out of memory\n", stderr);
-		return 1;
-	}
+	if (!src)
+		return lsim_cli_nomem();
 	int rc = 0;
 	for (int i = 1; i < argc && rc == 0; i++) {
 		const char *a = argv[i];
@@ -2236,9 +2234,7 @@ int lsim_cli_profile_compare(int argc, char **argv)
 	bool failed = b.failed;
 	lsim_buf_release(&b);
 	lsim_compare_result_release(&r);
-	if (failed) {
-		fputs("llmsim: out of memory\n", stderr);
-		return 1;
-	}
+	if (failed)
+		return lsim_cli_nomem();
 	return 0;
 }

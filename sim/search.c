@@ -54,7 +54,7 @@ static int parse_slo(struct search *s, const char *text)
 {
 	char *copy = strdup(text);
 	if (!copy)
-		return 1;
+		return lsim_cli_nomem();
 	int rc = 0;
 	for (char *t = strtok(copy, ","); t && rc == 0; t = strtok(NULL, ",")) {
 		char *op = strstr(t, "<=");
@@ -96,7 +96,7 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 	const char **all = calloc(n_sets + 2, sizeof *all);
 	char rate_set[300], seed_set[64];
 	if (!all)
-		return 1;
+		return lsim_cli_nomem();
 	for (size_t k = 0; k < n_sets; k++)
 		all[k] = sets[k];
 	snprintf(rate_set, sizeof rate_set, "%s=%.9g", s->rate_key, rate);
@@ -272,7 +272,7 @@ int lsim_cli_search(int argc, char **argv)
 		own = malloc((size_t)nseeds * sizeof *own);
 		if (!own) {
 			lsim_sweep_destroy(sw);
-			return 1;
+			return lsim_cli_nomem();
 		}
 		for (long k = 0; k < nseeds; k++)
 			own[k] = k + 1;
@@ -293,7 +293,7 @@ int lsim_cli_search(int argc, char **argv)
 		size_t n_sets = 0;
 		const char *const *sets = sw ? lsim_sweep_sets(sw, p * per, &n_sets) : NULL;
 		if (sw && !sets) {
-			rc = 1;
+			rc = lsim_cli_nomem();
 			break;
 		}
 		if (n_sets > 0 && !strncmp(sets[n_sets - 1], "seed=", 5))

@@ -613,6 +613,7 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 	}
 	lsim_scenario_destroy(sc);
 	if (rc != 0) {
+		remove_dir(tmp); /* nothing half-written stays behind */
 		fprintf(stderr, "llmsim: run %s:", id);
 		for (size_t k = 0; k < n_sets; k++)
 			fprintf(stderr, " %s", sets[k]);
@@ -636,19 +637,15 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, struct plan *p
 	p->run = malloc((total ? total : 1) * sizeof *p->run);
 	p->id = malloc((total ? total : 1) * sizeof *p->id);
 	p->n = 0;
-	if (!p->run || !p->id) {
-		fputs("llmsim: out of memory\n", stderr);
-		return 1;
-	}
+	if (!p->run || !p->id)
+		return lsim_cli_nomem();
 	for (size_t i = 0; i < total; i++) {
 		if (o->shard_n > 0 && (long)(i % (size_t)o->shard_n) != o->shard_k - 1)
 			continue;
 		size_t n_sets = 0;
 		const char *const *sets = lsim_sweep_sets(sw, i, &n_sets);
-		if (!sets) {
-			fputs("llmsim: out of memory\n", stderr);
-			return 1;
-		}
+		if (!sets)
+			return lsim_cli_nomem();
 		struct lsim_diag d = {0};
 		struct lsim_scenario *sc = NULL;
 		int rc = lsim_scenario_load(lsim_sweep_scenario(sw), sets, n_sets, &sc, &d);
@@ -716,7 +713,7 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 		status = lsim_cli_fail(&d, LSIM_EIO);
 	f->todo = status == 0 ? malloc((f->p.n ? f->p.n : 1) * sizeof *f->todo) : NULL;
 	if (status == 0 && !f->todo)
-		status = 1;
+		status = lsim_cli_nomem();
 	if (status == 0) {
 		remove_partial(f->runs);
 		for (size_t k = 0; k < f->p.n; k++)
@@ -769,8 +766,10 @@ static int farm_close(struct farm *f, const struct opts *o, int status)
 	if (status == 0 && !o->quiet)
 		printf("sweep %s: %zu runs done, %zu failed; results in %s\n", o->sweep, f->done,
 		       f->failed, f->dbpath);
-	if (status == 0 && f->failed > 0) /* 2 when every failure was bad input */
-		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : 1;
+	/* 2 when every run failed on its input or on the machine, 1 when one
+	 * crashed */
+	if (status == 0 && f->failed > 0)
+		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : LSIM_EXIT_INTERNAL;
 	free(f->todo);
 	sqlite3_close_v2(f->db);
 	free(f->p.run);
@@ -805,7 +804,7 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			size_t n_sets = 0;
 			const char *const *sets = lsim_sweep_sets(sw, p.run[k], &n_sets);
 			if (!sets) {
-				status = 1;
+				status = lsim_cli_nomem();
 				break;
 			}
 			fflush(stdout);
@@ -815,7 +814,7 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 				_exit(run_child(sw, o, p.id[k], sets, n_sets));
 			if (pid < 0) {
 				fprintf(stderr, "llmsim: cannot start a run: %s\n", strerror(errno));
-				status = 1;
+				status = LSIM_EXIT_NOROOM;
 				break;
 			}
 			size_t slot = 0;
@@ -841,7 +840,7 @@ static int sweep_run(struct lsim_sweep *sw, const struct opts *o)
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "llmsim: waiting for the runs: %s\n", strerror(errno));
-			status = 1;
+			status = LSIM_EXIT_NOROOM;
 			break;
 		}
 		size_t slot = 0;
@@ -926,7 +925,7 @@ static int sweep_run_mpi(struct lsim_sweep *sw, const struct opts *o, int rank, 
 		size_t n_sets = 0;
 		const char *const *sets = lsim_sweep_sets(sw, (size_t)w.run, &n_sets);
 		msg[0] = w.k;
-		msg[1] = sets ? run_child(sw, o, w.id, sets, n_sets) : 1;
+		msg[1] = sets ? run_child(sw, o, w.id, sets, n_sets) : lsim_cli_nomem();
 	}
 	return 0;
 }
@@ -1021,7 +1020,7 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 			if (strcmp(from, to) != 0 && stat(to, &stb) != 0 && rename(from, to) != 0) {
 				fprintf(stderr, "llmsim: cannot move %s to %s: %s\n", from, to,
 					strerror(errno));
-				status = 1;
+				status = LSIM_EXIT_NOROOM;
 				break;
 			}
 			total++;
@@ -1041,7 +1040,7 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 			fprintf(stderr, "llmsim: %s: cannot merge %s: %s\n", dbpath, src,
 				sqlite3_errmsg(db));
 			sqlite3_exec(db, "ROLLBACK;", NULL, NULL, NULL);
-			status = 1;
+			status = LSIM_EXIT_NOROOM;
 		}
 		sqlite3_exec(db, "DETACH DATABASE s;", NULL, NULL, NULL);
 	}
@@ -1077,10 +1076,8 @@ int lsim_cli_sweep(int argc, char **argv)
 	bool status = sub && !strcmp(sub, "status"), merge = sub && !strcmp(sub, "merge");
 	char **shards = calloc((size_t)argc + 1, sizeof *shards);
 	int n_shards = 0;
-	if (!shards) {
-		fputs("llmsim: out of memory\n", stderr);
-		return 1;
-	}
+	if (!shards)
+		return lsim_cli_nomem();
 	for (int i = status || merge ? 2 : 1; i < argc; i++) {
 		const char *a = argv[i];
 		char *end;

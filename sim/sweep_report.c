@@ -259,13 +259,13 @@ int lsim_cli_report(int argc, char **argv)
 					      : "throughput_rps,ttft_p99_s,e2e_mean_s,slo_attainment,"
 						"cost_per_mtok_usd");
 	char *keys[64], *mets[64], store[64][256];
-	int status = ms ? 0 : 1;
+	int status = ms ? 0 : lsim_cli_nomem();
 	if (status == 0)
 		r.n_metrics = split(ms, mets, 64);
 	r.metrics = mets;
 	if (status == 0 && group_by) {
 		gb = strdup(group_by);
-		status = gb ? 0 : 1;
+		status = gb ? 0 : lsim_cli_nomem();
 		if (gb)
 			r.n_keys = split(gb, keys, 64);
 	} else if (status == 0) {
@@ -300,7 +300,7 @@ int lsim_cli_report(int argc, char **argv)
 		}
 	if (status == 0 && collect(&r) != 0) {
 		fprintf(stderr, "llmsim: %s: cannot read the runs: %s\n", path, sqlite3_errmsg(r.db));
-		status = 1;
+		status = LSIM_EXIT_NOROOM;
 	}
 	if (status == 0)
 		print_report(&r, fmt);
