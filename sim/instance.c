@@ -95,6 +95,9 @@ static int wait_push_back(struct lsim_instance *in, int32_t ri)
 		lsim_sim_request_info(s, ri, &info);
 		const struct lsim_scheduler_ops *ops = s->queue->type->ops;
 		key = ops->queue_key(s->queue->state, &info);
+		if (isnan(key))
+			return lsim_sim_policy_error(s, s->queue, "a NaN queue key for request %d",
+						     (int)ri);
 	}
 	return wait_insert(in, ri, 1, key);
 }

@@ -217,6 +217,11 @@ static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
 		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
 		if (ops->detection_delay)
 			delay = ops->detection_delay(s->synchronizer->state, in->failed_at);
+		if (delay < 0) {
+			lsim_sim_policy_error(s, s->synchronizer, "a detection delay of %lld ns",
+					      (long long)delay);
+			return;
+		}
 	}
 	if (!lsim_schedule_in(eng, delay > 0 ? delay : 0, detected, in, 0) && !s->error) {
 		s->error = LSIM_ENOMEM;
@@ -418,6 +423,11 @@ static void coordinator_fails(struct lsim_engine *eng, void *subject, uint64_t a
 		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
 		if (ops->election_time)
 			election = ops->election_time(s->synchronizer->state);
+		if (election < 0) {
+			lsim_sim_policy_error(s, s->synchronizer, "an election time of %lld ns",
+					      (long long)election);
+			return;
+		}
 	}
 	if (!lsim_schedule_in(eng, election, coordinator_elected, s, 0) && !s->error)
 		s->error = LSIM_ENOMEM;

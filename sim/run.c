@@ -5,6 +5,7 @@
  * handed to the report sinks.
  */
 #include <gsl/gsl_rng.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,16 +278,29 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 		const struct lsim_scheduler_ops *ops = s->router->type->ops;
 		k = ops->route(s->router->state, &info, s->inst_info, (int32_t)n);
 		if (k < 0 || (size_t)k >= n) {
-			/* A plugin bug must not crash the run: stop with a message. */
-			s->error = LSIM_EPLUGIN;
-			lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, "scheduler.router",
-				      "policy %s returned instance %d of %zu",
-				      s->router->type->name, (int)k, n);
+			lsim_sim_policy_error(s, s->router, "instance %d of %zu", (int)k, n);
 			return NULL;
 		}
 	}
 	*pos = (size_t)k;
 	return s->inst[s->route_map[k]];
+}
+
+int lsim_sim_policy_error(struct lsim_sim *s, const struct lsim_policy *p,
+			  const char *what, ...)
+{
+	if (s->error)
+		return LSIM_EPLUGIN;
+	char buf[256];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(buf, sizeof buf, what, ap);
+	va_end(ap);
+	s->error = lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, lsim_policy_role_key(p->role),
+				 "policy %s%s%s returned %s", p->type->name,
+				 p->plugin ? " of plugin " : "", p->plugin ? p->plugin : "", buf);
+	lsim_stop(s->eng);
+	return LSIM_EPLUGIN;
 }
 
 /* Class by share (its own RNG stream), then the profiler's prediction. */
@@ -531,7 +545,11 @@ static lsim_time dispatch_delay(struct lsim_sim *s, int32_t req)
 	struct lsim_request_info info;
 	oracle_info(s, s->synchronizer, req, &info);
 	const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
-	return ops->dispatch_delay(s->synchronizer->state, &info);
+	lsim_time delay = ops->dispatch_delay(s->synchronizer->state, &info);
+	if (delay < 0)
+		lsim_sim_policy_error(s, s->synchronizer, "a dispatch delay of %lld ns",
+				      (long long)delay);
+	return delay;
 }
 
 static void dispatch(struct lsim_sim *s, int32_t req);
@@ -619,6 +637,9 @@ static int32_t admission(struct lsim_sim *s, size_t pos, int32_t req)
 	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->eng));
 	if (why == 0)
 		return 0;
+	if (why < LSIM_REJECT_NEVER_FITS || why > LSIM_REJECT_RATE_LIMIT)
+		return lsim_sim_policy_error(s, s->qos, "reject reason %d (QoS reasons are 1-4)",
+					     (int)why);
 	struct lsim_req *r = &s->reqs[req];
 	r->status = LSIM_REQ_REJECTED;
 	r->reject_reason = why;
@@ -679,6 +700,8 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 	if (in) {
 		in->routed_since_sample++;
 		lsim_time delay = dispatch_delay(s, req);
+		if (s->error)
+			return;
 		if (delay <= 0)
 			hand_over_request(s, in, req);
 		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
@@ -854,6 +877,9 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 			}
 		int32_t want = ops->desired(s->adaptor->state, &sg, s->inst_info,
 					    sg.live, now);
+		if (want < 0)
+			return lsim_sim_policy_error(s, s->adaptor, "%d instances for group %zu",
+						     (int)want, g);
 		if (want < gr->min)
 			want = gr->min;
 		if (want > gr->max)

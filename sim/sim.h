@@ -534,6 +534,13 @@ void lsim_sim_disarm_failures(struct lsim_sim *s);
 /* Releases the requests held while the control plane was down. */
 void lsim_sim_release_held(struct lsim_sim *s);
 
+/* A policy returned what its contract rules out: the run stops with
+ * LSIM_EPLUGIN and "POLICY returned WHAT" under the policy's scenario key
+ * (a plugin's bug must neither crash the run nor skew its results). The
+ * first error of a run stands. Returns LSIM_EPLUGIN. */
+int lsim_sim_policy_error(struct lsim_sim *s, const struct lsim_policy *p,
+			  const char *what, ...) __attribute__((format(printf, 3, 4)));
+
 /* Scale-in: no new requests; it stops once it has none left. */
 void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in);
 /* A draining instance went idle: stop it if it holds no request. */

@@ -30,6 +30,7 @@ expand() {
 	s=${s//@BAD_ABI/${LSIM_BAD_PLUGIN:-}}
 	s=${s//@SCALE_UP/${LSIM_SCALE_UP_PLUGIN:-}}
 	s=${s//@EXAMPLE/${LSIM_EXAMPLE_PLUGIN:-}}
+	s=${s//@MISBEHAVE/${LSIM_MISBEHAVE_PLUGIN:-}}
 	printf '%s' "$s"
 }
 
