@@ -547,15 +547,65 @@ static int bind_section(struct lsim_scenario *sc, const struct lsim_node *parent
 			     nkeys, also, obj, d);
 }
 
+/*
+ * A key that only one choice of a selector uses (lognormal's mean, mmpp's
+ * rate_on) is an error when written beside another choice: a length of
+ * `dist: fixed, mean: 500` would otherwise silently be the default 128.
+ * choices: the selector's choice names, '|'-separated, in enum order;
+ * each used[k] is the '|'-separated choices key k applies to.
+ */
+struct used_by {
+	const char *key, *choices;
+};
+
+/* Is name one of the '|'-separated list? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *u = list; u; u = strchr(u, '|'), u = u ? u + 1 : NULL)
+		if (strcspn(u, "|") == n && !strncmp(u, name, n))
+			return true;
+	return false;
+}
+
+static int check_used(const struct lsim_scenario *sc, const struct lsim_node *sec,
+		      const char *path, const char *selector, const char *choices,
+		      int chosen, const struct used_by *used, size_t n, struct lsim_diag *d)
+{
+	const char *c = choices;
+	for (int k = 0; k < chosen && c; k++)
+		c = (c = strchr(c, '|')) ? c + 1 : NULL;
+	char name[64];
+	snprintf(name, sizeof name, "%.*s", c ? (int)strcspn(c, "|") : 0, c ? c : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct lsim_node *node = lsim_node_get(sec, used[i].key);
+		if (!node || in_list(used[i].choices, name))
+			continue;
+		char key[160];
+		snprintf(key, sizeof key, "%s.%s", path, used[i].key);
+		return lsim_cfg_error(d, sc->doc, node, key, LSIM_EINVAL,
+				      "used only with %s: %s, not %s: %s", selector,
+				      used[i].choices, selector, name);
+	}
+	return 0;
+}
+
 static int bind_lengths(struct lsim_scenario *sc, int which,
 			struct lsim_diag *d)
 {
+	static const struct used_by len_used[] = {
+		{"value", "fixed"},	{"low", "uniform"},    {"high", "uniform"},
+		{"mean", "lognormal"},	{"stddev", "lognormal"}, {"exponent", "zipf"},
+	};
 	static const char *const names[2] = {"prompt", "output"};
 	static const char *const paths[2] = {"workload.prompt", "workload.output"};
 	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
 	struct lsim_node *sec = lsim_node_get(wl, names[which]);
 	int rc = lsim_cfg_bind(sc->doc, sec, paths[which], len_keys,
 			       N_OF(len_keys), len_sections, &sc->len[which], d);
+	if (rc == 0)
+		rc = check_used(sc, sec, paths[which], "dist", len_keys[0].choices,
+				sc->len[which].dist, len_used, N_OF(len_used), d);
 	if (rc != 0)
 		return rc;
 	struct len_cfg *l = &sc->len[which];
@@ -1304,6 +1354,18 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_section(sc, root, "workload", "workload", wl_keys,
 				  N_OF(wl_keys), wl_sections, &sc->wl, d);
+	if (rc == 0 && sc->wl.kind == WL_GENERATOR) {
+		static const struct used_by arrival_used[] = {
+			{"cv", "gamma|weibull"},     {"rate_on", "mmpp"},
+			{"rate_off", "mmpp"},	     {"mean_on", "mmpp"},
+			{"mean_off", "mmpp"},	     {"amplitude", "diurnal"},
+			{"period", "diurnal"},	     {"spike_every", "spikes"},
+			{"spike_length", "spikes"},  {"spike_factor", "spikes"},
+		};
+		rc = check_used(sc, lsim_node_get(root, "workload"), "workload", "arrival",
+				wl_keys[1].choices, sc->wl.arrival, arrival_used,
+				N_OF(arrival_used), d);
+	}
 	if (rc == 0)
 		rc = check_jsonl_mapping(sc, d);
 	if (rc == 0)

@@ -579,6 +579,26 @@ b=$(awk -F, 'NR > 1 { b += $9 * $4 } END { printf "%.6f", b }' "$tmp/a/instances
 [ "$g" = "$b" ] && awk -F, 'NR > 1 && ($19 > 1 || $20 > 1 || $19 > $20 || $21 <= 0) { bad = 1 } END { exit bad }' "$tmp/a/requests.csv" \
 	&& ok "per-request GPU time sums to the instances' busy time ($g GPU-s)" || bad "per-request GPU time $g vs busy $b"
 
+# integer edge: token counts of 2^31 - 1 (the most a trace may hold) add
+# up in 64 bits - prompt + output is 2^32 - 2, beyond the context - so
+# those lines are refused (or skipped) instead of wrapping into small
+# numbers; one more (2^31) is "too large" at the input (bad_inputs)
+big=$src/tests/data/cli/int32_max_tokens.csv
+err=$("$exe" run "$src/tests/bad_inputs/trace.yaml" -o "$tmp/big" --quiet \
+	--set workload.path="$big" 2>&1 >/dev/null); rc=$?
+case "$rc $err" in
+"2 "*"int32_max_tokens.csv:2:3: prompt_tokens: prompt 2147483647 + output 2147483647 tokens exceed"*)
+	ok "2^31 - 1 tokens: refused with file, line and key" ;;
+*) bad "2^31 - 1 tokens: exit $rc: $err" ;;
+esac
+"$exe" run "$src/tests/bad_inputs/trace.yaml" -o "$tmp/big" --quiet --csv \
+	--set workload.path="$big" --set workload.on_error=skip >/dev/null 2>&1
+if grep -qx 'trace_lines_skipped,3,' "$tmp/big/summary.csv" && grep -qx 'requests,1,' "$tmp/big/summary.csv"; then
+	ok "2^31 - 1 tokens: three lines skipped, the one that fits served"
+else
+	bad "2^31 - 1 tokens with on_error: skip: $(grep -E '^(requests|trace_lines_skipped),' "$tmp/big/summary.csv" 2>&1)"
+fi
+
 # golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
 if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then
 	ok "golden summary"
