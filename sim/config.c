@@ -114,14 +114,21 @@ static int node_push(struct lsim_node *parent, char *key, int key_line,
 	return 0;
 }
 
-struct lsim_node *lsim_node_get(const struct lsim_node *map, const char *key)
+/* The entry of key in a map, or -1. */
+static long key_index(const struct lsim_node *map, const char *key)
 {
 	if (!map || map->kind != LSIM_NODE_MAP)
-		return NULL;
+		return -1;
 	for (size_t i = 0; i < map->n; i++)
 		if (strcmp(map->keys[i], key) == 0)
-			return map->items[i];
-	return NULL;
+			return (long)i;
+	return -1;
+}
+
+struct lsim_node *lsim_node_get(const struct lsim_node *map, const char *key)
+{
+	long i = key_index(map, key);
+	return i < 0 ? NULL : map->items[i];
 }
 
 /* ---- loading ---- */
@@ -132,7 +139,26 @@ struct loader {
 	yaml_parser_t parser;
 	const char *file;
 	struct lsim_diag *d;
+	char path[512]; /* where the loader is, "instances[0].replicas" */
+	size_t path_len;
 };
+
+/* Appends a map key (".key") or a sequence index ("[i]") to L->path;
+ * returns the length to restore. A path too long is cut, not overrun. */
+static size_t path_push(struct loader *L, const char *key, size_t index)
+{
+	size_t old = L->path_len, room = sizeof L->path - old;
+	int n = key ? snprintf(L->path + old, room, "%s%s", old ? "." : "", key)
+		    : snprintf(L->path + old, room, "[%zu]", index);
+	L->path_len = n < 0 ? old : (size_t)n >= room ? sizeof L->path - 1 : old + (size_t)n;
+	return old;
+}
+
+static void path_pop(struct loader *L, size_t old)
+{
+	L->path_len = old;
+	L->path[old] = '\0';
+}
 
 static int parse_error(struct loader *L)
 {
@@ -173,11 +199,14 @@ static int load_children(struct loader *L, struct lsim_node *n, int depth)
 			}
 			key_line = (int)ev.start_mark.line + 1;
 			int key_col = (int)ev.start_mark.column + 1;
-			if (lsim_node_get(n, (const char *)ev.data.scalar.value)) {
-				int rc = lsim_diag_set(
-					L->d, LSIM_EINVAL, L->file, key_line,
-					key_col, (const char *)ev.data.scalar.value,
-					"duplicate key");
+			long first = key_index(n, (const char *)ev.data.scalar.value);
+			if (first >= 0) {
+				size_t old = path_push(L, (const char *)ev.data.scalar.value, 0);
+				int rc = lsim_diag_set(L->d, LSIM_EINVAL, L->file, key_line,
+						       key_col, L->path,
+						       "duplicate key (first on line %d)",
+						       n->key_lines[first]);
+				path_pop(L, old);
 				yaml_event_delete(&ev);
 				return rc;
 			}
@@ -191,7 +220,9 @@ static int load_children(struct loader *L, struct lsim_node *n, int depth)
 			}
 		}
 		struct lsim_node *child = NULL;
+		size_t old = path_push(L, key, n->n);
 		int rc = load_node(L, &ev, &child, depth + 1);
+		path_pop(L, old);
 		if (rc == 0) {
 			rc = node_push(n, key, key_line, child);
 			if (rc != 0)
@@ -241,8 +272,8 @@ static int load_node(struct loader *L, yaml_event_t *ev,
 		break;
 	case YAML_ALIAS_EVENT:
 		yaml_event_delete(ev);
-		return lsim_diag_set(L->d, LSIM_EFORMAT, L->file, line, col, "",
-				     "YAML aliases (*name) are not supported");
+		return lsim_diag_set(L->d, LSIM_EFORMAT, L->file, line, col, L->path,
+				     "YAML aliases (*name) are not supported; write the value");
 	default:
 		yaml_event_delete(ev);
 		return lsim_diag_set(L->d, LSIM_EFORMAT, L->file, line, col, "",
@@ -438,6 +469,7 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 			}
 			free(child->value);
 			child->value = v;
+			child->line = child->col = 0; /* errors name --set, not the file */
 		}
 		cur = child;
 		part = next;

@@ -41,6 +41,8 @@ enum { MODE_GRID, MODE_ZIP, MODE_RANDOM };
 struct axis {
 	const char *key;
 	const char **values; /* texts in the document */
+	const struct lsim_node **at; /* where each value is written */
+	const struct lsim_node *node; /* the axis's list, value or range */
 	size_t n;
 	bool range;	     /* random: draw from [min, max] */
 	struct range {
@@ -94,8 +96,10 @@ void lsim_sweep_destroy(struct lsim_sweep *sw)
 {
 	if (!sw)
 		return;
-	for (size_t i = 0; i < sw->n_axes; i++)
+	for (size_t i = 0; i < sw->n_axes; i++) {
 		free(sw->axes[i].values);
+		free(sw->axes[i].at);
+	}
 	free(sw->axes);
 	free(sw->seeds);
 	for (size_t i = 0; sw->drawn && i < sw->n_points * sw->n_axes; i++)
@@ -166,6 +170,7 @@ static int parse_axes(struct lsim_sweep *sw, const struct lsim_node *n, struct l
 		char key[300];
 		snprintf(key, sizeof key, "axes.%s", n->keys[i]);
 		a->key = n->keys[i];
+		a->node = v;
 		if (v->kind == LSIM_NODE_MAP) {
 			if (sw->top.mode != MODE_RANDOM)
 				return lsim_cfg_error(d, sw->doc, v, key, LSIM_EINVAL,
@@ -186,7 +191,8 @@ static int parse_axes(struct lsim_sweep *sw, const struct lsim_node *n, struct l
 		if (cnt == 0)
 			return lsim_cfg_error(d, sw->doc, v, key, LSIM_EINVAL, "no values");
 		a->values = calloc(cnt, sizeof *a->values);
-		if (!a->values)
+		a->at = calloc(cnt, sizeof *a->at);
+		if (!a->values || !a->at)
 			return LSIM_ENOMEM;
 		a->n = cnt;
 		for (size_t k = 0; k < cnt; k++) {
@@ -196,6 +202,7 @@ static int parse_axes(struct lsim_sweep *sw, const struct lsim_node *n, struct l
 						      "value %zu is not a scalar (a list of "
 						      "values, each as --set takes it)", k + 1);
 			a->values[k] = it->value;
+			a->at[k] = it;
 		}
 	}
 	return 0;
@@ -355,25 +362,53 @@ static char *assignment(const char *key, const char *value)
 	return s;
 }
 
+/* The index into axis k's values of run i's value (grid and zip). */
+static size_t value_index(const struct lsim_sweep *sw, size_t i, size_t k)
+{
+	size_t point = i / (sw->n_seeds ? sw->n_seeds : 1);
+	if (sw->top.mode == MODE_ZIP)
+		return point;
+	size_t stride = sw->n_points; /* the first axis varies slowest */
+	for (size_t j = 0; j <= k; j++)
+		stride /= sw->axes[j].n;
+	return (point / stride) % sw->axes[k].n;
+}
+
+bool lsim_sweep_where(const struct lsim_sweep *sw, size_t i, const char *key, int *line,
+		      int *col, const char **axis)
+{
+	/* key as a scenario error names it, "instances[0].replicas" */
+	char dotted[300];
+	size_t m = 0;
+	for (const char *c = key; *c && m + 1 < sizeof dotted; c++)
+		if (*c != ']')
+			dotted[m++] = *c == '[' ? '.' : *c;
+	dotted[m] = '\0';
+	for (size_t k = 0; k < sw->n_axes; k++) {
+		const struct axis *a = &sw->axes[k];
+		if (strcmp(a->key, dotted) != 0)
+			continue;
+		const struct lsim_node *at =
+			sw->top.mode == MODE_RANDOM ? a->node : a->at[value_index(sw, i, k)];
+		*line = at->line;
+		*col = at->col;
+		*axis = a->key;
+		return true;
+	}
+	return false;
+}
+
 const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n)
 {
 	for (size_t k = 0; k < sw->n_sets; k++)
 		free(sw->sets[k]);
 	sw->n_sets = 0;
 	size_t ns = sw->n_seeds ? sw->n_seeds : 1;
-	size_t point = i / ns, stride = sw->n_points;
+	size_t point = i / ns;
 	for (size_t k = 0; k < sw->n_axes; k++) {
 		const struct axis *a = &sw->axes[k];
-		const char *v;
-		if (sw->top.mode == MODE_RANDOM) {
-			v = sw->drawn[point * sw->n_axes + k];
-		} else if (sw->top.mode == MODE_ZIP) {
-			v = a->values[point];
-		} else {
-			/* the first axis varies slowest */
-			stride /= a->n;
-			v = a->values[(point / stride) % a->n];
-		}
+		const char *v = sw->top.mode == MODE_RANDOM ? sw->drawn[point * sw->n_axes + k]
+							    : a->values[value_index(sw, i, k)];
 		sw->sets[sw->n_sets] = assignment(a->key, v);
 		if (!sw->sets[sw->n_sets])
 			return NULL;
@@ -650,7 +685,13 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, struct plan *p
 		struct lsim_scenario *sc = NULL;
 		int rc = lsim_scenario_load(lsim_sweep_scenario(sw), sets, n_sets, &sc, &d);
 		if (rc != 0) {
-			fprintf(stderr, "llmsim: %s: run %zu:", o->sweep, i + 1);
+			int line, col;
+			const char *axis;
+			if (lsim_sweep_where(sw, i, d.key, &line, &col, &axis))
+				fprintf(stderr, "llmsim: %s:%d:%d: axes.%s: run %zu:", o->sweep,
+					line, col, axis, i + 1);
+			else
+				fprintf(stderr, "llmsim: %s: run %zu:", o->sweep, i + 1);
 			for (size_t k = 0; k < n_sets; k++)
 				fprintf(stderr, " %s", sets[k]);
 			fputc('\n', stderr);

@@ -9,6 +9,7 @@
 #ifndef LLMSIM_SWEEP_H
 #define LLMSIM_SWEEP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,14 @@ const int64_t *lsim_sweep_seeds(const struct lsim_sweep *sw, size_t *n);
  * until the next call or destroy; *n gets their count.
  */
 const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n);
+
+/*
+ * Where in the sweep file run i's value of the scenario key an error names
+ * ("instances[0].replicas") is written: its line and column, and the axis
+ * (*axis, valid while sw lives). false when no axis sets that key.
+ */
+bool lsim_sweep_where(const struct lsim_sweep *sw, size_t i, const char *key, int *line,
+		      int *col, const char **axis);
 
 /* The base scenario's path (resolved against the sweep file's folder). */
 const char *lsim_sweep_scenario(const struct lsim_sweep *sw);
