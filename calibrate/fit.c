@@ -948,7 +948,7 @@ static double base_value(const struct lsim_gpu_profile *b, int e)
 	case E_MBU: return b->mbu;
 	case E_LAUNCH: return b->launch_s;
 	case E_ALLREDUCE: return b->allreduce_latency_s;
-	default: return 0; /* pcie_interference is not kept by hw.c */
+	default: return 0; /* pcie_interference(_exp): measured, never the base's */
 	}
 }
 

@@ -171,7 +171,7 @@ static void print_summary(const struct lsim_results *r)
 		       c->name, c->requests, c->rejected, c->slo_attainment,
 		       c->ttft_mean_s);
 	}
-	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_j / 3.6e6, s->cost_usd);
+	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_kwh, s->cost_usd);
 	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,
 	       r->wall_s);
 }

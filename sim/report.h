@@ -206,6 +206,7 @@ struct lsim_class_record {
 	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
 	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
+	X(energy_kwh, "kWh", "energy_j in kilowatt-hours")                       \
 	X(cost_usd, "USD", "instance cost")                                      \
 	X(carbon_kg, "kg", "CO2 of the facility energy (grid carbon intensity)") \
 	X(cost_per_mtok_usd, "USD", "cost per million output tokens of completed requests") \

@@ -186,5 +186,6 @@ int lsim_summary_compute(struct lsim_results *r)
 		s->gpu_util = busy / life;
 	if (t.out_tokens > 0.0)
 		s->cost_per_mtok_usd = s->cost_usd / t.out_tokens * 1e6;
+	s->energy_kwh = s->energy_j / 3.6e6;
 	return 0;
 }

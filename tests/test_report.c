@@ -536,7 +536,7 @@ static void test_sqlite(void **state)
 #define LSIM_X_COUNT(name, unit, help) n_metrics++;
 	LSIM_SUMMARY_FIELDS(LSIM_X_COUNT)
 #undef LSIM_X_COUNT
-	assert_true(n_metrics == 54);
+	assert_true(n_metrics == 55);
 
 	struct lsim_diag d = {0};
 	struct lsim_results a = make_results("run-a");
