@@ -2,7 +2,8 @@
 # test_autoscaling.sh - examples/autoscaling.yaml under static peak
 # provisioning and under each adaptor: prints cost and SLO attainment, and
 # checks that every adaptor costs at least 30% less than static peak while
-# keeping SLO attainment at 95% or more.
+# keeping SLO attainment at 95% or more, and that scaling in loses no
+# request.
 set -u
 exe=${LSIM_EXE:?}
 src=${LSIM_SOURCE_ROOT:?}
@@ -33,6 +34,14 @@ for p in static threshold target_tracking predictive schedule; do
 	line=$(awk -v c="$c" -v b="$base" -v s="$slo" -v p="$p" -v n="$n" \
 		'BEGIN { printf "%-16s %10.2f %7.1f%% %8.4f %10d", p, c, 100 * (1 - c / b), s, n }')
 	echo "$line"
+	# scale-in drains: no request is lost - every one that arrived ended
+	# exactly once, and all of them completed (the run has no time limit)
+	arr=$(val "$p" requests); done_=$(val "$p" completed)
+	rows=$(($(wc -l < "$tmp/$p/requests.csv") - 1))
+	if [ "$arr" != "$done_" ] || [ "$rows" != "$arr" ] || [ "$(val "$p" unfinished)" != 0 ]; then
+		echo "FAIL - $p: $arr arrived, $done_ completed, $rows request rows"
+		fails=$((fails + 1))
+	fi
 	if [ "$p" != static ] && ! awk -v c="$c" -v b="$base" -v s="$slo" \
 		'BEGIN { exit !(c <= 0.7 * b && s >= 0.95) }'; then
 		echo "FAIL - $p: cost $c vs static $base, SLO $slo"
