@@ -189,16 +189,32 @@ static void detected(struct lsim_engine *eng, void *subject, uint64_t arg);
 
 /* A time to failure of mean mtbf: exponential, or Weibull of shape k with
  * the scale that gives that mean. */
-static lsim_time draw_ttf(struct lsim_sim *s)
+/* A time to failure of mean `mean` ns; with n > 1, the first of n such
+ * independent failures (exponential: mean / n; Weibull of shape k: the
+ * scale times n^(-1/k)). */
+static double draw_ttf_of(struct lsim_sim *s, double mean, double n)
 {
-	double mean = (double)s->mtbf, t;
 	if (s->fail_weibull) {
-		double scale = mean / tgamma(1.0 + 1.0 / s->fail_shape);
-		t = gsl_ran_weibull(s->fail_rng, scale, s->fail_shape);
-	} else {
-		t = gsl_ran_exponential(s->fail_rng, mean);
+		double scale = mean / tgamma(1.0 + 1.0 / s->fail_shape) *
+			       pow(n, -1.0 / s->fail_shape);
+		return gsl_ran_weibull(s->fail_rng, scale, s->fail_shape);
 	}
-	return t < 1 ? 1 : (lsim_time)llround(t);
+	return gsl_ran_exponential(s->fail_rng, mean / n);
+}
+
+/* The instance's time to failure: of the instance as a whole (mtbf), or of
+ * the first of its GPUs (gpu_mtbf), whichever comes first. */
+static lsim_time draw_ttf(struct lsim_sim *s, const struct lsim_instance *in)
+{
+	double t = INFINITY;
+	if (s->mtbf > 0)
+		t = draw_ttf_of(s, (double)s->mtbf, 1.0);
+	if (s->gpu_mtbf > 0) {
+		double g = in->n_gpus > 1 ? (double)in->n_gpus : 1.0;
+		double tg = draw_ttf_of(s, (double)s->gpu_mtbf, g);
+		t = tg < t ? tg : t;
+	}
+	return t < 1 ? 1 : t > 9e18 ? (lsim_time)9e18 : (lsim_time)llround(t);
 }
 
 static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -339,9 +355,9 @@ void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in)
 		if (!in->spot_ev && !s->error)
 			s->error = LSIM_ENOMEM;
 	}
-	if (s->mtbf <= 0 || !s->fail_rng)
+	if ((s->mtbf <= 0 && s->gpu_mtbf <= 0) || !s->fail_rng)
 		return;
-	in->fail_ev = lsim_schedule_in(s->eng, draw_ttf(s), instance_fails, in, 0);
+	in->fail_ev = lsim_schedule_in(s->eng, draw_ttf(s, in), instance_fails, in, 0);
 	if (!in->fail_ev && !s->error)
 		s->error = LSIM_ENOMEM;
 }

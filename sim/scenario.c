@@ -343,7 +343,7 @@ struct fail_cfg {
 	double shape;
 	const char *trace;
 	bool replace;
-	lsim_time spot_mtbr, spot_warning, node_mtbf;
+	lsim_time spot_mtbr, spot_warning, node_mtbf, gpu_mtbf;
 };
 #define F(f) offsetof(struct fail_cfg, f)
 static const struct lsim_keydef fail_keys[] = {
@@ -351,6 +351,7 @@ static const struct lsim_keydef fail_keys[] = {
 	{"distribution", LSIM_K_ENUM, F(distribution), "exponential", LSIM_NOBOUNDS, "exponential|weibull", "time to failure: exponential, or Weibull of the given shape with mean mtbf"},
 	{"shape", LSIM_K_DOUBLE, F(shape), "1.5", 0.05, 20, NULL, "weibull: shape k (< 1: infant mortality, > 1: wear-out)"},
 	{"trace", LSIM_K_STRING, F(trace), "", LSIM_NOBOUNDS, NULL, "CSV of failures (columns time_s, instance), relative to the scenario"},
+	{"gpu_mtbf", LSIM_K_TIME, F(gpu_mtbf), "0s", 0, 9e18, NULL, "mean time between failures of each GPU of an instance (0: none, same distribution as mtbf): the first of its tp x pp GPUs to fail fails the instance"},
 	{"coordinator_mtbf", LSIM_K_TIME, F(coordinator_mtbf), "0s", 0, 9e18, NULL, "mean time between coordinator failures (0: none); each costs the synchronizer's election time"},
 	{"node_mtbf", LSIM_K_TIME, F(node_mtbf), "0s", 0, 9e18, NULL, "mean time between failures of each node (0: none): its instances fail together and its GPUs stay down"},
 	{"spot_mtbr", LSIM_K_TIME, F(spot_mtbr), "0s", 0, 9e18, NULL, "spot instances: mean time between reclaims of each (exponential; 0: none)"},
@@ -2508,6 +2509,7 @@ static int setup_fleet(struct lsim_scenario *sc)
 				(lsim_time)llround(bytes / sc->net.storage_bw * 1e9);
 	}
 	sc->sim.mtbf = sc->fail.mtbf;
+	sc->sim.gpu_mtbf = sc->fail.gpu_mtbf;
 	sc->sim.coord_mtbf = sc->fail.coordinator_mtbf;
 	sc->sim.fail_weibull = sc->fail.distribution == 1;
 	sc->sim.fail_shape = sc->fail.shape;

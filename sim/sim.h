@@ -322,6 +322,7 @@ struct lsim_sim {
 	 * or Weibull of shape fail_shape), or at the times of a trace; the
 	 * coordinator after coord_mtbf. */
 	lsim_time mtbf, coord_mtbf;
+	lsim_time gpu_mtbf;	     /* each GPU of an instance fails (the instance with it) */
 	bool fail_weibull;
 	double fail_shape;
 	bool replace_failed;	     /* start a replacement once detected */

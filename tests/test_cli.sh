@@ -413,6 +413,18 @@ awk -v t="$(fs fl4 control_downtime_s)" 'BEGIN { k = t / 5; exit !(t > 0 && k ==
 	&& [ "$(fs fl4 completed)" = "$(fs fl4 requests)" ] \
 	&& ok "coordinator failures: $(fs fl4 control_downtime_s) s of elections (5 s each), nothing lost" || bad "coordinator: $(fs fl4 control_downtime_s)"
 
+# per-GPU failures: an instance fails at the first failure of its tp x pp
+# GPUs, so on tp-2 replicas gpu_mtbf 20 min is exactly mtbf 10 min (the
+# same exponential draws: byte-identical requests and instances)
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/gm1" --csv --quiet --set instances.0.tp=2 \
+	--set failures.mtbf=10min >/dev/null 2>"$tmp/err" || bad "mtbf run: $(cat "$tmp/err")"
+"$exe" run "$src/examples/failures.yaml" -o "$tmp/gm2" --csv --quiet --set instances.0.tp=2 \
+	--set failures.mtbf=0 --set failures.gpu_mtbf=20min >/dev/null 2>"$tmp/err" || bad "gpu_mtbf run: $(cat "$tmp/err")"
+[ "$(fs gm2 failures)" -gt 0 ] && cmp -s "$tmp/gm1/requests.csv" "$tmp/gm2/requests.csv" \
+	&& cmp -s "$tmp/gm1/instances.csv" "$tmp/gm2/instances.csv" \
+	&& ok "gpu_mtbf 20 min on tp-2 replicas = mtbf 10 min ($(fs gm2 failures) failures)" \
+	|| bad "gpu_mtbf: $(fs gm1 failures) vs $(fs gm2 failures) failures"
+
 # failures.trace: every row is a failure (instance 0 at 2 s, 1 at 5 s)
 printf 'name: ft\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 2}]\ninstances: [{gpu: H100-SXM, replicas: 2}]\nfailures: {trace: ft.csv}\nworkload: {count: 100, rate: 5}\n' > "$tmp/ft.yaml"
 printf 'time_s,instance\n2,0\n5,1\n' > "$tmp/ft.csv"
