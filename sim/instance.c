@@ -721,7 +721,14 @@ static void schedule_step(struct lsim_instance *in)
 		.prefill_ctx = in->pf_ctx, .n_decode = nd,
 		.decode_ctx = in->dec_ctx,
 	};
-	lsim_time dt = lsim_perf_iter_time(in->perf, &b);
+	double work;
+	lsim_time dt;
+	if (in->work_perf) { /* measured times, work from the roofline */
+		dt = lsim_perf_iter_time(in->perf, &b);
+		work = lsim_perf_iter_work(in->work_perf, &b);
+	} else {
+		dt = lsim_perf_iter_eval(in->perf, &b, &work);
+	}
 	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
 		/* kernels slow down with the recent PCIe load */
 		double u = lsim_instance_pcie_util(in);
@@ -731,7 +738,6 @@ static void schedule_step(struct lsim_instance *in)
 	}
 	if (dt < 1)
 		dt = 1;
-	double work = lsim_perf_iter_work(in->work_perf ? in->work_perf : in->perf, &b);
 	work = work < 0 || work * 1e9 > (double)dt ? (double)dt : work * 1e9;
 	if (in->n_inflight == 0) {
 		in->busy = true;

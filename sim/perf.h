@@ -46,6 +46,9 @@ struct lsim_perf_ops {
 	 * bandwidth) each. Its ratio to the iteration time is the GPU's
 	 * utilisation, what its power follows. */
 	double (*iter_work)(const struct lsim_perf *p, const struct lsim_batch *b);
+	/* Optional: iter_time and iter_work in one pass over the batch. */
+	lsim_time (*iter_eval)(const struct lsim_perf *p, const struct lsim_batch *b,
+			       double *work);
 };
 
 struct lsim_perf {
@@ -65,6 +68,16 @@ static inline double lsim_perf_iter_work(const struct lsim_perf *p,
 					 const struct lsim_batch *b)
 {
 	return p && p->ops->iter_work ? p->ops->iter_work(p, b) : -1.0;
+}
+
+/* The iteration's time, and its work in *work (as lsim_perf_iter_work). */
+static inline lsim_time lsim_perf_iter_eval(const struct lsim_perf *p,
+					    const struct lsim_batch *b, double *work)
+{
+	if (p->ops->iter_eval)
+		return p->ops->iter_eval(p, b, work);
+	*work = lsim_perf_iter_work(p, b);
+	return lsim_perf_iter_time(p, b);
 }
 
 void lsim_perf_destroy(struct lsim_perf *p); /* accepts NULL */

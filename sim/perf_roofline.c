@@ -12,6 +12,11 @@
  * and the CPU overhead. Everything is per GPU of the TP group (weights and
  * heads divided by tp). Formulas, sources and choices: docs/perf-model.md
  * (calibration facts sections 3.5-3.6).
+ *
+ * All operators but attention and the LM head depend on the iteration's
+ * token count alone; their terms are kept per token count in a small
+ * direct-mapped cache and added back in the same order, so a cached
+ * iteration time is the same double as a computed one.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -44,6 +49,21 @@ struct roof_state {
 	double vocab_r;	 /* vocabulary per GPU (vocab-parallel LM head) */
 	bool moe;
 	double n_experts, top_k;
+	struct t_terms *cache; /* TERM_CACHE entries, direct-mapped by T */
+};
+
+/* The terms of the operators that depend only on the token count T, in
+ * the order roof_eval adds them: before attention (two norms, QKV,
+ * rotary), after it (O, the MLP or MoE operators, the all-reduces), and
+ * once per iteration before the LM head (embedding, final norm). */
+#define MAX_POST 6
+#define TERM_CACHE 64
+struct t_terms {
+	double tokens; /* the T they are for; 0: empty */
+	double pre, pre_w;
+	double post[MAX_POST], post_w[MAX_POST];
+	int n_post;
+	double once, once_w;
 };
 
 /* Achieved fraction of peak for a GEMM with m rows. */
@@ -80,6 +100,79 @@ static double elementwise(const struct roof_state *s, double *work, double elems
 	return op(s, work, 0.0, 1.0, elems * s->bpp, 1);
 }
 
+/* Appends a term after attention. */
+static void push(struct t_terms *c, double time, double work)
+{
+	c->post[c->n_post] = time;
+	c->post_w[c->n_post++] = work;
+}
+
+static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
+{
+	const double h = s->h;
+	double t, w;
+	c->tokens = T;
+	c->pre = c->pre_w = 0.0;
+	for (int i = 0; i < 2; i++) /* two RMSNorms */
+		c->pre += op(s, &c->pre_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);
+	c->pre += gemm(s, &c->pre_w, T, h, s->q + 2.0 * s->kvw, 1.0);	  /* QKV */
+	c->pre += elementwise(s, &c->pre_w, 2.0 * T * (s->q + s->kvw)); /* rotary */
+	c->n_post = 0;
+	w = 0.0;
+	t = gemm(s, &w, T, s->q, h, 1.0); /* O */
+	push(c, t, w);
+	if (!s->moe) {
+		w = 0.0;
+		t = gemm(s, &w, T, h, (s->g - 1.0) * s->f, 1.0); /* gate+up */
+		push(c, t, w);
+		w = 0.0;
+		t = elementwise(s, &w, T * s->g * s->f); /* activation */
+		push(c, t, w);
+		w = 0.0;
+		t = gemm(s, &w, T, s->f, h, 1.0); /* down */
+		push(c, t, w);
+	} else {
+		double E = s->n_experts, k = s->top_k;
+		double pairs_tok = T * k;			     /* token-expert pairs */
+		double active = E * (1.0 - pow((E - k) / E, T));    /* distinct experts */
+		double m = pairs_tok / active;			     /* rows per expert */
+		double fu = (s->g - 1.0) * s->f;
+		w = 0.0; /* router GEMM (replicated) + top-k */
+		t = op(s, &w, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
+		push(c, t, w);
+		w = 0.0;
+		t = op(s, &w, 2.0 * pairs_tok * h * fu, eff(s, m),
+		       (active * h * fu + pairs_tok * (h + fu)) * s->bpp, 1);
+		push(c, t, w);
+		w = 0.0;
+		t = elementwise(s, &w, pairs_tok * s->g * s->f);
+		push(c, t, w);
+		w = 0.0;
+		t = op(s, &w, 2.0 * pairs_tok * s->f * h, eff(s, m),
+		       (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
+		push(c, t, w);
+	}
+	if (s->tp > 1) {
+		/* after O and after down: ring all-reduce of T x hidden */
+		double bytes = T * h * s->bpp;
+		double ring = s->ar_on_links ? 0.0
+				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
+		push(c, 2.0 * (ring + s->ar_lat), 0.0);
+	}
+	c->once = c->once_w = 0.0;
+	c->once += elementwise(s, &c->once_w, 2.0 * T * h);		     /* embedding gather */
+	c->once += op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
+}
+
+/* The token-count terms for T, from the cache or computed into it. */
+static const struct t_terms *terms_for(const struct roof_state *s, double T)
+{
+	struct t_terms *c = &s->cache[(uint64_t)T % TERM_CACHE];
+	if (c->tokens != T)
+		token_terms(s, T, c);
+	return c;
+}
+
 /* The iteration's time in seconds; *work gets its work at peak rates. */
 static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 			double *work)
@@ -111,12 +204,9 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 	if (tokens <= 0.0)
 		return s->cpu;
 	const double T = tokens, h = s->h;
+	const struct t_terms *c = terms_for(s, T);
 
-	double layer = 0.0, wl = 0.0, wo = 0.0; /* work per layer, once */
-	for (int i = 0; i < 2; i++) /* two RMSNorms */
-		layer += op(s, &wl, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);
-	layer += gemm(s, &wl, T, h, s->q + 2.0 * s->kvw, 1.0);		 /* QKV */
-	layer += elementwise(s, &wl, 2.0 * T * (s->q + s->kvw));		 /* rotary */
+	double layer = c->pre, wl = c->pre_w, wo = c->once_w; /* work per layer, once */
 	{
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = 4.0 * s->d * s->heads * pairs;
@@ -124,37 +214,13 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 		/* KV-cache write + attention; attention is not a thin GEMM */
 		layer += op(s, &wl, flops, s->mfu_max, bytes, 2);
 	}
-	layer += gemm(s, &wl, T, s->q, h, 1.0); /* O */
-	if (!s->moe) {
-		layer += gemm(s, &wl, T, h, (s->g - 1.0) * s->f, 1.0);    /* gate+up */
-		layer += elementwise(s, &wl, T * s->g * s->f);	     /* activation */
-		layer += gemm(s, &wl, T, s->f, h, 1.0);		     /* down */
-	} else {
-		double E = s->n_experts, k = s->top_k;
-		double pairs_tok = T * k;			     /* token-expert pairs */
-		double active = E * (1.0 - pow((E - k) / E, T));    /* distinct experts */
-		double m = pairs_tok / active;			     /* rows per expert */
-		/* router GEMM (replicated) + top-k */
-		layer += op(s, &wl, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
-		double fu = (s->g - 1.0) * s->f;
-		layer += op(s, &wl, 2.0 * pairs_tok * h * fu, eff(s, m),
-			    (active * h * fu + pairs_tok * (h + fu)) * s->bpp, 1);
-		layer += elementwise(s, &wl, pairs_tok * s->g * s->f);
-		layer += op(s, &wl, 2.0 * pairs_tok * s->f * h, eff(s, m),
-			    (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
-	}
-	if (s->tp > 1) {
-		/* after O and after down: ring all-reduce of T x hidden */
-		double bytes = T * h * s->bpp;
-		double ring = s->ar_on_links ? 0.0
-				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
-		layer += 2.0 * (ring + s->ar_lat);
+	for (int i = 0; i < c->n_post; i++) {
+		layer += c->post[i];
+		wl += c->post_w[i];
 	}
 
-	double once = 0.0;
-	once += elementwise(s, &wo, 2.0 * T * h);			   /* embedding gather */
-	once += op(s, &wo, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);	   /* final norm */
-	once += gemm(s, &wo, seqs, h, s->vocab_r, 1.0);		   /* LM head, last tokens */
+	double once = c->once;
+	once += gemm(s, &wo, seqs, h, s->vocab_r, 1.0); /* LM head, last tokens */
 
 	*work = s->n_layers * wl + wo;
 	return s->n_layers * layer + once + s->cpu;
@@ -174,6 +240,13 @@ static double roof_iter_work(const struct lsim_perf *p, const struct lsim_batch 
 	return work;
 }
 
+static lsim_time roof_iter_eval(const struct lsim_perf *p, const struct lsim_batch *b,
+				double *work)
+{
+	lsim_time t = lsim_time_from_s(roof_eval(p->state, b, work));
+	return t < 1 ? 1 : t;
+}
+
 
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
 				 int64_t tokens)
@@ -188,6 +261,8 @@ static void roof_destroy(struct lsim_perf *p)
 {
 	if (!p)
 		return;
+	if (p->state)
+		free(((struct roof_state *)p->state)->cache);
 	free(p->state);
 	free(p);
 }
@@ -196,6 +271,7 @@ static const struct lsim_perf_ops roof_ops = {
 	.name = "roofline",
 	.iter_time = roof_iter_time,
 	.iter_work = roof_iter_work,
+	.iter_eval = roof_iter_eval,
 	.destroy = roof_destroy,
 };
 
@@ -255,9 +331,11 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 
 	struct roof_state *s = calloc(1, sizeof *s);
 	struct lsim_perf *p = calloc(1, sizeof *p);
-	if (!s || !p) {
+	struct t_terms *cache = calloc(TERM_CACHE, sizeof *cache);
+	if (!s || !p || !cache) {
 		free(s);
 		free(p);
+		free(cache);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
 	double tp = prm->tp;
@@ -287,6 +365,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->moe = m->n_experts > 0;
 	s->n_experts = m->n_experts;
 	s->top_k = m->experts_per_token;
+	s->cache = cache;
 	p->ops = &roof_ops;
 	p->state = s;
 	*out = p;
