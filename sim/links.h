@@ -151,6 +151,8 @@ int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
  * serialized one after another in FIFO order (bytes / bw each), then take
  * the link's latency; store-and-forward from link to link. Messages do not
  * share bandwidth with flows (docs/links.md). done is called at delivery.
+ * Without done, nothing happens at delivery: the message counts as
+ * delivered once it enters its last link, and takes no event there.
  */
 int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
 		  double bytes, lsim_msg_done_fn done, void *ctx, uint64_t arg,
@@ -168,7 +170,7 @@ struct lsim_net_stats {
 	uint64_t flows_recomputed; /* flows re-solved by them, summed */
 	uint64_t links_recomputed; /* links they visited, summed */
 	uint64_t rate_changes;	  /* flows whose rate changed (events moved) */
-	uint64_t msgs_sent, msgs_delivered;
+	uint64_t msgs_sent, msgs_delivered; /* delivered: see lsim_msg_send */
 };
 
 void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out);
