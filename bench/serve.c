@@ -4,7 +4,10 @@
  * requests_per_s=R events_per_s=E speedup=X peak_rss_mb=M` (speedup =
  * simulated seconds per host second); a NAME starting with "e2e" also
  * prints the issue's line `bench e2e requests=N wall_s=X req_per_s=X
- * events_per_s=X peak_rss_mb=X`. Usage: serve NAME SCENARIO [key=value ...]
+ * events_per_s=X peak_rss_mb=X`, and a NAME starting with "fleet" the
+ * cluster-scale line `bench fleet gpus=N sim_hours=X wall_s=X requests=N
+ * jobs=N events=N events_per_s=X peak_rss_mb=X`.
+ * Usage: serve NAME SCENARIO [key=value ...]
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,6 +48,12 @@ int main(int argc, char **argv)
 		       "peak_rss_mb=%.1f\n",
 		       r->n_reqs, r->wall_s, (double)r->n_reqs / r->wall_s,
 		       r->summary.sim_events / r->wall_s, rss_mb);
+	if (!strncmp(argv[1], "fleet", 5))
+		printf("bench fleet gpus=%lld sim_hours=%.1f wall_s=%.3f requests=%zu jobs=%zu "
+		       "events=%.0f events_per_s=%.0f peak_rss_mb=%.1f\n",
+		       (long long)lsim_scenario_gpus(sc), sim_s / 3600.0, r->wall_s, r->n_reqs,
+		       r->n_jobs, r->summary.sim_events, r->summary.sim_events / r->wall_s,
+		       rss_mb);
 	lsim_scenario_destroy(sc);
 	return 0;
 }

@@ -72,6 +72,14 @@ struct job {
 	double key;
 	uint64_t qseq;
 	double since_ckpt_gpu_s; /* compute since the last checkpoint */
+	/* its part of the plan's running demand (struct run_plan), as last
+	 * computed: what it held then, and the changes after, at absolute
+	 * times; dirty: in js->dirty, to be computed again */
+	struct pdelta *pd;
+	int32_t n_pd;
+	int32_t pd_base;
+	int32_t pd_type; /* -1: not in the running demand */
+	bool dirty;
 	struct lsim_job_record rec;
 };
 
@@ -121,6 +129,28 @@ struct delta {
 	int32_t type;
 };
 
+struct pdelta {
+	lsim_time t;
+	int64_t d; /* milli-GPUs */
+};
+
+/*
+ * The predicted demand of the jobs holding GPUs, one type, kept from one
+ * plan build to the next: base is the demand at the last build, and
+ * (t[i], d[i]) the changes after it, sorted, one per time, none zero. A
+ * job's predicted demand in absolute time stays the same until one of
+ * its own events, so a build only re-computes the jobs that changed.
+ */
+struct run_plan {
+	lsim_time *t;
+	int64_t *d;
+	size_t n, cap;
+	lsim_time *t2; /* the next build's arrays */
+	int64_t *d2;
+	size_t cap2;
+	int64_t base;
+};
+
 struct lsim_jobs {
 	struct lsim_engine *eng;
 	struct lsim_jobs_cfg cfg;
@@ -167,6 +197,19 @@ struct lsim_jobs {
 	struct steps *plan;
 	struct delta *deltas;
 	size_t cap_deltas;
+	int64_t *res_base; /* per type: demand now of jobs queued to resume */
+	/* the running jobs' part of the plan, kept between builds (on from
+	 * the first build; stale: rebuilt from every job at the next one,
+	 * after running out of memory); pend: its changes since the last
+	 * build, dirty: the jobs whose profile may have changed since */
+	bool run_on, run_stale;
+	struct run_plan *run;
+	struct delta *pend;
+	size_t n_pend, cap_pend;
+	int32_t *dirty;
+	size_t n_dirty, cap_dirty;
+	struct pdelta *pscr;
+	size_t cap_pscr;
 	struct seg *segs;
 	size_t cap_segs;
 	/* results */
@@ -219,11 +262,27 @@ static double held_gpus(const struct job *jb)
 	return (double)jb->milli / MILLI;
 }
 
+/* The job's predicted demand may have changed: the next plan build
+ * computes it again (once the plan keeps the running jobs' demand). */
+static void touch(struct lsim_jobs *js, struct job *jb)
+{
+	if (!js->run_on || js->run_stale || jb->dirty)
+		return;
+	if (grow((void **)&js->dirty, &js->cap_dirty, js->n_dirty + 1,
+		 sizeof *js->dirty)) {
+		js->run_stale = true; /* every job, at the next build */
+		return;
+	}
+	jb->dirty = true;
+	js->dirty[js->n_dirty++] = (int32_t)(jb - js->jobs);
+}
+
 /* Enters state st and notes it in the timeline (lost, not fatal, if
  * memory runs out). */
 static void set_state(struct lsim_jobs *js, struct job *jb, enum job_state st)
 {
 	jb->state = st;
+	touch(js, jb);
 	if (js->n_timeline == js->cap_timeline) {
 		size_t c = js->cap_timeline ? 2 * js->cap_timeline : 256;
 		struct lsim_job_event *p = realloc(js->timeline, c * sizeof *p);
@@ -888,10 +947,11 @@ static int add_profile_deltas(struct lsim_jobs *js, const struct job *jb,
 	return 0;
 }
 
-static int plan_build(struct lsim_jobs *js)
+/* The plan from scratch: every running job's and resume's profile, sorted
+ * (cfg.plan_rebuild; the reference the kept plan below is tested
+ * against). */
+static int plan_build_full(struct lsim_jobs *js)
 {
-	if (js->plan_valid)
-		return 0;
 	lsim_time now = now_of(js);
 	size_t nd = 0;
 	int64_t *base = calloc((size_t)js->n_types, sizeof *base);
@@ -944,6 +1004,315 @@ static int plan_build(struct lsim_jobs *js)
 		}
 	}
 	free(base);
+	js->plan_valid = true;
+	return 0;
+}
+
+/* ---- the plan kept between builds ---- */
+
+/* The profile of running job jb from now: its demand now (*base) and its
+ * changes after (js->pscr[0 .. *n)). */
+static int running_profile(struct lsim_jobs *js, const struct job *jb,
+			   int64_t *base, size_t *n)
+{
+	struct segbuf b = js_segbuf(js);
+	profile(js, jb, jb->type, &b);
+	js_keep_segbuf(js, &b);
+	*base = 0;
+	*n = 0;
+	if (b.oom)
+		return LSIM_ENOMEM;
+	if (b.n == 0)
+		return 0;
+	if (grow((void **)&js->pscr, &js->cap_pscr, b.n, sizeof *js->pscr))
+		return LSIM_ENOMEM;
+	lsim_time t = now_of(js);
+	*base = b.s[0].milli;
+	for (size_t i = 0; i < b.n; i++) {
+		t += b.s[i].dur;
+		int32_t next = i + 1 < b.n ? b.s[i + 1].milli : 0;
+		js->pscr[i] = (struct pdelta){t, (int64_t)next - b.s[i].milli};
+	}
+	*n = b.n;
+	return 0;
+}
+
+/* A change of d at t to the running demand of type: into the base if it
+ * is not after now, else pending for the next merge. */
+static int run_change(struct lsim_jobs *js, int32_t type, lsim_time now,
+		      lsim_time t, int64_t d)
+{
+	if (d == 0)
+		return 0;
+	if (t <= now) {
+		js->run[type].base += d;
+		return 0;
+	}
+	if (grow((void **)&js->pend, &js->cap_pend, js->n_pend + 1,
+		 sizeof *js->pend))
+		return LSIM_ENOMEM;
+	js->pend[js->n_pend++] = (struct delta){t, (int32_t)d, type};
+	return 0;
+}
+
+/* Adds (sign 1) or takes out (-1) jb's cached profile. */
+static int run_apply(struct lsim_jobs *js, const struct job *jb, lsim_time now,
+		     int64_t sign)
+{
+	js->run[jb->pd_type].base += sign * (int64_t)jb->pd_base;
+	for (int32_t i = 0; i < jb->n_pd; i++)
+		if (run_change(js, jb->pd_type, now, jb->pd[i].t, sign * jb->pd[i].d))
+			return LSIM_ENOMEM;
+	return 0;
+}
+
+/* Whether jb's cached profile, from now on, is the one just computed
+ * (base, js->pscr[0 .. n)). */
+static bool same_profile(const struct lsim_jobs *js, const struct job *jb,
+			 lsim_time now, int64_t base, size_t n)
+{
+	if (jb->pd_type != jb->type)
+		return false;
+	int64_t v = jb->pd_base;
+	int32_t i = 0;
+	while (i < jb->n_pd && jb->pd[i].t <= now)
+		v += jb->pd[i++].d;
+	if (v != base || (size_t)(jb->n_pd - i) != n)
+		return false;
+	for (size_t k = 0; k < n; k++, i++)
+		if (jb->pd[i].t != js->pscr[k].t || jb->pd[i].d != js->pscr[k].d)
+			return false;
+	return true;
+}
+
+/* Brings jb's part of the running demand up to date. */
+static int run_refresh(struct lsim_jobs *js, struct job *jb, lsim_time now)
+{
+	bool running = jb->run_pos >= 0;
+	int64_t base = 0;
+	size_t n = 0;
+	if (running && running_profile(js, jb, &base, &n))
+		return LSIM_ENOMEM;
+	if (jb->pd_type >= 0) {
+		if (running && same_profile(js, jb, now, base, n))
+			return 0;
+		if (run_apply(js, jb, now, -1))
+			return LSIM_ENOMEM;
+		jb->pd_type = -1;
+	}
+	if (!running || (size_t)jb->n_pd != n) {
+		free(jb->pd);
+		jb->pd = NULL;
+		jb->n_pd = 0;
+	}
+	if (!running)
+		return 0;
+	if (n > 0 && !jb->pd) {
+		jb->pd = malloc(n * sizeof *jb->pd);
+		if (!jb->pd)
+			return LSIM_ENOMEM;
+	}
+	if (n > 0)
+		memcpy(jb->pd, js->pscr, n * sizeof *jb->pd);
+	jb->n_pd = (int32_t)n;
+	jb->pd_base = (int32_t)base;
+	jb->pd_type = jb->type;
+	return run_apply(js, jb, now, 1);
+}
+
+/* Whether running job jb's predicted demand in absolute time can move
+ * without an event of its own: no event ends its state, because its flows
+ * are in flight (they may take longer than predicted) or the engine ran
+ * out of memory. */
+static bool run_volatile(const struct job *jb)
+{
+	return jb->run_pos >= 0 && jb->ev == 0;
+}
+
+/* Empties the running demand and marks every running job to be added:
+ * the first build, or the one after running out of memory. */
+static int run_reset(struct lsim_jobs *js)
+{
+	for (int32_t t = 0; t < js->n_types; t++) {
+		js->run[t].n = 0;
+		js->run[t].base = 0;
+	}
+	js->n_pend = 0;
+	js->n_dirty = 0;
+	for (size_t j = 0; j < js->n_jobs; j++) {
+		struct job *jb = &js->jobs[j];
+		jb->pd_type = -1;
+		jb->dirty = false;
+	}
+	js->run_on = true;
+	js->run_stale = false;
+	if (grow((void **)&js->dirty, &js->cap_dirty, js->n_running + 1,
+		 sizeof *js->dirty)) {
+		js->run_stale = true;
+		return LSIM_ENOMEM;
+	}
+	for (size_t i = 0; i < js->n_running; i++) {
+		struct job *jb = &js->jobs[js->running[i]];
+		jb->dirty = true;
+		js->dirty[js->n_dirty++] = js->running[i];
+	}
+	return 0;
+}
+
+/* Takes in the dirty jobs' changes; volatile jobs stay dirty. */
+static int run_update(struct lsim_jobs *js, lsim_time now)
+{
+	if ((!js->run_on || js->run_stale) && run_reset(js))
+		return LSIM_ENOMEM;
+	size_t keep = 0;
+	for (size_t q = 0; q < js->n_dirty; q++) {
+		int32_t j = js->dirty[q];
+		struct job *jb = &js->jobs[j];
+		jb->dirty = false;
+		if (run_refresh(js, jb, now)) {
+			js->run_stale = true;
+			return LSIM_ENOMEM;
+		}
+		if (run_volatile(jb)) {
+			jb->dirty = true;
+			js->dirty[keep++] = j;
+		}
+	}
+	js->n_dirty = keep;
+	return 0;
+}
+
+/*
+ * Type's plan f from now: the running demand merged with its pending
+ * changes p[0 .. np) (which become part of it) and with the resumes'
+ * profiles r[0 .. nr) (which do not), both sorted by time, and rbase, the
+ * resumes' demand now. Steps only where the demand changes, as
+ * plan_build_full makes them.
+ */
+static int run_merge(struct lsim_jobs *js, int32_t type, lsim_time now,
+		     const struct delta *p, size_t np, const struct delta *r,
+		     size_t nr, int64_t rbase, struct steps *f)
+{
+	struct run_plan *a = &js->run[type];
+	size_t need = a->n + np;
+	if (need > a->cap2) {
+		size_t c = a->cap2 ? a->cap2 : 16;
+		while (c < need)
+			c *= 2;
+		lsim_time *t2 = realloc(a->t2, c * sizeof *t2);
+		if (!t2)
+			return LSIM_ENOMEM;
+		a->t2 = t2;
+		int64_t *d2 = realloc(a->d2, c * sizeof *d2);
+		if (!d2)
+			return LSIM_ENOMEM;
+		a->d2 = d2;
+		a->cap2 = c;
+	}
+	if (steps_reserve(f, need + nr + 1))
+		return LSIM_ENOMEM;
+	size_t i = 0, k = 0, q = 0, w = 0;
+	int64_t base = a->base;
+	while (i < a->n && a->t[i] <= now)
+		base += a->d[i++];
+	while (k < np && p[k].t <= now)
+		base += p[k++].d;
+	int64_t u = base + rbase;
+	while (q < nr && r[q].t <= now)
+		u += r[q++].d;
+	f->n = 1;
+	f->t[0] = now;
+	f->u[0] = u;
+	for (;;) {
+		bool any = false;
+		lsim_time t = 0;
+		if (i < a->n) {
+			t = a->t[i];
+			any = true;
+		}
+		if (k < np && (!any || p[k].t < t)) {
+			t = p[k].t;
+			any = true;
+		}
+		if (q < nr && (!any || r[q].t < t)) {
+			t = r[q].t;
+			any = true;
+		}
+		if (!any)
+			break;
+		int64_t dp = 0, dr = 0;
+		while (i < a->n && a->t[i] == t)
+			dp += a->d[i++];
+		while (k < np && p[k].t == t)
+			dp += p[k++].d;
+		while (q < nr && r[q].t == t)
+			dr += r[q++].d;
+		if (dp != 0) {
+			a->t2[w] = t;
+			a->d2[w] = dp;
+			w++;
+		}
+		u += dp + dr;
+		if (f->u[f->n - 1] != u) {
+			f->t[f->n] = t;
+			f->u[f->n] = u;
+			f->n++;
+		}
+	}
+	lsim_time *tt = a->t;
+	int64_t *td = a->d;
+	size_t tc = a->cap;
+	a->t = a->t2;
+	a->d = a->d2;
+	a->cap = a->cap2;
+	a->t2 = tt;
+	a->d2 = td;
+	a->cap2 = tc;
+	a->n = w;
+	a->base = base;
+	return 0;
+}
+
+/* The plan: the running jobs' demand kept from the last build, the
+ * changes of the jobs touched since, and the resumes' profiles. */
+static int plan_build(struct lsim_jobs *js)
+{
+	if (js->plan_valid)
+		return 0;
+	if (js->cfg.plan_rebuild)
+		return plan_build_full(js);
+	lsim_time now = now_of(js);
+	if (run_update(js, now))
+		return LSIM_ENOMEM;
+	size_t nd = 0;
+	memset(js->res_base, 0, (size_t)js->n_types * sizeof *js->res_base);
+	for (size_t i = 0; i < js->n_pending; i++) {
+		const struct job *jb = &js->jobs[js->pending[i]];
+		if (!jb->resume)
+			break; /* resumes come first */
+		if (add_profile_deltas(js, jb, plan_type(js, jb), js->res_base, &nd)) {
+			js->run_stale = true;
+			return LSIM_ENOMEM;
+		}
+	}
+	if (nd > 1)
+		qsort(js->deltas, nd, sizeof *js->deltas, delta_cmp);
+	if (js->n_pend > 1)
+		qsort(js->pend, js->n_pend, sizeof *js->pend, delta_cmp);
+	size_t k = 0, q = 0;
+	for (int32_t t = 0; t < js->n_types; t++) {
+		size_t k0 = k, q0 = q;
+		while (k < js->n_pend && js->pend[k].type == t)
+			k++;
+		while (q < nd && js->deltas[q].type == t)
+			q++;
+		if (run_merge(js, t, now, js->pend + k0, k - k0, js->deltas + q0,
+			      q - q0, js->res_base[t], &js->plan[t])) {
+			js->run_stale = true;
+			return LSIM_ENOMEM;
+		}
+	}
+	js->n_pend = 0;
 	js->plan_valid = true;
 	return 0;
 }
@@ -1044,6 +1413,40 @@ bool lsim_jobs_plan_fits_now(struct lsim_jobs *js, int32_t j)
 	if (!choose(js, &js->jobs[j], &type, &grant))
 		return false;
 	return plan_fits(js, &js->jobs[j], type);
+}
+
+int lsim_jobs_plan_check(struct lsim_jobs *js)
+{
+	js->plan_valid = false;
+	int rc = plan_build(js);
+	struct steps *kept = calloc((size_t)js->n_types, sizeof *kept);
+	if (!kept)
+		rc = LSIM_ENOMEM;
+	for (int32_t t = 0; rc == 0 && t < js->n_types; t++) {
+		const struct steps *f = &js->plan[t];
+		rc = steps_reserve(&kept[t], f->n);
+		if (rc == 0) {
+			memcpy(kept[t].t, f->t, f->n * sizeof *f->t);
+			memcpy(kept[t].u, f->u, f->n * sizeof *f->u);
+			kept[t].n = f->n;
+		}
+	}
+	js->plan_valid = false;
+	if (rc == 0)
+		rc = plan_build_full(js);
+	for (int32_t t = 0; rc == 0 && t < js->n_types; t++) {
+		const struct steps *f = &js->plan[t], *k = &kept[t];
+		if (f->n != k->n || memcmp(f->t, k->t, f->n * sizeof *f->t) ||
+		    memcmp(f->u, k->u, f->n * sizeof *f->u))
+			rc = LSIM_ESTATE;
+	}
+	js->plan_valid = false;
+	for (int32_t t = 0; kept && t < js->n_types; t++) {
+		free(kept[t].t);
+		free(kept[t].u);
+	}
+	free(kept);
+	return rc;
 }
 
 /* ---- the state machine ---- */
@@ -1151,6 +1554,7 @@ static void release(struct lsim_jobs *js, int32_t j)
 	if (t >= 0 && (size_t)t < js->n_tenant_milli)
 		js->tenant_milli[t] -= jb->milli;
 	running_remove(js, jb);
+	touch(js, jb);
 	give_gpus(js, jb);
 	jb->alloc = 0;
 	jb->milli = 0;
@@ -1166,6 +1570,7 @@ static void schedule_ev(struct lsim_jobs *js, struct job *jb, int32_t j,
 {
 	jb->state_end = at;
 	jb->ev = lsim_schedule(js->eng, at, ev_job, js, (uint64_t)j);
+	touch(js, jb);
 }
 
 static void begin_compute(struct lsim_jobs *js, int32_t j)
@@ -1317,6 +1722,7 @@ static void ev_job(struct lsim_engine *eng, void *subject, uint64_t arg)
 			lsim_time est = iter_time(js, jb, jb->phase, jb->n, jb->type) - jb->it;
 			jb->state_end = now + (est > 0 ? est : 0);
 			jb->it = LSIM_TIME_MAX / 4;
+			touch(js, jb);
 			if (start_job_flows(js, j, jb->n, true,
 					    2.0 * (jb->n - 1) / jb->n * s->params * gb))
 				break;
@@ -1529,6 +1935,7 @@ int lsim_jobs_preempt(struct lsim_jobs *js, int32_t j, bool front)
 		if (jb->after == AFTER_RESIZE)
 			jb->rec.resizes++;
 		jb->after = AFTER_RELEASE;
+		touch(js, jb);
 		break;
 	case ST_RESTARTING:
 		jb->rec.preemptions++;
@@ -1923,6 +2330,7 @@ static int add_job(struct lsim_jobs *js, const struct lsim_job_spec *s,
 	set_progress(jb, 0);
 	jb->type = -1;
 	jb->run_pos = -1;
+	jb->pd_type = -1;
 	double bytes = s->ckpt_bytes > 0 ? s->ckpt_bytes
 					 : s->params * js->cfg.ckpt_bytes_per_param;
 	jb->ckpt_bytes = bytes;
@@ -2030,11 +2438,13 @@ int lsim_jobs_create(struct lsim_engine *eng, const struct lsim_pool_spec *pool,
 	js->types = calloc((size_t)js->n_types, sizeof *js->types);
 	js->type_names = calloc((size_t)js->n_types, sizeof *js->type_names);
 	js->plan = calloc((size_t)js->n_types, sizeof *js->plan);
+	js->run = calloc((size_t)js->n_types, sizeof *js->run);
+	js->res_base = calloc((size_t)js->n_types, sizeof *js->res_base);
 	js->nodes = calloc((size_t)js->n_nodes, sizeof *js->nodes);
 	js->gpus = calloc(js->n_gpus > 0 ? (size_t)js->n_gpus : 1,
 			  sizeof *js->gpus);
-	if (!js->types || !js->type_names || !js->plan || !js->nodes ||
-	    !js->gpus) {
+	if (!js->types || !js->type_names || !js->plan || !js->run ||
+	    !js->res_base || !js->nodes || !js->gpus) {
 		lsim_jobs_destroy(js);
 		return LSIM_ENOMEM;
 	}
@@ -2082,6 +2492,7 @@ void lsim_jobs_destroy(struct lsim_jobs *js)
 	for (size_t i = 0; i < js->n_jobs; i++) {
 		free(js->jobs[i].gpus);
 		free(js->jobs[i].flows);
+		free(js->jobs[i].pd);
 	}
 	free(js->jobs);
 	free(js->pending);
@@ -2097,6 +2508,19 @@ void lsim_jobs_destroy(struct lsim_jobs *js)
 		}
 	}
 	free(js->plan);
+	if (js->run) {
+		for (int32_t t = 0; t < js->n_types; t++) {
+			free(js->run[t].t);
+			free(js->run[t].d);
+			free(js->run[t].t2);
+			free(js->run[t].d2);
+		}
+	}
+	free(js->run);
+	free(js->res_base);
+	free(js->pend);
+	free(js->dirty);
+	free(js->pscr);
 	free(js->deltas);
 	free(js->segs);
 	free(js->lends);

@@ -48,6 +48,10 @@ struct lsim_jobs_cfg {
 	double price_per_gpu_hour; /* > 0 overrides the profiles' prices */
 	/* easy_backfill: pending jobs examined for backfill per pass. */
 	int32_t backfill_depth;
+	/* Build the plan from every job at each pass instead of keeping the
+	 * running jobs' part between passes (same plan, slower: the
+	 * reference the kept plan is tested against). */
+	bool plan_rebuild;
 	/* las: service (GPU-seconds) thresholds of the priority levels:
 	 * level k holds jobs below las_threshold x las_multiplier^k;
 	 * las_levels 0 orders by exact attained service. */
@@ -280,7 +284,10 @@ int lsim_jobs_preempt_for(struct lsim_jobs *js, int32_t j,
  * The plan: per GPU type, the predicted GPU demand over time of the jobs
  * holding GPUs and those queued to resume, as a step function from now.
  * Built on first use in a scheduling pass, extended by the jobs started in
- * it and by reservations, dropped at the end of the pass.
+ * it and by reservations, dropped at the end of the pass. The running
+ * jobs' part is kept from one build to the next (a job's predicted
+ * demand in absolute time only changes with its own state), so a build
+ * costs the jobs that changed and one merge, not a sort of every job.
  *   plan_earliest: the earliest time j's predicted demand fits (and the
  *     type), LSIM_TIME_MAX if never;
  *   plan_reserve: adds j's demand from `at` on `type` (a reservation);
@@ -291,5 +298,15 @@ lsim_time lsim_jobs_plan_earliest(struct lsim_jobs *js, int32_t j,
 int lsim_jobs_plan_reserve(struct lsim_jobs *js, int32_t j, lsim_time at,
 			   int32_t type);
 bool lsim_jobs_plan_fits_now(struct lsim_jobs *js, int32_t j);
+
+/*
+ * A check of the plan kept between passes (the running jobs' predicted
+ * demand is not rebuilt from every job at each pass, only for the jobs
+ * whose state changed): builds the plan as a pass would and from every
+ * job, and compares them. 0 if they are the same step functions,
+ * LSIM_ESTATE if not, LSIM_ENOMEM. Changes no result: the next pass
+ * builds its plan again.
+ */
+int lsim_jobs_plan_check(struct lsim_jobs *js);
 
 #endif

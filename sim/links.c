@@ -90,6 +90,7 @@ struct link {
 	enum lsim_link_kind kind;
 	double util_sampled; /* util_ns at the last sample */
 	lsim_time t_sampled;
+	bool watched; /* in the net's watch list */
 	/* message queue */
 	lsim_time msg_free_at;
 	double msg_bytes;
@@ -191,6 +192,11 @@ struct lsim_net {
 	struct solve sv;
 	/* smallest old rate of the flows that left since the last settle */
 	double theta_gone;
+	/* lsim_net_sample_active: the links that had flows since its last
+	 * call (or whose last sample was not 0), and the time of that call */
+	int32_t *watch;
+	int32_t n_watch;
+	lsim_time t_sample;
 	struct lsim_net_stats st;
 };
 
@@ -258,6 +264,7 @@ static int grow_links(struct lsim_net *net, int32_t want)
 	size_t n = (size_t)want;
 	if (grow_to((void **)&net->links, n, sizeof *net->links) ||
 	    grow_to((void **)&net->dirty, n, sizeof *net->dirty) ||
+	    grow_to((void **)&net->watch, n, sizeof *net->watch) ||
 	    grow_to((void **)&net->lm, n, sizeof *net->lm) ||
 	    grow_to((void **)&sv->link, n, sizeof *sv->link) ||
 	    grow_to((void **)&sv->rem, n, sizeof *sv->rem) ||
@@ -359,6 +366,20 @@ static void mark_dirty(struct lsim_net *net, int32_t link)
 	net->dirty[net->n_dirty++] = link;
 }
 
+/* A flow crosses the link: lsim_net_sample_active samples it from now
+ * on. Idle since its last sample (no flow, so its statistics did not
+ * move), it is as if sampled at every call since. */
+static void watch_link(struct lsim_net *net, int32_t link)
+{
+	struct link *l = &net->links[link];
+	if (l->watched)
+		return;
+	l->watched = true;
+	net->watch[net->n_watch++] = link;
+	if (l->t_sampled < net->t_sample)
+		l->t_sampled = net->t_sample;
+}
+
 static void ensure_settle(struct lsim_net *net)
 {
 	if (net->settle_ev || net->n_dirty == 0)
@@ -444,6 +465,7 @@ void lsim_net_destroy(struct lsim_net *net)
 	free(net->flows);
 	free(net->msgs);
 	free(net->dirty);
+	free(net->watch);
 	free(net->fm);
 	free(net->frate);
 	free(net->lm);
@@ -547,6 +569,34 @@ double lsim_link_sample_util(struct lsim_net *net, int32_t link)
 	l->util_sampled = l->util_ns;
 	l->t_sampled = now;
 	return u;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+int32_t lsim_net_sample_active(struct lsim_net *net, int32_t *links, double *util)
+{
+	if (!net)
+		return 0;
+	qsort(net->watch, (size_t)net->n_watch, sizeof *net->watch, cmp_i32);
+	int32_t n = 0, keep = 0;
+	for (int32_t i = 0; i < net->n_watch; i++) {
+		int32_t id = net->watch[i];
+		struct link *l = &net->links[id];
+		double u = lsim_link_sample_util(net, id);
+		links[n] = id;
+		util[n++] = u;
+		if (u == 0.0 && l->n_lanes == 0)
+			l->watched = false; /* 0 until a flow comes */
+		else
+			net->watch[keep++] = id;
+	}
+	net->n_watch = keep;
+	net->t_sample = lsim_now(net->eng);
+	return n;
 }
 
 lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
@@ -1006,6 +1056,7 @@ static void activate(struct lsim_net *net, int32_t slot)
 		f->pos[h] = l->n_lanes;
 		l->lanes[l->n_lanes++] = (struct lane){slot, h};
 		mark_dirty(net, id);
+		watch_link(net, id);
 	}
 	ensure_settle(net);
 }

@@ -95,6 +95,18 @@ int lsim_link_get(const struct lsim_net *net, int32_t link,
  */
 double lsim_link_sample_util(struct lsim_net *net, int32_t link);
 
+/*
+ * lsim_link_sample_util of every link whose sample may not be 0: those
+ * that had a flow since the previous call and those whose sample then was
+ * not 0, in increasing id order; their ids go to links[] and their samples
+ * to util[] (both room for lsim_net_n_links), and the count is returned.
+ * Every other link's sample would be exactly 0 (no flow moved its
+ * statistics). The same samples as calling lsim_link_sample_util on every
+ * link at each call, without touching the idle ones: a cluster has tens of
+ * thousands of links and few of them carry flows.
+ */
+int32_t lsim_net_sample_active(struct lsim_net *net, int32_t *links, double *util);
+
 /* Sum of the latencies along a path. */
 lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
 			    int32_t n);

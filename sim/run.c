@@ -69,6 +69,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->inv_mark);
 	free(s->inv_kv);
 	free(s->link_util);
+	free(s->sample_link);
+	free(s->sample_util);
 	free(s->link_ts);
 	free(s->link_recs);
 	free(s->tenant_recs);
@@ -921,12 +923,14 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 }
 
 /* Each link's mean utilisation since the last sample; a row for each
- * that carried something. */
+ * that carried something. Only links that may have carried something are
+ * visited (the others' utilisation is 0, as link_util holds). */
 static int sample_links(struct lsim_sim *s, lsim_time now)
 {
-	int32_t n = s->net ? lsim_net_n_links(s->net) : 0;
-	for (int32_t l = 0; l < n; l++) {
-		double u = lsim_link_sample_util(s->net, l);
+	int32_t n = lsim_net_sample_active(s->net, s->sample_link, s->sample_util);
+	for (int32_t k = 0; k < n; k++) {
+		int32_t l = s->sample_link[k];
+		double u = s->sample_util[k];
 		s->link_util[l] = u;
 		if (!(u > 0))
 			continue;
@@ -1085,8 +1089,10 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->cap_info = s->n_inst;
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
-	s->link_util = calloc(s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1,
-			      sizeof *s->link_util);
+	size_t n_links = s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1;
+	s->link_util = calloc(n_links, sizeof *s->link_util);
+	s->sample_link = malloc(n_links * sizeof *s->sample_link);
+	s->sample_util = malloc(n_links * sizeof *s->sample_util);
 	for (size_t i = 0; s->ctx_by_model && i < s->n_inst; i++) {
 		const struct lsim_instance *in = s->inst[i];
 		int64_t c = in->service_mode ? 0 : in->max_model_len;
@@ -1105,7 +1111,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 			s->ctx_by_model[m] = 0;
 	s->records = lsim_recstore_create(s->records_in_memory);
 	if (!s->inst_info || !s->route_map || !s->rr_model || !s->ctx_by_model ||
-	    !s->link_util || !s->records)
+	    !s->link_util || !s->sample_link || !s->sample_util || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	s->n_ready = 0;
 	for (size_t i = 0; i < s->n_inst; i++) {

@@ -1566,6 +1566,14 @@ const char *lsim_scenario_run_id(const struct lsim_scenario *sc)
 	return sc->run_id;
 }
 
+int64_t lsim_scenario_gpus(const struct lsim_scenario *sc)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < sc->n_nodes; i++)
+		n += (int64_t)sc->nodes[i].count * (int64_t)sc->nodes[i].gpus_per_node;
+	return n;
+}
+
 /* ---- running ---- */
 
 static void fill_len(struct lsim_len_dist *o, const struct len_cfg *l,

@@ -26,6 +26,8 @@ const char *lsim_scenario_effective(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
 /* Stable id of (effective config, seed): 16 hex digits. */
 const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
+/* GPUs of the scenario's cluster (0 without one). */
+int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 
 typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
 				 size_t arrived);

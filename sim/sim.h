@@ -300,6 +300,9 @@ struct lsim_sim {
 	struct lsim_net *net;
 	struct lsim_topo topo;
 	double *link_util;
+	/* scratch of a sample: the links sampled and their utilisations */
+	int32_t *sample_link;
+	double *sample_util;
 	/* Small messages through the network queues: each request from the
 	 * front end (beyond the spine) to its instance's node, and each step's
 	 * output tokens back (network.messages). */

@@ -5,6 +5,8 @@
  * phased job, checkpoint/restart after an injected failure, time packing
  * vs first fit, quotas, GPU shares, elastic jobs, lending GPUs to
  * inference, conservation over generated workloads with random failures,
+ * the plan kept between passes against the plan rebuilt at each (a
+ * hand-made case and random runs),
  * the iteration model, the readers (Alibaba v2023, generic CSV, Helios VC
  * quotas, cluster summaries), bad rows and the generators.
  */
@@ -686,6 +688,249 @@ static void test_conservation(void **state)
 	lsim_job_list_release(&base);
 }
 
+/* ---- the plan kept between passes ---- */
+
+/*
+ * test_easy_backfill's jobs with a fourth (2 GPUs, 50 s, at 40) and J0
+ * failing at 30 s. At 20 the plan has J0 ending at 100, J1 reserved there
+ * and J2 (2 GPUs, 90 s) kept out. J0 restarts at 30 (no checkpoint, no
+ * overhead) and now ends at 130: J1's reservation moves to 130 and J2
+ * (30..120) is backfilled. J3 finds no GPU until J2 ends at 120, and then
+ * would run into J1 (130..180): it starts at 180. A plan kept from 20
+ * must have dropped J0's old end and taken its new one.
+ */
+static void kept_world(struct world *w, bool rebuild)
+{
+	world_init(w, 1, 8);
+	w->cfg.scheduler = "easy_backfill";
+	w->cfg.plan_rebuild = rebuild;
+	add1(w, 0, 6, 100);
+	add1(w, 10, 8, 50);
+	add1(w, 20, 2, 90);
+	add1(w, 40, 2, 50);
+	world_start(w);
+	assert_true(lsim_schedule(w->eng, S(30), fail_job0, w, 0) != 0);
+	world_run(w);
+}
+
+/* At 11 s, in the job's checkpoint (10..12): the plan, then inference
+ * takes the job's 4 GPUs (it will release them at 12, not compute on),
+ * then the plan again; at 50 the GPUs come back. */
+static void ev_check_reclaim(struct lsim_engine *eng, void *subject,
+			     uint64_t arg)
+{
+	(void)eng;
+	struct world *w = subject;
+	if (arg == 1) {
+		assert_int_equal(lsim_jobs_give_back(w->js, 0, 4), 0);
+		return;
+	}
+	assert_int_equal(lsim_jobs_plan_check(w->js), 0);
+	assert_int_equal(lsim_jobs_reclaim(w->js, 0, 4, NULL, NULL), 0);
+	assert_int_equal(lsim_jobs_plan_check(w->js), 0);
+}
+
+static void test_kept_plan(void **state)
+{
+	(void)state;
+	for (int rebuild = 0; rebuild < 2; rebuild++) {
+		struct world w;
+		kept_world(&w, rebuild);
+		expect_run(&w, 0, 0, 130);
+		assert_int_equal(rec(&w, 0)->failures, 1);
+		expect_run(&w, 1, 130, 180);
+		expect_run(&w, 2, 30, 120);
+		expect_run(&w, 3, 180, 230);
+		world_free(&w);
+	}
+	/* A job preempted in a checkpoint: its predicted demand ends with the
+	 * checkpoint. 100 x 1 s on 4 GPUs, a 2 s checkpoint every 10: it
+	 * resumes at 50 (3 s restart, 2 s read) with 90 iterations and 8
+	 * checkpoints left: 55 + 90 + 16 = 161. */
+	static const struct lsim_job_phase ph[] = {{100, 4}};
+	struct world w;
+	world_init(&w, 1, 4);
+	ckpt_cfg(&w, 3);
+	add_ckpt(&w, 0, ph, 1, 10);
+	world_start(&w);
+	assert_true(lsim_schedule(w.eng, S(11), ev_check_reclaim, &w, 0) != 0);
+	assert_true(lsim_schedule(w.eng, S(50), ev_check_reclaim, &w, 1) != 0);
+	world_run(&w);
+	expect_run(&w, 0, 0, 161);
+	assert_int_equal(rec(&w, 0)->preemptions, 1);
+	world_free(&w);
+}
+
+struct lender {
+	struct world *w;
+	int32_t node;
+};
+
+/* Inference takes 4 GPUs of a node (arg 0) and gives them back (1). */
+static void ev_lend(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lender *l = subject;
+	if (arg == 0)
+		assert_int_equal(lsim_jobs_reclaim(l->w->js, l->node, 4, NULL, NULL), 0);
+	else
+		assert_int_equal(lsim_jobs_give_back(l->w->js, l->node, 4), 0);
+}
+
+struct plan_checker {
+	struct lsim_jobs *js;
+	size_t n_jobs;
+	int checks;
+};
+
+/* Until the jobs are done, every 3 s while model jobs come (to 400,000
+ * s), then every 97 s: the kept plan is the full one. */
+static void ev_plan_check(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct plan_checker *c = subject;
+	assert_int_equal(lsim_jobs_plan_check(c->js), 0);
+	c->checks++;
+	lsim_time now = lsim_now(eng);
+	if (lsim_jobs_ended(c->js) < c->n_jobs)
+		lsim_schedule(eng, now + (now < 400000 * LSIM_S ? 3 : 97) * LSIM_S,
+			      ev_plan_check, c, 0);
+}
+
+/*
+ * The plan kept between passes against the plan built from every job at
+ * each pass, over test_conservation's 300 generated and 20 phased jobs
+ * and 60 model jobs whose all-reduces and checkpoint writes move on the
+ * links (writes that contend for storage take longer than predicted), on
+ * two GPU types, with failures, resizes and GPUs lent to inference and
+ * given back. Every few seconds the kept plan must equal the full one, and the
+ * runs must make every change of state of every job at the same time,
+ * under each allocator with EASY backfilling and with time packing under
+ * sjf.
+ */
+static void test_kept_plan_random(void **state)
+{
+	(void)state;
+	static const char *scheds[] = {"easy_backfill", "easy_backfill",
+				       "easy_backfill", "sjf"};
+	static const char *allocs[] = {"static", "dynamic", "time_packing",
+				       "time_packing"};
+	char path[1024];
+	src_path(path, sizeof path, "tests/data/jobs/philly_runtime_counts.csv");
+	struct lsim_job_list base;
+	lsim_job_list_init(&base);
+	struct lsim_job_gen_params p;
+	lsim_job_gen_defaults(&p);
+	p.count = 300;
+	p.capacity_gpus = 64;
+	p.load = 1.5;
+	p.max_gpus = 16;
+	p.ckpt_interval = 1800 * LSIM_S;
+	p.ckpt_bytes = 2e10;
+	struct lsim_diag d = {0};
+	if (lsim_jobs_gen_empirical(path, &p, &base, &d))
+		fail_msg("gen: %s", d.msg);
+	struct lsim_job_phase ph[16];
+	int nph = lsim_job_phases_epochs(5, 2000, 2, 16, 4, 8, 100, ph, 16);
+	for (int i = 0; i < 20; i++) {
+		struct lsim_job_spec s = {0};
+		s.id = 1000 + (uint64_t)i;
+		s.arrival = (lsim_time)i * 20000 * LSIM_S;
+		s.iter_time = LSIM_S;
+		s.ckpt_every = 1000;
+		s.ckpt_bytes = 2e10;
+		s.phases = ph;
+		s.n_phases = nph;
+		assert_int_equal(lsim_job_list_add(&base, &s), 0);
+	}
+	for (int i = 0; i < 60; i++) {
+		struct lsim_job_phase mp = {100 + 7 * i, 1 << (i % 5)};
+		struct lsim_job_spec s = {0};
+		s.id = 2000 + (uint64_t)i;
+		s.arrival = (lsim_time)i * 6007 * LSIM_S;
+		s.params = 1e9 * (1 + i % 7);
+		s.tokens_per_iter = 1e5;
+		s.ckpt_every = 25;
+		s.phases = &mp;
+		s.n_phases = 1;
+		assert_int_equal(lsim_job_list_add(&base, &s), 0);
+	}
+	lsim_job_list_sort(&base);
+	struct lsim_gpu_profile g = {0};
+	g.bf16_flops = 1e15;
+	g.mfu_max = 0.5;
+	g.nvlink_bw = 2e9;
+	for (size_t c = 0; c < 4; c++) {
+		struct lsim_job_event *tl[2] = {NULL, NULL};
+		size_t ntl[2] = {0, 0};
+		int64_t backfilled = 0;
+		for (int rebuild = 0; rebuild < 2; rebuild++) {
+			struct world w;
+			world_init(&w, 4, 8);
+			assert_int_equal(lsim_pool_spec_add(&w.pool, 4, 8, "A100"), 0);
+			w.cfg.scheduler = scheds[c];
+			w.cfg.allocator = allocs[c];
+			w.cfg.plan_rebuild = rebuild;
+			w.cfg.gpu = &g;
+			w.cfg.storage_bw = 1e9;
+			w.cfg.restart_overhead = 30 * LSIM_S;
+			w.cfg.gpu_mtbf = 100000 * LSIM_S;
+			w.cfg.seed = 9;
+			struct lsim_net *net = lsim_net_create(w.eng);
+			assert_non_null(net);
+			struct lsim_topo_params tp;
+			lsim_topo_params_default(&tp);
+			tp.nodes = 8;
+			tp.gpus_per_node = 8;
+			tp.nvlink_bw = 2e9; /* all-reduces of seconds */
+			tp.storage_bw = 5e9;
+			struct lsim_topo topo;
+			assert_int_equal(lsim_topo_build(&topo, net, &tp, &d), 0);
+			assert_int_equal(lsim_jobs_create(w.eng, &w.pool, &w.cfg,
+							  &w.js, &d),
+					 0);
+			lsim_jobs_use_links(w.js, net, &topo);
+			assert_int_equal(lsim_jobs_submit_list(w.js, &base, &d), 0);
+			struct lender ln[8];
+			for (int32_t k = 0; k < 8; k++) {
+				ln[k] = (struct lender){&w, k};
+				lsim_time at = (lsim_time)(1 + k) * 7919 * LSIM_S;
+				lsim_schedule(w.eng, at, ev_lend, &ln[k], 0);
+				lsim_schedule(w.eng, at + 3000 * LSIM_S, ev_lend, &ln[k], 1);
+			}
+			struct plan_checker pc = {w.js, base.n, 0};
+			lsim_schedule(w.eng, 0, ev_plan_check, &pc, 0);
+			lsim_run(w.eng, LSIM_TIME_MAX);
+			assert_int_equal(lsim_jobs_ended(w.js), base.n);
+			assert_true(pc.checks > 1000);
+			const struct lsim_job_event *e = lsim_jobs_timeline(w.js, &ntl[rebuild]);
+			tl[rebuild] = malloc(ntl[rebuild] * sizeof *e);
+			assert_non_null(tl[rebuild]);
+			memcpy(tl[rebuild], e, ntl[rebuild] * sizeof *e);
+			size_t n;
+			const struct lsim_job_record *r = lsim_jobs_records(w.js, &n);
+			for (size_t i = 1; i < n; i++) /* started before an earlier arrival */
+				backfilled += r[i].first_start < r[i - 1].first_start;
+			lsim_jobs_destroy(w.js);
+			w.js = NULL;
+			lsim_net_destroy(net);
+			lsim_topo_release(&topo);
+			world_free(&w);
+		}
+		assert_true(backfilled > 0);
+		assert_int_equal(ntl[0], ntl[1]);
+		for (size_t i = 0; i < ntl[0]; i++) {
+			assert_int_equal(tl[0][i].t, tl[1][i].t);
+			assert_int_equal(tl[0][i].job, tl[1][i].job);
+			assert_int_equal(tl[0][i].state, tl[1][i].state);
+			assert_true(tl[0][i].gpus == tl[1][i].gpus);
+		}
+		free(tl[0]);
+		free(tl[1]);
+	}
+	lsim_job_list_release(&base);
+}
+
 /* ---- the iteration model ---- */
 
 static void test_iter_time(void **state)
@@ -1191,6 +1436,8 @@ int main(void)
 		cmocka_unit_test(test_reclaim_for_inference),
 		cmocka_unit_test(test_submit_and_unfinished),
 		cmocka_unit_test(test_conservation),
+		cmocka_unit_test(test_kept_plan),
+		cmocka_unit_test(test_kept_plan_random),
 		cmocka_unit_test(test_iter_time),
 		cmocka_unit_test(test_model_job),
 		cmocka_unit_test(test_unknown_policy),

@@ -7,7 +7,8 @@
  * which flows a recomputation re-solves (those at or above the divergence
  * level, counted by hand), the incremental solver against a from-scratch
  * computation after every instant of many random runs, per-link
- * statistics and the utilisation sampler, FIFO message queues,
+ * statistics and the utilisation sampler (one link, and only the links
+ * that carried flows against every link), FIFO message queues,
  * re-entrant callbacks, cancellation, bad input, and the paths of a
  * two-node cluster.
  *
@@ -951,6 +952,88 @@ static void test_util_sampler(void **state)
 	fx_free(fx);
 }
 
+/* lsim_net_sample_active against sampling every link: two nets with the
+ * same links and the same random flows, sampled at the same instants. */
+static void test_sample_active(void **state)
+{
+	(void)state;
+	enum { LINKS = 40, FLOWS = 200, SAMPLES = 80 };
+	struct fixture *fa = fx_new(), *fb = fx_new();
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	assert_non_null(rng);
+	gsl_rng_set(rng, 5);
+	for (int i = 0; i < LINKS; i++) {
+		double bw = (1 + gsl_rng_uniform_int(rng, 20)) * GBPS;
+		lsim_time lat = (lsim_time)gsl_rng_uniform_int(rng, 3) * LSIM_US;
+		assert_int_equal(add_link(fa, bw, lat), i);
+		assert_int_equal(add_link(fb, bw, lat), i);
+	}
+	/* flows on the first 30 links only, started in [0, 2 s): the last
+	 * ten links are never sampled, the others go idle again */
+	struct later *lt = calloc(2 * FLOWS, sizeof *lt);
+	assert_non_null(lt);
+	for (int f = 0; f < FLOWS; f++) {
+		struct later *x = &lt[2 * f], *y = &lt[2 * f + 1];
+		x->fx = fa;
+		x->n = 1 + (int32_t)gsl_rng_uniform_int(rng, 3);
+		for (int32_t h = 0; h < x->n; h++) {
+			int32_t id;
+			bool dup;
+			do {
+				id = (int32_t)gsl_rng_uniform_int(rng, 30);
+				dup = false;
+				for (int32_t k = 0; k < h; k++)
+					dup |= x->path[k] == id;
+			} while (dup);
+			x->path[h] = id;
+		}
+		x->bytes = 1e6 * (1 + gsl_rng_uniform_int(rng, 200));
+		x->cap = gsl_rng_uniform(rng) < 0.3 ? 2 * GBPS : 0;
+		*y = *x;
+		y->fx = fb;
+		lsim_time at = (lsim_time)gsl_rng_uniform_int(rng, 2000) * LSIM_MS;
+		lsim_schedule(fa->eng, at, later_fire, x, (uint64_t)f);
+		lsim_schedule(fb->eng, at, later_fire, y, (uint64_t)f);
+	}
+	int32_t ids[LINKS];
+	double u[LINKS];
+	bool seen[LINKS] = {false};
+	int32_t returned = 0;
+	for (int k = 1; k <= SAMPLES; k++) {
+		lsim_time t = k * 50 * LSIM_MS;
+		lsim_run(fa->eng, t);
+		lsim_run(fb->eng, t);
+		int32_t n = lsim_net_sample_active(fa->net, ids, u);
+		returned += n;
+		int32_t j = 0;
+		for (int32_t l = 0; l < LINKS; l++) {
+			double v = lsim_link_sample_util(fb->net, l);
+			if (j < n && ids[j] == l) {
+				assert_true(u[j] == v);
+				seen[l] |= v > 0;
+				j++;
+			} else {
+				assert_true(v == 0.0);
+			}
+		}
+		assert_int_equal(j, n); /* increasing ids, all of them links */
+	}
+	/* the idle links were left alone, and by the end all of them */
+	int32_t busy = 0;
+	for (int32_t l = 0; l < 30; l++)
+		busy += seen[l];
+	assert_true(busy >= 25);
+	for (int32_t l = 30; l < LINKS; l++)
+		assert_false(seen[l]);
+	assert_true(returned < SAMPLES * LINKS / 2);
+	assert_int_equal(lsim_net_sample_active(fa->net, ids, u), 0);
+	assert_int_equal(fa->log.n, FLOWS);
+	free(lt);
+	gsl_rng_free(rng);
+	fx_free(fa);
+	fx_free(fb);
+}
+
 /* ---- messages ---- */
 
 static void test_message_queue(void **state)
@@ -1295,6 +1378,7 @@ int main(void)
 		cmocka_unit_test(test_resolve_threshold),
 		cmocka_unit_test(test_random_vs_full),
 		cmocka_unit_test(test_util_sampler),
+		cmocka_unit_test(test_sample_active),
 		cmocka_unit_test(test_message_queue),
 		cmocka_unit_test(test_reentrant_callback),
 		cmocka_unit_test(test_cancel_and_zero),
