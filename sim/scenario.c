@@ -66,6 +66,7 @@ struct inst_cfg {
 	const char *name;
 	const char *model;
 	const char *gpu;
+	const char *gpu_from; /* gpu: cheapest among these ('|'-separated; empty: all) */
 	int64_t tp;
 	int64_t replicas;
 	int perf;
@@ -111,6 +112,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"name", LSIM_K_STRING, I(name), "instance", LSIM_NOBOUNDS, NULL, "name of this instance group"},
 	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
 	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs, or cheapest: the GPU kind with a profile (in the cluster, if any) that holds a replica at the lowest price per replica-hour in the price file"},
+	{"gpu_from", LSIM_K_STRING, I(gpu_from), "", LSIM_NOBOUNDS, NULL, "with gpu: cheapest, the GPU kinds to choose from, '|'-separated (e.g. H100-SXM|A100-80GB-SXM; empty: every kind in the price file)"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers are split evenly; up to pp batches are in flight, each stage computing one at a time and sending its activations to the next stage over the links"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
@@ -2070,6 +2072,21 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 				      "measured table belongs to one GPU kind)");
 	if (data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
 		return LSIM_ENOMEM;
+	/* every kind listed must have an offer: a typo would silently narrow
+	 * the choice */
+	for (const char *u = ic->gpu_from; *u; u += strcspn(u, "|"), u += *u == '|') {
+		size_t len = strcspn(u, "|");
+		bool offered = false;
+		for (size_t k = 0; k < sc->prices->n && !offered; k++)
+			offered = strlen(sc->prices->items[k].gpu) == len &&
+				  !strncmp(sc->prices->items[k].gpu, u, len);
+		if (!offered) {
+			snprintf(key, sizeof key, "instances[%zu].gpu_from", i);
+			return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "gpu_from"), key,
+					      LSIM_EINVAL, "no offer in the price file for '%.*s'",
+					      (int)len, u);
+		}
+	}
 	double need = 0, gpus = (double)replica_gpus(ic);
 	if (ic->perf != PERF_SERVICE) {
 		struct lsim_model_arch m;
@@ -2094,7 +2111,8 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		struct lsim_gpu_profile prof;
 		struct lsim_diag scratch = {0};
 		const struct lsim_instance_price *ip = NULL;
-		if (seen || !in_cluster ||
+		bool listed = !ic->gpu_from[0] || in_list(ic->gpu_from, kind);
+		if (seen || !in_cluster || !listed ||
 		    lsim_gpu_profile_load(profiles, kind, &prof, &scratch) != 0 ||
 		    need > prof.hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05) ||
 		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
@@ -2107,9 +2125,10 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 	}
 	if (!best)
 		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
-				      "no GPU kind with a profile and a%s offer%s holds %s "
+				      "no GPU kind with a profile and a%s offer%s%s%s holds %s "
 				      "on %d GPUs", ic->spot ? " spot" : "n",
-				      sc->n_nodes > 0 ? " in the cluster" : "", ic->model,
+				      sc->n_nodes > 0 ? " in the cluster" : "",
+				      ic->gpu_from[0] ? " among " : "", ic->gpu_from, ic->model,
 				      (int)gpus);
 	snprintf(sc->gpu_choice[i], sizeof sc->gpu_choice[i], "%s", best->gpu);
 	ic->gpu = sc->gpu_choice[i];
@@ -2130,6 +2149,13 @@ static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].price", i);
 		struct lsim_node *item = lsim_node_get(sc->doc->root, "instances")->items[i];
+		if (ic->gpu_from[0] && !(ic->gpu && strcmp(ic->gpu, "cheapest") == 0)) {
+			snprintf(key, sizeof key, "instances[%zu].gpu_from", i);
+			rc = lsim_cfg_error(d, sc->doc, lsim_node_get(item, "gpu_from"), key,
+					    LSIM_EINVAL, "gpu_from lists the kinds gpu: cheapest "
+					    "chooses from; gpu is %s", ic->gpu ? ic->gpu : "not set");
+			break;
+		}
 		if (ic->gpu && strcmp(ic->gpu, "cheapest") == 0) {
 			rc = load_prices(sc, d);
 			if (rc == 0)

@@ -522,6 +522,12 @@ g4=$(gc _cluster)
 "$exe" run "$scen/gpu_cheapest_cluster.yaml" -o "$tmp/gc5" --set instances.0.model=GPT-3-175B >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[0\].gpu: no GPU kind with a profile and an offer in the cluster holds GPT-3-175B on 1 GPUs" "$tmp/err" \
 	&& ok "gpu: cheapest with nothing that fits" || bad "gpu cheapest nothing fits: rc=$rc $(cat "$tmp/err")"
+# gpu_from: cheapest among listed kinds (L40S 1.09 < H100 3.49); a listed
+# kind with no offer is an error
+g6=$(gc "" --set "instances.0.gpu_from=L40S|H100-SXM"); g7=$(gc "" --set "instances.0.gpu_from=H100-SXM")
+"$exe" run "$scen/gpu_cheapest.yaml" -o "$tmp/gc8" --set "instances.0.gpu_from=L40S|H100-SXN" >/dev/null 2>"$tmp/err"; rc=$?
+[ "$g6|$g7" = "L40S |H100-SXM " ] && [ $rc -eq 2 ] && grep -q "instances\[0\].gpu_from: no offer in the price file for 'H100-SXN'" "$tmp/err" \
+	&& ok "gpu_from: L40S among L40S|H100-SXM, H100-SXM alone, a typo refused" || bad "gpu_from: $g6|$g7 rc=$rc $(cat "$tmp/err")"
 
 # training traffic on the links (tests/data/scenarios/job_traffic.yaml):
 # the two jobs' checkpoints (98 GB each) share the 50 GB/s storage ingress
