@@ -14,6 +14,14 @@
  *   power_table  a measured power-vs-utilisation table
  *                (lsim_power_model_load_table)
  *   kproto       a saved k-prototypes profiler model (lsim_kproto_load)
+ *   jobs         a training-job file; the first byte picks the reader (by
+ *                value mod 6): the generic job CSV, Alibaba v2023 pods,
+ *                Alibaba nodes, Helios VC quotas, a cluster summary
+ *                (cluster "Venus"), or a runtime,count CSV drawn from
+ *                (lsim_jobs_read_*, lsim_jobs_gen_empirical)
+ *   trace_auto   a request trace of any recognised layout: format
+ *                detection from the header, then the trace is drained
+ *                (lsim_workload_open_auto)
  * Each input is written to a scratch file and read; what loads is freed,
  * what fails must fail with a negative code and a message.
  */
@@ -24,12 +32,59 @@
 #include "cost.h"
 #include "fuzz_common.h"
 #include "hw.h"
+#include "jobs.h"
 #include "kproto.h"
 #include "sweep.h"
+#include "workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO };
+enum { SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO, JOBS, TRACE_AUTO };
+
+/* One of the job readers, chosen by the input's first byte. */
+static void read_jobs(const uint8_t *data, size_t size, struct lsim_diag *d)
+{
+	if (size == 0)
+		return;
+	char path[4096];
+	lsim_fuzz_write("jobs.csv", data + 1, size - 1, path, sizeof path);
+	struct lsim_job_list l;
+	lsim_job_list_init(&l);
+	struct lsim_pool_spec p;
+	memset(&p, 0, sizeof p);
+	int rc = 0;
+	switch (data[0] % 6) {
+	case 0:
+		rc = lsim_jobs_read_csv(path, &l, d);
+		break;
+	case 1:
+		rc = lsim_jobs_read_alibaba_pods(path, data[0] & 64 ? 86400.0 : 0.0, &l, d);
+		break;
+	case 2:
+		rc = lsim_jobs_read_alibaba_nodes(path, &p, d);
+		break;
+	case 3:
+		rc = lsim_jobs_read_vc_quotas(path, NULL, &l, d);
+		break;
+	case 4: {
+		struct lsim_cluster_stats st;
+		rc = lsim_jobs_read_cluster_stats(path, "Venus", &st, d);
+		break;
+	}
+	default: {
+		struct lsim_job_gen_params g;
+		lsim_job_gen_defaults(&g);
+		g.count = 50;
+		g.capacity_gpus = 64;
+		rc = lsim_jobs_gen_empirical(path, &g, &l, d);
+		break;
+	}
+	}
+	if (rc != 0)
+		lsim_fuzz_check_error(rc, d);
+	lsim_job_list_release(&l);
+	lsim_pool_spec_release(&p);
+}
 
 #ifndef LSIM_FUZZ_READER
 #error "LSIM_FUZZ_READER selects the reader (tests/fuzz/meson.build)"
@@ -105,6 +160,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lsim_kproto_model *m = NULL;
 		check(lsim_kproto_load(path, &m, &d), &d);
 		lsim_kproto_destroy(m);
+		break;
+	}
+	case JOBS:
+		read_jobs(data, size, &d);
+		break;
+	case TRACE_AUTO: {
+		lsim_fuzz_write("trace.csv", data, size, path, sizeof path);
+		struct lsim_workload *w = NULL;
+		int rc = lsim_workload_open_auto(path, &w, &d);
+		if (rc == 0)
+			lsim_fuzz_drain(w);
+		else
+			lsim_fuzz_check_error(rc, &d);
+		lsim_workload_destroy(w);
 		break;
 	}
 	default:
