@@ -22,6 +22,8 @@
  *   trace_auto   a request trace of any recognised layout: format
  *                detection from the header, then the trace is drained
  *                (lsim_workload_open_auto)
+ *   failure_trace  the failures.trace CSV of a small fixed scenario, read
+ *                while it loads (lsim_scenario_load)
  * Each input is written to a scratch file and read; what loads is freed,
  * what fails must fail with a negative code and a message.
  */
@@ -34,12 +36,24 @@
 #include "hw.h"
 #include "jobs.h"
 #include "kproto.h"
+#include "scenario.h"
 #include "sweep.h"
 #include "workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO, JOBS, TRACE_AUTO };
+enum {
+	SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO, JOBS, TRACE_AUTO,
+	FAILURE_TRACE
+};
+
+/* A scenario of two replicas whose failures come from ft.csv. */
+static const char failure_scenario[] =
+	"name: ft\n"
+	"cluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 2}]\n"
+	"instances: [{gpu: H100-SXM, replicas: 2}]\n"
+	"failures: {trace: ft.csv}\n"
+	"workload: {count: 10, rate: 5}\n";
 
 /* One of the job readers, chosen by the input's first byte. */
 static void read_jobs(const uint8_t *data, size_t size, struct lsim_diag *d)
@@ -165,6 +179,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case JOBS:
 		read_jobs(data, size, &d);
 		break;
+	case FAILURE_TRACE: {
+		lsim_fuzz_write("ft.csv", data, size, path, sizeof path);
+		lsim_fuzz_write("ft.yaml", failure_scenario, sizeof failure_scenario - 1, path,
+				sizeof path);
+		struct lsim_scenario *sc = NULL;
+		check(lsim_scenario_load(path, NULL, 0, &sc, &d), &d);
+		lsim_scenario_destroy(sc);
+		break;
+	}
 	case TRACE_AUTO: {
 		lsim_fuzz_write("trace.csv", data, size, path, sizeof path);
 		struct lsim_workload *w = NULL;
