@@ -53,9 +53,9 @@ void lsim_fuzz_write(const char *rel, const void *data, size_t size,
 		     char *path, size_t path_size)
 {
 	const char *dir = lsim_fuzz_dir();
-	const char *slash = strrchr(rel, '/');
-	if (slash) {
-		char sub[256];
+	/* every folder on the way, as mkdir -p */
+	for (const char *slash = strchr(rel, '/'); slash; slash = strchr(slash + 1, '/')) {
+		char sub[512];
 		snprintf(sub, sizeof sub, "%s/%.*s", dir, (int)(slash - rel), rel);
 		if (mkdir(sub, 0700) != 0 && errno != EEXIST) {
 			perror("fuzz: mkdir");

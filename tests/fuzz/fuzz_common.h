@@ -21,7 +21,7 @@ struct lsim_workload;
 const char *lsim_fuzz_dir(void);
 
 /*
- * Writes size bytes to <scratch>/rel (rel may name a subfolder, created
+ * Writes size bytes to <scratch>/rel (rel may name subfolders, created
  * on demand) and puts the full path in path. Aborts on I/O errors: the
  * harness failing is not a finding about the reader.
  */

@@ -24,6 +24,10 @@
  *                (lsim_workload_open_auto)
  *   failure_trace  the failures.trace CSV of a small fixed scenario, read
  *                while it loads (lsim_scenario_load)
+ *   import       a published measurement for `llmsim profile import`; the
+ *                first byte picks the source (by value mod 4): Splitwise
+ *                perf_model.csv, LLMServingSim v0 tp1/layers.csv, Vidur
+ *                mlp.csv, Vidur all_reduce.csv (lsim_profile_import)
  * Each input is written to a scratch file and read; what loads is freed,
  * what fails must fail with a negative code and a message.
  */
@@ -36,6 +40,7 @@
 #include "hw.h"
 #include "jobs.h"
 #include "kproto.h"
+#include "profile_import.h"
 #include "scenario.h"
 #include "sweep.h"
 #include "workload.h"
@@ -44,8 +49,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum {
 	SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO, JOBS, TRACE_AUTO,
-	FAILURE_TRACE
+	FAILURE_TRACE, IMPORT
 };
+
+/* One importer on one fuzzed source file, chosen by the first byte. */
+static void import_one(const uint8_t *data, size_t size, struct lsim_diag *d)
+{
+	if (size == 0)
+		return;
+	static const char *const rel[4] = {"sw/perf_model.csv", "lss/tp1/layers.csv",
+					   "vidur/mlp.csv", "vidur/all_reduce.csv"};
+	static const int from[4] = {LSIM_IMPORT_SPLITWISE, LSIM_IMPORT_LLMSERVINGSIM,
+				    LSIM_IMPORT_VIDUR, LSIM_IMPORT_VIDUR};
+	int k = data[0] % 4;
+	char path[4096], out[4096];
+	lsim_fuzz_write(rel[k], data + 1, size - 1, path, sizeof path);
+	if (k == 1) { /* the LLMServingSim source is the folder above tp1/ */
+		*strrchr(path, '/') = '\0';
+		*strrchr(path, '/') = '\0';
+	}
+	snprintf(out, sizeof out, "%s/imported", lsim_fuzz_dir());
+	const char *src[1] = {path};
+	struct lsim_import_opts o = {
+		.from = from[k], .src = src, .n_src = 1, .outdir = out,
+	};
+	struct lsim_import_result r;
+	memset(&r, 0, sizeof r);
+	int rc = lsim_profile_import(&o, &r, d);
+	if (rc != 0)
+		lsim_fuzz_check_error(rc, d);
+}
 
 /* A scenario of two replicas whose failures come from ft.csv. */
 static const char failure_scenario[] =
@@ -178,6 +211,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	case JOBS:
 		read_jobs(data, size, &d);
+		break;
+	case IMPORT:
+		import_one(data, size, &d);
 		break;
 	case FAILURE_TRACE: {
 		lsim_fuzz_write("ft.csv", data, size, path, sizeof path);
