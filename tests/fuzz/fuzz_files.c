@@ -28,6 +28,11 @@
  *                first byte picks the source (by value mod 4): Splitwise
  *                perf_model.csv, LLMServingSim v0 tp1/layers.csv, Vidur
  *                mlp.csv, Vidur all_reduce.csv (lsim_profile_import)
+ *   validate     a measured vLLM run for `llmsim validate`: the first byte
+ *                picks the fuzzed file (even: meta.json, odd:
+ *                requests.jsonl), the other is a small valid one; replayed
+ *                on the shipped RTX 4090 Llama-3.1-8B tables
+ *                (lsim_validate_run)
  * Each input is written to a scratch file and read; what loads is freed,
  * what fails must fail with a negative code and a message.
  */
@@ -43,14 +48,54 @@
 #include "profile_import.h"
 #include "scenario.h"
 #include "sweep.h"
+#include "validate.h"
 #include "workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 enum {
 	SWEEP = 1, GPU_PROFILE, MODELS, PRICES, CARBON, POWER_TABLE, KPROTO, JOBS, TRACE_AUTO,
-	FAILURE_TRACE, IMPORT
+	FAILURE_TRACE, IMPORT, VALIDATE
 };
+
+static const char valid_meta[] =
+	"{\"schema_version\": 1, \"model\": \"meta-llama/Llama-3.1-8B\",\n"
+	" \"engine_kwargs\": {\"tensor_parallel_size\": 1, \"max_num_seqs\": 256,\n"
+	"  \"max_num_batched_tokens\": 2048, \"max_model_len\": 32768},\n"
+	" \"kv_cache\": {\"num_gpu_blocks\": 2588, \"block_size\": 16,\n"
+	"  \"enable_prefix_caching\": true}}\n";
+static const char valid_requests[] =
+	"{\"request_id\": \"a\", \"input_toks\": 200, \"output_toks\": 20, "
+	"\"queued_ts\": 10.0, \"scheduled_ts\": 10.0, \"first_token_ts\": 10.05, "
+	"\"last_token_ts\": 10.3}\n"
+	"{\"request_id\": \"b\", \"input_toks\": 100, \"output_toks\": 5, "
+	"\"queued_ts\": 10.1, \"scheduled_ts\": 10.1, \"first_token_ts\": 10.15, "
+	"\"last_token_ts\": 10.2}\n";
+
+/* A vLLM run folder with one file fuzzed, replayed through validate. */
+static void validate_one(const uint8_t *data, size_t size, struct lsim_diag *d)
+{
+	if (size == 0)
+		return;
+	char path[4096], perf[4096];
+	bool meta = data[0] % 2 == 0;
+	lsim_fuzz_write("run/meta.json", meta ? (const void *)(data + 1) : valid_meta,
+			meta ? size - 1 : sizeof valid_meta - 1, path, sizeof path);
+	lsim_fuzz_write("run/requests.jsonl", meta ? valid_requests : (const void *)(data + 1),
+			meta ? sizeof valid_requests - 1 : size - 1, path, sizeof path);
+	*strrchr(path, '/') = '\0';
+	snprintf(perf, sizeof perf, "%s/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16",
+		 LSIM_DATA_DIR);
+	struct lsim_validate_opts o = {
+		.run_dir = path, .perf_dir = perf, .model = "Llama-3.1-8B",
+		.cpu_overhead_s = 0.0,
+	};
+	struct lsim_validate_result r;
+	memset(&r, 0, sizeof r);
+	int rc = lsim_validate_run(&o, &r, d);
+	if (rc != 0)
+		lsim_fuzz_check_error(rc, d);
+}
 
 /* One importer on one fuzzed source file, chosen by the first byte. */
 static void import_one(const uint8_t *data, size_t size, struct lsim_diag *d)
@@ -214,6 +259,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case IMPORT:
 		import_one(data, size, &d);
+		break;
+	case VALIDATE:
+		validate_one(data, size, &d);
 		break;
 	case FAILURE_TRACE: {
 		lsim_fuzz_write("ft.csv", data, size, path, sizeof path);
