@@ -586,28 +586,25 @@ static const char *src_path(char *buf, size_t n, const char *rel)
 	return buf;
 }
 
-static void test_conservation(void **state)
+/* 300 jobs with Philly runtimes at the given load on 64 GPUs, and 20
+ * phased ones (high early, lower later, epoch spikes), into base. */
+static void mixed_jobs(double load, struct lsim_job_list *base)
 {
-	(void)state;
-	static const char *scheds[] = {"fcfs", "sjf", "easy_backfill", "las"};
-	static const char *allocs[] = {"static", "dynamic", "time_packing"};
 	char path[1024];
 	src_path(path, sizeof path, "tests/data/jobs/philly_runtime_counts.csv");
-	struct lsim_job_list base;
-	lsim_job_list_init(&base);
+	lsim_job_list_init(base);
 	struct lsim_job_gen_params p;
 	lsim_job_gen_defaults(&p);
 	p.count = 300;
 	p.capacity_gpus = 64;
-	p.load = 0.9;
+	p.load = load;
 	p.max_gpus = 16;
 	p.ckpt_interval = 1800 * LSIM_S;
 	p.ckpt_bytes = 2e10;
 	struct lsim_diag d = {0};
-	if (lsim_jobs_gen_empirical(path, &p, &base, &d))
+	if (lsim_jobs_gen_empirical(path, &p, base, &d))
 		fail_msg("gen: %s", d.msg);
-	/* and 20 phased jobs: high early, lower later, epoch spikes */
-	struct lsim_job_phase ph[16];
+	struct lsim_job_phase ph[16]; /* the list copies them */
 	int nph = lsim_job_phases_epochs(5, 2000, 2, 16, 4, 8, 100, ph, 16);
 	assert_int_equal(nph, 9);
 	for (int i = 0; i < 20; i++) {
@@ -619,8 +616,18 @@ static void test_conservation(void **state)
 		s.ckpt_bytes = 2e10;
 		s.phases = ph;
 		s.n_phases = nph;
-		assert_int_equal(lsim_job_list_add(&base, &s), 0);
+		assert_int_equal(lsim_job_list_add(base, &s), 0);
 	}
+}
+
+static void test_conservation(void **state)
+{
+	(void)state;
+	static const char *scheds[] = {"fcfs", "sjf", "easy_backfill", "las"};
+	static const char *allocs[] = {"static", "dynamic", "time_packing"};
+	struct lsim_job_list base;
+	struct lsim_diag d = {0};
+	mixed_jobs(0.9, &base);
 	lsim_job_list_sort(&base);
 	for (size_t si = 0; si < 4; si++) {
 		for (size_t ai = 0; ai < 3; ai++) {
@@ -815,34 +822,9 @@ static void test_kept_plan_random(void **state)
 				       "easy_backfill", "sjf"};
 	static const char *allocs[] = {"static", "dynamic", "time_packing",
 				       "time_packing"};
-	char path[1024];
-	src_path(path, sizeof path, "tests/data/jobs/philly_runtime_counts.csv");
 	struct lsim_job_list base;
-	lsim_job_list_init(&base);
-	struct lsim_job_gen_params p;
-	lsim_job_gen_defaults(&p);
-	p.count = 300;
-	p.capacity_gpus = 64;
-	p.load = 1.5;
-	p.max_gpus = 16;
-	p.ckpt_interval = 1800 * LSIM_S;
-	p.ckpt_bytes = 2e10;
 	struct lsim_diag d = {0};
-	if (lsim_jobs_gen_empirical(path, &p, &base, &d))
-		fail_msg("gen: %s", d.msg);
-	struct lsim_job_phase ph[16];
-	int nph = lsim_job_phases_epochs(5, 2000, 2, 16, 4, 8, 100, ph, 16);
-	for (int i = 0; i < 20; i++) {
-		struct lsim_job_spec s = {0};
-		s.id = 1000 + (uint64_t)i;
-		s.arrival = (lsim_time)i * 20000 * LSIM_S;
-		s.iter_time = LSIM_S;
-		s.ckpt_every = 1000;
-		s.ckpt_bytes = 2e10;
-		s.phases = ph;
-		s.n_phases = nph;
-		assert_int_equal(lsim_job_list_add(&base, &s), 0);
-	}
+	mixed_jobs(1.5, &base);
 	for (int i = 0; i < 60; i++) {
 		struct lsim_job_phase mp = {100 + 7 * i, 1 << (i % 5)};
 		struct lsim_job_spec s = {0};
