@@ -128,8 +128,8 @@ static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = subject;
 	struct lsim_sim *s = in->sim;
 	int rc = 0;
-	if (in->failed)
-		return;
+	if (in->failed || in->state == LSIM_INST_STOPPED)
+		return; /* drained before its machine came */
 	if (s->net && in->gpu0 >= 0 && in->model) {
 		rc = lsim_instance_cold_start(in, in->engine_init, &s->diag);
 		in->start = in->provision_start; /* it costs from provisioning */
@@ -187,8 +187,6 @@ void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in)
 
 static void detected(struct lsim_engine *eng, void *subject, uint64_t arg);
 
-/* A time to failure of mean mtbf: exponential, or Weibull of shape k with
- * the scale that gives that mean. */
 /* A time to failure of mean `mean` ns; with n > 1, the first of n such
  * independent failures (exponential: mean / n; Weibull of shape k: the
  * scale times n^(-1/k)). */

@@ -802,6 +802,8 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 
 void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
 {
+	if (in->state == LSIM_INST_STOPPED)
+		return; /* drained (a spot warning, a scale-in) while it loaded */
 	in->state = LSIM_INST_READY;
 	in->ready = lsim_now(s->eng);
 	in->last_sample = in->ready;
