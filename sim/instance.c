@@ -293,7 +293,16 @@ bool lsim_instance_on_node(const struct lsim_instance *in, int32_t node)
 
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in)
 {
-	return in->kv ? lsim_kv_total(in->kv) : 0;
+	return in->kv ? lsim_kv_total(in->kv) : in->kv_blocks;
+}
+
+void lsim_instance_drop_kv(struct lsim_instance *in)
+{
+	if (!in->kv)
+		return;
+	in->kv_blocks = lsim_kv_total(in->kv);
+	lsim_kv_destroy(in->kv);
+	in->kv = NULL;
 }
 
 /* ---- requests and blocks ---- */

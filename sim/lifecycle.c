@@ -171,6 +171,9 @@ void lsim_sim_instance_idle(struct lsim_sim *s, struct lsim_instance *in)
 		return;
 	in->state = LSIM_INST_STOPPED;
 	in->stop = lsim_now(s->eng);
+	/* drained and empty: no block is held, none will be; a day of
+	 * autoscaling would otherwise keep every stopped replica's cache */
+	lsim_instance_drop_kv(in);
 	if (s->fleet.stopped)
 		s->fleet.stopped(s->fleet.ctx, in);
 }

@@ -198,7 +198,8 @@ struct lsim_instance {
 	lsim_event_id spot_ev; /* its pending reclaim warning or reclaim, or 0 */
 	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
-	struct lsim_kvcache *kv;
+	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
+	int32_t kv_blocks;	     /* its size, for the report after that */
 	int64_t max_model_len;
 
 	/* waiting: a heap in the queue policy's order (instance.c) */
@@ -457,6 +458,8 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t req);
 void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req);
 /* Blocks the KV cache has (0 in service mode). */
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
+/* Frees the KV cache of a stopped, empty instance (its size stays). */
+void lsim_instance_drop_kv(struct lsim_instance *in);
 
 /* ---- the run ---- */
 
