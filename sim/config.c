@@ -537,7 +537,7 @@ int lsim_cfg_error(struct lsim_diag *d, const struct lsim_doc *doc,
 			     key, "%s", msg);
 }
 
-static int enum_index(const char *choices, const char *v)
+int lsim_choice_index(const char *choices, const char *v)
 {
 	size_t len = strlen(v);
 	int idx = 0;
@@ -555,8 +555,7 @@ static int enum_index(const char *choices, const char *v)
 	return -1;
 }
 
-static const char *enum_name(const char *choices, int idx, char *buf,
-			     size_t size)
+const char *lsim_choice_name(const char *choices, int idx, char *buf, size_t size)
 {
 	const char *p = choices;
 	for (int i = 0; i < idx && p; i++) {
@@ -564,8 +563,8 @@ static const char *enum_name(const char *choices, int idx, char *buf,
 		if (p)
 			p++;
 	}
-	if (!p)
-		return "?";
+	if (!p || idx < 0)
+		return NULL;
 	const char *bar = strchr(p, '|');
 	size_t l = bar ? (size_t)(bar - p) : strlen(p);
 	if (l >= size)
@@ -628,7 +627,7 @@ static int bind_one(const struct lsim_doc *doc, const struct lsim_node *n,
 		return 0;
 	}
 	case LSIM_K_ENUM: {
-		int idx = enum_index(k->choices, text);
+		int idx = lsim_choice_index(k->choices, text);
 		if (idx < 0)
 			return lsim_cfg_error(d, doc, n, fullkey, LSIM_EINVAL,
 					      "'%s' is not one of: %s", text,
@@ -744,8 +743,8 @@ static void format_value(const struct lsim_keydef *k, const void *obj,
 			 *(const bool *)(const void *)field ? "true" : "false");
 		break;
 	case LSIM_K_ENUM:
-		enum_name(k->choices, *(const int *)(const void *)field, buf,
-			  size);
+		if (!lsim_choice_name(k->choices, *(const int *)(const void *)field, buf, size))
+			snprintf(buf, size, "?");
 		break;
 	case LSIM_K_INT:
 		snprintf(buf, size, "%lld",

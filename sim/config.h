@@ -109,6 +109,11 @@ void lsim_cfg_dump(struct lsim_buf *b, int indent,
 void lsim_cfg_doc(struct lsim_buf *b, const struct lsim_keydef *keys,
 		  size_t nkeys);
 
+/* Lists of choices "a|b|c": the index of v (-1: not there), and the name
+ * at idx copied into buf (NULL past the end). */
+int lsim_choice_index(const char *choices, const char *v);
+const char *lsim_choice_name(const char *choices, int idx, char *buf, size_t size);
+
 /* Closest name in list (edit distance <= 3), or NULL. */
 const char *lsim_did_you_mean(const char *word, const char *const *list,
 			      size_t n);

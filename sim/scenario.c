@@ -561,28 +561,16 @@ struct used_by {
 	const char *key, *choices;
 };
 
-/* Is name one of the '|'-separated list? */
-static bool in_list(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *u = list; u; u = strchr(u, '|'), u = u ? u + 1 : NULL)
-		if (strcspn(u, "|") == n && !strncmp(u, name, n))
-			return true;
-	return false;
-}
-
 static int check_used(const struct lsim_scenario *sc, const struct lsim_node *sec,
 		      const char *path, const char *selector, const char *choices,
 		      int chosen, const struct used_by *used, size_t n, struct lsim_diag *d)
 {
-	const char *c = choices;
-	for (int k = 0; k < chosen && c; k++)
-		c = (c = strchr(c, '|')) ? c + 1 : NULL;
 	char name[64];
-	snprintf(name, sizeof name, "%.*s", c ? (int)strcspn(c, "|") : 0, c ? c : "");
+	if (!lsim_choice_name(choices, chosen, name, sizeof name))
+		snprintf(name, sizeof name, "?");
 	for (size_t i = 0; i < n; i++) {
 		const struct lsim_node *node = lsim_node_get(sec, used[i].key);
-		if (!node || in_list(used[i].choices, name))
+		if (!node || lsim_choice_index(used[i].choices, name) >= 0)
 			continue;
 		char key[160];
 		snprintf(key, sizeof key, "%s.%s", path, used[i].key);
@@ -2074,17 +2062,17 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		return LSIM_ENOMEM;
 	/* every kind listed must have an offer: a typo would silently narrow
 	 * the choice */
-	for (const char *u = ic->gpu_from; *u; u += strcspn(u, "|"), u += *u == '|') {
-		size_t len = strcspn(u, "|");
+	char listed[64];
+	for (int k = 0; ic->gpu_from[0] && lsim_choice_name(ic->gpu_from, k, listed, sizeof listed);
+	     k++) {
 		bool offered = false;
-		for (size_t k = 0; k < sc->prices->n && !offered; k++)
-			offered = strlen(sc->prices->items[k].gpu) == len &&
-				  !strncmp(sc->prices->items[k].gpu, u, len);
+		for (size_t j = 0; j < sc->prices->n && !offered; j++)
+			offered = strcmp(sc->prices->items[j].gpu, listed) == 0;
 		if (!offered) {
 			snprintf(key, sizeof key, "instances[%zu].gpu_from", i);
 			return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "gpu_from"), key,
-					      LSIM_EINVAL, "no offer in the price file for '%.*s'",
-					      (int)len, u);
+					      LSIM_EINVAL, "no offer in the price file for '%s'",
+					      listed);
 		}
 	}
 	double need = 0, gpus = (double)replica_gpus(ic);
@@ -2111,8 +2099,8 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		struct lsim_gpu_profile prof;
 		struct lsim_diag scratch = {0};
 		const struct lsim_instance_price *ip = NULL;
-		bool listed = !ic->gpu_from[0] || in_list(ic->gpu_from, kind);
-		if (seen || !in_cluster || !listed ||
+		bool chosen_from = !ic->gpu_from[0] || lsim_choice_index(ic->gpu_from, kind) >= 0;
+		if (seen || !in_cluster || !chosen_from ||
 		    lsim_gpu_profile_load(profiles, kind, &prof, &scratch) != 0 ||
 		    need > prof.hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05) ||
 		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
