@@ -321,9 +321,10 @@ static uint64_t splitmix(uint64_t x)
  * per 512 tokens, equal leading ids = equal prefix), the hash is derived
  * from the id of the trace block holding it and i, so requests sharing a
  * prefix share blocks. Elsewhere requests share no content: the hash is
- * unique per (request, block).
+ * unique per (request, block), and *shared (when given) is set false.
  */
-static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
+static uint64_t block_hash_of(const struct lsim_req *r, int32_t i, int32_t bs,
+			      bool *shared)
 {
 	int64_t end = ((int64_t)i + 1) * bs;
 	if (r->n_hashes > 0 && end <= r->prompt) {
@@ -331,11 +332,19 @@ static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
 		if (j < r->n_hashes) {
 			uint64_t h = splitmix(splitmix(r->hashes[j] ^ 0x5eed0ff5e7ULL) +
 					      (uint64_t)i);
+			*shared = true;
 			return h ? h : 1;
 		}
 	}
 	uint64_t h = splitmix((r->id + 1) * 0x100000001b3ULL + (uint64_t)i);
+	*shared = false;
 	return h ? h : 1;
+}
+
+static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
+{
+	bool shared;
+	return block_hash_of(r, i, bs, &shared);
 }
 
 static int32_t ceil_div(int64_t a, int64_t b)
@@ -403,6 +412,7 @@ static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 	return true;
 }
 
+/* Releases r's blocks; r may come back for their content (preemption). */
 static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
 	lsim_kv_release(in->kv, r->blocks, r->nblocks);
@@ -518,10 +528,15 @@ static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 	int32_t full = r->computed / (int32_t)in->cfg.block_size;
 	if (full > r->nblocks)
 		full = r->nblocks;
-	for (; r->hashed < full; r->hashed++)
-		lsim_kv_set_hash(in->kv, r->blocks[r->hashed],
-				 block_hash(r, r->hashed,
-					    (int32_t)in->cfg.block_size));
+	for (; r->hashed < full; r->hashed++) {
+		bool shared;
+		uint64_t h = block_hash_of(r, r->hashed,
+					   (int32_t)in->cfg.block_size, &shared);
+		if (shared)
+			lsim_kv_set_hash(in->kv, r->blocks[r->hashed], h);
+		else /* only r can ask for it, once it has let it go */
+			lsim_kv_set_private_hash(in->kv, r->blocks[r->hashed], h);
+	}
 }
 
 /* kv_reserve predicted: the blocks request r reserves, for its prompt
@@ -996,7 +1011,10 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	r->finish = now;
 	r->status = LSIM_REQ_FINISHED;
 	in->queued_tokens -= work_of(r);
-	free_blocks(in, r);
+	/* done: nobody can ask for its own content again */
+	lsim_kv_release_final(in->kv, r->blocks, r->nblocks);
+	r->nblocks = 0;
+	r->hashed = 0;
 	free(r->blocks);
 	r->blocks = NULL;
 	r->cap_blocks = 0;

@@ -2,6 +2,16 @@
  * kvcache.c - paged KV block pool: reference counts, an LRU free queue as
  * an intrusive doubly-linked list over block indices, and an
  * open-addressing hash map from content hash to block for prefix caching.
+ *
+ * Private hashes: content that only its holder can ask for again (a
+ * request's own output, or a prompt with no shared prefix ids) is not put
+ * in the map while the holder keeps it, since no lookup can hit it then.
+ * It is published (mapped) when its block is released by a holder that may
+ * come back for it (a preemption), and never when the holder is done with
+ * it for good (lsim_kv_release_final). Every lookup therefore finds what it
+ * would find had every hash been mapped at once, at a fraction of the map
+ * traffic: a serving run with prefix caching on and no shared prefixes
+ * maps almost nothing.
  */
 #include <stdlib.h>
 
@@ -15,6 +25,7 @@ struct lsim_kvcache {
 	bool prefix_caching;
 	int32_t *ref;
 	uint64_t *hash;
+	bool *priv;	      /* hash set but private: not in the map */
 	int32_t *prev, *next; /* free queue links; -1 terminates */
 	int32_t head, tail;   /* head = next to reuse */
 	bool *in_free;
@@ -117,12 +128,13 @@ struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
 	kv->map_mask = cap - 1;
 	kv->ref = calloc(n, sizeof *kv->ref);
 	kv->hash = calloc(n, sizeof *kv->hash);
+	kv->priv = calloc(n, sizeof *kv->priv);
 	kv->prev = malloc(n * sizeof *kv->prev);
 	kv->next = malloc(n * sizeof *kv->next);
 	kv->in_free = calloc(n, sizeof *kv->in_free);
 	kv->map_key = calloc(cap, sizeof *kv->map_key);
 	kv->map_val = calloc(cap, sizeof *kv->map_val);
-	if (!kv->ref || !kv->hash || !kv->prev || !kv->next || !kv->in_free ||
+	if (!kv->ref || !kv->hash || !kv->priv || !kv->prev || !kv->next || !kv->in_free ||
 	    !kv->map_key || !kv->map_val) {
 		lsim_kv_destroy(kv);
 		return NULL;
@@ -139,6 +151,7 @@ void lsim_kv_destroy(struct lsim_kvcache *kv)
 		return;
 	free(kv->ref);
 	free(kv->hash);
+	free(kv->priv);
 	free(kv->prev);
 	free(kv->next);
 	free(kv->in_free);
@@ -190,9 +203,12 @@ int32_t lsim_kv_alloc(struct lsim_kvcache *kv)
 		return -1;
 	free_remove(kv, b);
 	if (kv->hash[b]) {
-		int64_t s = map_find(kv, kv->hash[b]);
-		if (s >= 0 && kv->map_val[s] == b)
-			map_del(kv, (uint64_t)s);
+		if (!kv->priv[b]) {
+			int64_t s = map_find(kv, kv->hash[b]);
+			if (s >= 0 && kv->map_val[s] == b)
+				map_del(kv, (uint64_t)s);
+		}
+		kv->priv[b] = false;
 		kv->hash[b] = 0;
 		kv->n_cached--;
 	}
@@ -212,13 +228,52 @@ void lsim_kv_set_hash(struct lsim_kvcache *kv, int32_t block, uint64_t hash)
 	map_put(kv, hash, block);
 }
 
-void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
-		     int32_t n)
+void lsim_kv_set_private_hash(struct lsim_kvcache *kv, int32_t block,
+			      uint64_t hash)
+{
+	if (!kv->prefix_caching || !hash || kv->hash[block])
+		return;
+	kv->hash[block] = hash;
+	kv->priv[block] = true;
+	kv->n_cached++;
+}
+
+/* Maps a private hash, as lsim_kv_set_hash would have when it was set;
+ * content some other block holds already (a 64-bit collision) is dropped,
+ * as lsim_kv_set_hash drops it. */
+static void publish(struct lsim_kvcache *kv, int32_t b)
+{
+	kv->priv[b] = false;
+	if (map_find(kv, kv->hash[b]) >= 0) {
+		kv->hash[b] = 0;
+		kv->n_cached--;
+		return;
+	}
+	map_put(kv, kv->hash[b], b);
+}
+
+static void release(struct lsim_kvcache *kv, const int32_t *blocks,
+		    int32_t n, bool final)
 {
 	for (int32_t i = n - 1; i >= 0; i--) {
 		int32_t b = blocks[i];
 		kv->refs--;
-		if (--kv->ref[b] == 0)
+		if (--kv->ref[b] == 0) {
+			if (kv->priv[b] && !final)
+				publish(kv, b);
 			free_append(kv, b);
+		}
 	}
+}
+
+void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
+		     int32_t n)
+{
+	release(kv, blocks, n, false);
+}
+
+void lsim_kv_release_final(struct lsim_kvcache *kv, const int32_t *blocks,
+			   int32_t n)
+{
+	release(kv, blocks, n, true);
 }

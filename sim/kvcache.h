@@ -39,10 +39,22 @@ int32_t lsim_kv_alloc(struct lsim_kvcache *kv);
 /* Records that block is full and holds content hash (0 = none). */
 void lsim_kv_set_hash(struct lsim_kvcache *kv, int32_t block, uint64_t hash);
 
+/* Records that block is full and holds content hash that only its holder
+ * can ask for again: kept out of the lookup map until the block is
+ * released by lsim_kv_release (which maps it then), and never mapped if
+ * it is released by lsim_kv_release_final. */
+void lsim_kv_set_private_hash(struct lsim_kvcache *kv, int32_t block,
+			      uint64_t hash);
+
 /* Drops one reference on each block; blocks reaching zero join the free
- * queue, the last of the list first (so tails are evicted first). */
+ * queue, the last of the list first (so tails are evicted first), and
+ * their private hashes become findable. */
 void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 		     int32_t n);
+/* The same, for a holder that will never look its content up again (a
+ * finished request): private hashes stay unfindable. */
+void lsim_kv_release_final(struct lsim_kvcache *kv, const int32_t *blocks,
+			   int32_t n);
 
 /* Number of blocks cached (with a hash) - for tests. */
 int32_t lsim_kv_cached(const struct lsim_kvcache *kv);

@@ -77,6 +77,63 @@ static void test_kv_hash_map_churn(void **state)
 	lsim_kv_destroy(kv);
 }
 
+static void test_kv_private_hashes(void **state)
+{
+	(void)state;
+	/* A private hash is unfindable while held, findable once released by
+	 * a holder that may come back (lsim_kv_release), and never after a
+	 * final release; eviction removes a published one. */
+	struct lsim_kvcache *kv = lsim_kv_create(4, true);
+	int32_t a = lsim_kv_alloc(kv), b = lsim_kv_alloc(kv);
+	lsim_kv_set_private_hash(kv, a, 501);
+	lsim_kv_set_private_hash(kv, b, 502);
+	lsim_kv_set_private_hash(kv, b, 999); /* already hashed: ignored */
+	assert_int_equal(lsim_kv_cached(kv), 2);
+	uint64_t h[2] = {501, 502};
+	int32_t ev = -1;
+	assert_int_equal(lsim_kv_match(kv, h, 2, &ev), 0);
+	int32_t ab[2] = {a, b};
+	lsim_kv_release(kv, ab, 2);
+	assert_int_equal(lsim_kv_match(kv, h, 2, &ev), 2);
+	assert_int_equal(ev, 2);
+	int32_t got[2];
+	lsim_kv_acquire(kv, h, 2, got);
+	assert_int_equal(got[0], a);
+	assert_int_equal(got[1], b);
+	/* b's content is mapped now: a final release keeps it findable */
+	lsim_kv_release_final(kv, got, 2);
+	assert_int_equal(lsim_kv_match(kv, h, 2, &ev), 2);
+
+	/* final release of blocks never published: they stay unfindable,
+	 * count as cached until evicted, and eviction is clean */
+	struct lsim_kvcache *k2 = lsim_kv_create(2, true);
+	int32_t c = lsim_kv_alloc(k2), d = lsim_kv_alloc(k2);
+	lsim_kv_set_private_hash(k2, c, 601);
+	lsim_kv_set_private_hash(k2, d, 602);
+	int32_t cd[2] = {c, d};
+	lsim_kv_release_final(k2, cd, 2);
+	uint64_t h2[2] = {601, 602};
+	assert_int_equal(lsim_kv_match(k2, h2, 2, &ev), 0);
+	assert_int_equal(lsim_kv_cached(k2), 2);
+	assert_int_equal(lsim_kv_free(k2), 2);
+	assert_int_equal(lsim_kv_alloc(k2), d); /* tail first */
+	assert_int_equal(lsim_kv_cached(k2), 1);
+	/* a shared hash equal to a published private one is refused, as two
+	 * shared blocks with one content are */
+	lsim_kv_set_private_hash(k2, d, 701);
+	lsim_kv_release(k2, &d, 1);
+	assert_int_equal(lsim_kv_alloc(k2), c);
+	lsim_kv_set_hash(k2, c, 701);
+	uint64_t h3 = 701;
+	int32_t blk;
+	assert_int_equal(lsim_kv_match(k2, &h3, 1, &ev), 1);
+	lsim_kv_acquire(k2, &h3, 1, &blk);
+	assert_int_equal(blk, d);
+	assert_int_equal(lsim_kv_cached(k2), 1);
+	lsim_kv_destroy(k2);
+	lsim_kv_destroy(kv);
+}
+
 /* ---- a linear perf model: 10 ms + 1 us per token ---- */
 
 static lsim_time linear_time(const struct lsim_perf *p, const struct lsim_batch *b)
@@ -380,6 +437,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kv_refcount_and_lru),
 		cmocka_unit_test(test_kv_hash_map_churn),
+		cmocka_unit_test(test_kv_private_hashes),
 		cmocka_unit_test(test_single_request_timing),
 		cmocka_unit_test(test_chunked_prefill_and_batching),
 		cmocka_unit_test(test_preemption_bounded),
