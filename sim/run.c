@@ -474,14 +474,19 @@ static void pull_next(struct lsim_sim *s)
 	} else {
 		if (s->n_reqs == s->cap_reqs) {
 			size_t c = s->cap_reqs ? s->cap_reqs * 2 : 1024;
-			struct lsim_req *p = realloc(s->reqs, c * sizeof *p);
-			if (!p || c > INT32_MAX) {
-				if (p)
-					s->reqs = p;
+			/* aligned as the type asks (a cache line), which
+			 * realloc does not promise */
+			struct lsim_req *p = c > INT32_MAX ? NULL
+				: aligned_alloc(_Alignof(struct lsim_req),
+						c * sizeof *p);
+			if (!p) {
 				s->error = LSIM_ENOMEM;
 				lsim_stop(s->eng);
 				return;
 			}
+			if (s->n_reqs > 0)
+				memcpy(p, s->reqs, s->n_reqs * sizeof *p);
+			free(s->reqs);
 			s->reqs = p;
 			s->cap_reqs = c;
 		}
