@@ -1099,7 +1099,9 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 		r->generated++;
 		tokens_out++;
 		in->queued_tokens += work_of(r) - before;
-		if (r->first_token < 0)
+		/* (first_token < 0 only before a first token: generated is
+		 * 1 now; testing that first spares a cache line) */
+		if (r->generated == 1 && r->first_token < 0)
 			r->first_token = now;
 		if (r->generated >= r->output)
 			r->status = -1; /* mark for removal below */
