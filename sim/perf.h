@@ -54,6 +54,9 @@ struct lsim_perf_ops {
 struct lsim_perf {
 	const struct lsim_perf_ops *ops;
 	void *state;
+	/* holders besides the creator (lsim_perf_share); a backend that
+	 * callocs its handle starts at 0 */
+	int32_t extra_holders;
 };
 
 static inline lsim_time lsim_perf_iter_time(const struct lsim_perf *p,
@@ -80,7 +83,12 @@ static inline lsim_time lsim_perf_iter_eval(const struct lsim_perf *p,
 	return lsim_perf_iter_time(p, b);
 }
 
-void lsim_perf_destroy(struct lsim_perf *p); /* accepts NULL */
+/* Drops a holder; the last one frees the model. Accepts NULL. */
+void lsim_perf_destroy(struct lsim_perf *p);
+/* Adds a holder and returns p: instances of one group share one model
+ * (a pure function of the batch, so sharing changes no result, and its
+ * caches serve every replica). */
+struct lsim_perf *lsim_perf_share(struct lsim_perf *p);
 
 struct lsim_roofline_params {
 	int tp;		     /* tensor-parallel degree */

@@ -463,6 +463,9 @@ struct lsim_scenario {
 	char (*gpu_choice)[64]; /* per group: the kind gpu: cheapest chose */
 	struct lsim_model_arch *models;
 	char **table_dirs;
+	/* per group, during a run: the perf models its replicas share (one
+	 * holder each here), NULL until its first replica */
+	struct lsim_perf **group_perf, **group_work_perf;
 	struct lsim_buf effective;
 	char run_id[17];
 	char hw_names[256];
@@ -1484,6 +1487,13 @@ static void release_run(struct lsim_scenario *sc)
 	if (sc->sim_live)
 		lsim_sim_release(&sc->sim);
 	sc->sim_live = false;
+	for (size_t i = 0; sc->group_perf && i < sc->n_insts; i++) {
+		lsim_perf_destroy(sc->group_perf[i]);
+		lsim_perf_destroy(sc->group_work_perf[i]);
+	}
+	free(sc->group_perf);
+	free(sc->group_work_perf);
+	sc->group_perf = sc->group_work_perf = NULL;
 	free(sc->rec_insts);
 	free(sc->rec_classes);
 	sc->rec_insts = NULL;
@@ -1880,7 +1890,22 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	} else {
 		struct lsim_perf *perf = NULL;
 		double cpu = lsim_time_to_s(ic->cpu_overhead);
-		if (ic->perf == PERF_TABLE) {
+		if (!sc->group_perf) {
+			sc->group_perf = calloc(sc->n_insts, sizeof *sc->group_perf);
+			sc->group_work_perf = calloc(sc->n_insts,
+						     sizeof *sc->group_work_perf);
+			if (!sc->group_perf || !sc->group_work_perf) {
+				free(sc->group_perf);
+				free(sc->group_work_perf);
+				sc->group_perf = sc->group_work_perf = NULL;
+				lsim_sim_drop_instance(&sc->sim);
+				return LSIM_ENOMEM;
+			}
+		}
+		if (sc->group_perf[i]) {
+			perf = lsim_perf_share(sc->group_perf[i]);
+			rc = 0;
+		} else if (ic->perf == PERF_TABLE) {
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,
@@ -1899,6 +1924,8 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
 						       &perf, d);
 		}
+		if (rc == 0 && !sc->group_perf[i])
+			sc->group_perf[i] = lsim_perf_share(perf);
 		struct lsim_engine_cfg eng = ic->eng;
 		eng.swap_space = ic->swap_space * (double)replica_gpus(ic);
 		if (rc == 0)
@@ -1929,9 +1956,13 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 		 * comes from the roofline; a profile without its parameters
 		 * leaves power on the busy fraction */
 		struct lsim_roofline_params rp = {.tp = (int)ic->tp};
-		if (lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
-					      &in->work_perf, NULL) != 0)
+		if (sc->group_work_perf[i])
+			in->work_perf = lsim_perf_share(sc->group_work_perf[i]);
+		else if (lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
+						   &in->work_perf, NULL) != 0)
 			in->work_perf = NULL;
+		else
+			sc->group_work_perf[i] = lsim_perf_share(in->work_perf);
 	}
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];
