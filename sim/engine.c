@@ -19,6 +19,18 @@
  *   - The three arrays grow together, doubling, with realloc; freed slots
  *     are reused first, so a steady state allocates nothing.
  *
+ * Far events (many pending): while at most HEAP_MAX events are pending
+ * everything is in the heap. Beyond that the heap keeps only the events
+ * before a moving window end w1; later ones wait, unsorted, in time
+ * buckets of equal power-of-two width (doubly-linked lists through the
+ * slots, so cancel is O(1)) or, past the buckets, in a far list. When the
+ * heap runs dry the next non-empty bucket moves into it; when the buckets
+ * are spent the far list is spread over a fresh set spanning it, two
+ * buckets per event. Each event is thus linked once or twice and heaped
+ * among a handful instead of sifting through log2(pending) levels. The
+ * heap always holds every event before w1 and nothing else does, so the
+ * order is still exactly (time, sequence number).
+ *
  * Pop-and-push fusion: when the run loop takes the minimum it leaves a hole
  * at the root instead of moving the last entry there at once. If the handler
  * schedules an event (the common case: a completion schedules the next one),
@@ -33,7 +45,17 @@
 #define ARITY 2
 
 #define NO_POS UINT32_MAX   /* heap position of a free slot */
-#define MAX_SLOTS (UINT32_MAX - 1u)
+#define LIST_POS (UINT32_MAX - 1u) /* "position" of an event in a list */
+#define MAX_SLOTS (UINT32_MAX - 2u)
+#define NO_SLOT UINT32_MAX
+
+/* The bucket tier (see above). HEAP_MAX: pending events beyond which it
+ * starts; it stops when a spread finds at most HEAP_MAX / 2. A spread
+ * makes BUCKETS_PER_EVENT buckets per event (a power of two, at most the
+ * room grown with the slots, so running never allocates). */
+#define FAR UINT32_MAX /* list index of the far list */
+#define HEAP_MAX 4096u
+#define BUCKETS_PER_EVENT 2u
 
 struct heap_entry {
 	lsim_time t;
@@ -52,13 +74,22 @@ struct event_rec {
  * updates pos on every move, touches 8 bytes per slot, not 32. */
 struct slot_state {
 	uint32_t gen;
-	uint32_t pos; /* heap index, or NO_POS when free */
+	uint32_t pos; /* heap index, LIST_POS in a list, NO_POS when free */
+};
+
+/* A slot's event while it waits in a bucket or the far list. */
+struct list_node {
+	lsim_time t;
+	uint64_t seq;
+	uint32_t prev, next; /* NO_SLOT ends */
+	uint32_t list;	     /* bucket index, or FAR */
 };
 
 struct lsim_engine {
 	struct heap_entry *heap;
 	struct event_rec *recs;
 	struct slot_state *st;
+	struct list_node *ln; /* per slot, used while it is in a list */
 	uint32_t n_heap;   /* entries in heap[], the hole included */
 	uint32_t n_slots;  /* slots ever handed out: recs[0 .. n_slots) */
 	uint32_t cap;      /* capacity of heap[], recs[] and st[] */
@@ -69,6 +100,19 @@ struct lsim_engine {
 	lsim_time now;
 	uint64_t seq;
 	uint64_t processed;
+	/* the bucket tier: heads of the buckets, a bit per non-empty bucket
+	 * (room for BUCKETS_PER_EVENT per slot), the far list, geometry */
+	uint32_t *head;
+	uint64_t *used;
+	uint32_t far;	  /* head of the far list */
+	uint32_t n_buckets; /* of the current spread: a power of two */
+	bool tiered;	/* lists in use; else w1 is "never" and all is heaped */
+	uint64_t w1;	/* the heap holds exactly the events before w1 */
+	uint64_t base, w_end; /* bucket j: [base + j 2^shift, + 2^shift) */
+	unsigned shift;
+	uint32_t cur;	/* buckets before cur are spent */
+	uint32_t n_list; /* events in buckets and the far list */
+	uint64_t far_lo, far_hi; /* bounds of the far list's times */
 	lsim_time period;
 	bool has_sample;       /* a periodic callback is set and not past */
 	lsim_time next_sample; /* the time of its next call */
@@ -176,6 +220,19 @@ static bool grow(struct lsim_engine *eng)
 	if (!st)
 		return false;
 	eng->st = st;
+	struct list_node *ln = realloc(eng->ln, (size_t)want * sizeof *ln);
+	if (!ln)
+		return false;
+	eng->ln = ln;
+	uint64_t nb = want * BUCKETS_PER_EVENT;
+	uint32_t *head = realloc(eng->head, (size_t)nb * sizeof *head);
+	if (!head)
+		return false;
+	eng->head = head;
+	uint64_t *used = realloc(eng->used, (size_t)(nb / 64) * sizeof *used);
+	if (!used)
+		return false;
+	eng->used = used;
 	eng->cap = (uint32_t)want;
 	return true;
 }
@@ -210,12 +267,189 @@ static uint32_t lookup(const struct lsim_engine *eng, lsim_event_id id)
 	return slot;
 }
 
+/* ---- the bucket tier ---- */
+
+static void list_link(struct lsim_engine *eng, uint32_t slot, lsim_time t,
+		      uint64_t seq)
+{
+	uint64_t ut = (uint64_t)t;
+	uint32_t j = ut < eng->w_end ? (uint32_t)((ut - eng->base) >> eng->shift)
+				      : FAR;
+	uint32_t *hp = j == FAR ? &eng->far : &eng->head[j];
+	if (j == FAR) {
+		if (eng->far == NO_SLOT) {
+			eng->far_lo = eng->far_hi = ut;
+		} else {
+			if (ut < eng->far_lo)
+				eng->far_lo = ut;
+			if (ut > eng->far_hi)
+				eng->far_hi = ut;
+		}
+	} else {
+		eng->used[j / 64] |= 1ull << (j % 64);
+	}
+	uint32_t h = *hp;
+	eng->ln[slot] = (struct list_node){
+		.t = t, .seq = seq, .prev = NO_SLOT, .next = h, .list = j,
+	};
+	if (h != NO_SLOT)
+		eng->ln[h].prev = slot;
+	*hp = slot;
+	eng->st[slot].pos = LIST_POS;
+	eng->n_list++;
+}
+
+static void list_unlink(struct lsim_engine *eng, uint32_t slot)
+{
+	struct list_node *n = &eng->ln[slot];
+	uint32_t *hp = n->list == FAR ? &eng->far : &eng->head[n->list];
+	if (n->prev != NO_SLOT)
+		eng->ln[n->prev].next = n->next;
+	else
+		*hp = n->next;
+	if (n->next != NO_SLOT)
+		eng->ln[n->next].prev = n->prev;
+	if (n->list != FAR && *hp == NO_SLOT)
+		eng->used[n->list / 64] &= ~(1ull << (n->list % 64));
+	eng->n_list--;
+}
+
+/* First non-empty bucket at or after j, or n_buckets. */
+static uint32_t next_used(const struct lsim_engine *eng, uint32_t j)
+{
+	for (uint32_t w = j / 64; w < eng->n_buckets / 64; w++) {
+		uint64_t bits = eng->used[w];
+		if (w == j / 64)
+			bits &= ~0ull << (j % 64);
+		if (bits)
+			return w * 64 + (uint32_t)__builtin_ctzll(bits);
+	}
+	return eng->n_buckets;
+}
+
+/* Moves every event of list j into the heap, which is empty (it has room:
+ * it holds at most as many entries as there are slots): a few are sorted
+ * (a sorted array is a heap), more are heapified bottom-up. */
+static void heap_list(struct lsim_engine *eng, uint32_t j)
+{
+	uint32_t *hp = j == FAR ? &eng->far : &eng->head[j];
+	uint32_t s = *hp;
+	*hp = NO_SLOT;
+	if (j != FAR)
+		eng->used[j / 64] &= ~(1ull << (j % 64));
+	struct heap_entry *h = eng->heap;
+	uint32_t n = 0;
+	while (s != NO_SLOT) {
+		const struct list_node *ln = &eng->ln[s];
+		struct heap_entry e = {.t = ln->t, .seq = ln->seq, .slot = s};
+		s = ln->next;
+		uint32_t i = n++;
+		if (n <= 32) /* insertion sort */
+			for (; i > 0 && before(&e, &h[i - 1]); i--)
+				h[i] = h[i - 1];
+		h[i] = e;
+	}
+	eng->n_list -= n;
+	eng->n_heap = n;
+	if (n > 32)
+		for (uint32_t i = n / ARITY + 1; i-- > 0;)
+			sift_down(eng, i, h[i]);
+	for (uint32_t i = 0; i < n; i++)
+		eng->st[h[i].slot].pos = i;
+}
+
+/* Many events pending: all of the heap goes to the far list, to be spread
+ * over buckets when the run next needs an event. */
+static void spill(struct lsim_engine *eng)
+{
+	eng->tiered = true;
+	eng->w1 = (uint64_t)eng->now; /* nothing scheduled from now on is heaped */
+	eng->w_end = 0;		      /* ... nor put in a bucket */
+	eng->cur = eng->n_buckets = 0;
+	uint32_t n = eng->n_heap;
+	eng->n_heap = 0;
+	for (uint32_t i = 0; i < n; i++)
+		list_link(eng, eng->heap[i].slot, eng->heap[i].t, eng->heap[i].seq);
+}
+
+/* The heap is empty: refills it with the next bucket, spreading the far
+ * list over fresh buckets first when they are spent. False if nothing is
+ * pending. */
+static bool advance(struct lsim_engine *eng)
+{
+	while (eng->tiered) {
+		uint32_t j = next_used(eng, eng->cur);
+		if (j < eng->n_buckets) {
+			heap_list(eng, j);
+			eng->cur = j + 1;
+			eng->w1 = eng->base + ((uint64_t)(j + 1) << eng->shift);
+			return true;
+		}
+		if (eng->far == NO_SLOT) {
+			eng->tiered = false;
+			eng->w1 = UINT64_MAX;
+			return false;
+		}
+		if (eng->n_list <= HEAP_MAX / 2) {
+			/* few left: back to the plain heap */
+			eng->tiered = false;
+			eng->w1 = UINT64_MAX;
+			heap_list(eng, FAR);
+			return true;
+		}
+		/* spread the far list over buckets spanning its times */
+		/* spread the far list over buckets spanning its times */
+		uint64_t nb = 64, room = (uint64_t)eng->cap * BUCKETS_PER_EVENT;
+		while (nb < (uint64_t)eng->n_list * BUCKETS_PER_EVENT && nb * 2 <= room)
+			nb *= 2;
+		eng->n_buckets = (uint32_t)nb;
+		uint64_t span = eng->far_hi - eng->far_lo + 1u;
+		uint64_t width = span / nb + (span % nb != 0);
+		eng->shift = 0;
+		while ((1ull << eng->shift) < width)
+			eng->shift++;
+		eng->base = eng->far_lo;
+		eng->w_end = eng->base + (nb << eng->shift);
+		eng->cur = 0;
+		eng->w1 = eng->base;
+		for (uint64_t b = 0; b < nb; b++)
+			eng->head[b] = NO_SLOT;
+		for (uint32_t w = 0; w < nb / 64; w++)
+			eng->used[w] = 0;
+		uint32_t s = eng->far;
+		eng->far = NO_SLOT;
+		while (s != NO_SLOT) {
+			uint32_t next = eng->ln[s].next;
+			eng->n_list--;
+			list_link(eng, s, eng->ln[s].t, eng->ln[s].seq);
+			s = next;
+		}
+	}
+	return false;
+}
+
+/* Places a slot's event: heaped if before w1, else in its list. */
+static void place_event(struct lsim_engine *eng, uint32_t s, struct heap_entry e)
+{
+	if ((uint64_t)e.t >= eng->w1) {
+		list_link(eng, s, e.t, e.seq);
+	} else if (eng->hole) {
+		/* e >= the popped minimum, so it belongs at or below the root */
+		eng->hole = false;
+		sift_down(eng, 0, e);
+	} else {
+		sift_up(eng, eng->n_heap++, e);
+	}
+}
+
 struct lsim_engine *lsim_engine_create(void)
 {
 	struct lsim_engine *eng = calloc(1, sizeof *eng);
 	if (!eng)
 		return NULL;
+	eng->far = NO_SLOT;
 	eng->free_head = NO_POS;
+	eng->w1 = UINT64_MAX;
 	return eng;
 }
 
@@ -226,6 +460,9 @@ void lsim_engine_destroy(struct lsim_engine *eng)
 	free(eng->heap);
 	free(eng->recs);
 	free(eng->st);
+	free(eng->ln);
+	free(eng->head);
+	free(eng->used);
 	free(eng);
 }
 
@@ -246,13 +483,7 @@ lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
 		.seq = eng->seq++,
 		.slot = s,
 	};
-	if (eng->hole) {
-		/* e >= the popped minimum, so it belongs at or below the root */
-		eng->hole = false;
-		sift_down(eng, 0, e);
-	} else {
-		sift_up(eng, eng->n_heap++, e);
-	}
+	place_event(eng, s, e);
 	return ((uint64_t)eng->st[s].gen << 32) | s;
 }
 
@@ -278,9 +509,13 @@ int lsim_cancel(struct lsim_engine *eng, lsim_event_id id)
 		return LSIM_ESTATE;
 	fill_hole(eng);
 	uint32_t i = eng->st[s].pos;
-	uint32_t last = --eng->n_heap;
-	if (i != last)
-		fix_at(eng, i, eng->heap[last]);
+	if (i == LIST_POS) {
+		list_unlink(eng, s);
+	} else {
+		uint32_t last = --eng->n_heap;
+		if (i != last)
+			fix_at(eng, i, eng->heap[last]);
+	}
 	free_slot(eng, s);
 	return 0;
 }
@@ -297,7 +532,18 @@ int lsim_reschedule(struct lsim_engine *eng, lsim_event_id id, lsim_time at)
 		.seq = eng->seq++,
 		.slot = s,
 	};
-	fix_at(eng, i, e);
+	if (i != LIST_POS && (uint64_t)e.t < eng->w1) {
+		fix_at(eng, i, e);
+		return 0;
+	}
+	if (i == LIST_POS) {
+		list_unlink(eng, s);
+	} else {
+		uint32_t last = --eng->n_heap;
+		if (i != last)
+			fix_at(eng, i, eng->heap[last]);
+	}
+	place_event(eng, s, e);
 	return 0;
 }
 
@@ -315,7 +561,7 @@ size_t lsim_pending(const struct lsim_engine *eng)
 {
 	if (!eng)
 		return 0;
-	return (size_t)eng->n_heap - (eng->hole ? 1u : 0u);
+	return (size_t)eng->n_heap - (eng->hole ? 1u : 0u) + eng->n_list;
 }
 
 uint64_t lsim_events_processed(const struct lsim_engine *eng)
@@ -371,7 +617,11 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 	eng->running = true;
 	eng->stopped = false;
 	uint64_t count = 0;
-	while (!eng->stopped && eng->n_heap > 0) {
+	while (!eng->stopped) {
+		if (!eng->tiered && eng->n_heap > HEAP_MAX)
+			spill(eng);
+		if (eng->n_heap == 0 && !advance(eng))
+			break;
 		lsim_time t = eng->heap[0].t;
 		/* A sample falls due when the clock reaches it with work still
 		 * pending at or after it; it precedes events at its own time. */
@@ -401,7 +651,7 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		if (eng->after)
 			eng->after(eng, eng->after_ctx);
 	}
-	if (!eng->stopped && eng->n_heap > 0 && until > eng->now)
+	if (!eng->stopped && lsim_pending(eng) > 0 && until > eng->now)
 		eng->now = until;
 	eng->running = false;
 	return count;

@@ -423,7 +423,7 @@ struct ref_ev {
 	uint64_t tag;
 };
 
-#define REF_MAX 4096
+#define REF_MAX 16384
 #define STALE_MAX 64
 
 struct xcheck {
@@ -437,6 +437,9 @@ struct xcheck {
 	lsim_event_id stale[STALE_MAX];
 	int n_stale;
 	uint64_t fired;
+	int target;	     /* pending events random_op steers towards */
+	lsim_time spread;    /* times up to this far ahead (0: 1000) */
+	lsim_time far_every; /* 1 in this many times is far ahead (0: none) */
 };
 
 static uint64_t xs_next(struct xcheck *x)
@@ -492,7 +495,10 @@ static lsim_time random_time(struct xcheck *x)
 	uint64_t r = xs_below(x, 10);
 	if (r == 0)
 		return x->now - (lsim_time)xs_below(x, 20);
-	return x->now + (lsim_time)xs_below(x, r < 5 ? 4 : 1000);
+	if (x->far_every && xs_below(x, (uint64_t)x->far_every) == 0)
+		return x->now + 1000000 + (lsim_time)xs_below(x, 1000000000);
+	lsim_time spread = x->spread ? x->spread : 1000;
+	return x->now + (lsim_time)xs_below(x, r < 5 ? 4 : (uint64_t)spread);
 }
 
 static void xcheck_fire(struct lsim_engine *eng, void *subject, uint64_t arg);
@@ -551,12 +557,12 @@ static void check_pending(struct xcheck *x)
 	}
 }
 
-/* One random operation other than running; biased to keep a few hundred
- * events queued, so the heap has depth. */
+/* One random operation other than running; biased to keep about
+ * x->target events queued, so the heap has depth. */
 static void random_op(struct xcheck *x)
 {
 	uint64_t r = xs_below(x, 100);
-	if (r < (x->n < 400 ? 60u : 20u))
+	if (r < (x->n < x->target ? 60u : 20u))
 		op_schedule(x);
 	else if (r < 60)
 		op_cancel(x);
@@ -594,6 +600,7 @@ static void test_random_cross_check(void **state)
 	x->eng = lsim_engine_create();
 	assert_non_null(x->eng);
 	x->rng = 0x243f6a8885a308d3u;
+	x->target = 400;
 	const int ops = 100000;
 	for (int i = 0; i < ops; i++) {
 		if (xs_below(x, 100) < 30 && x->n > 0) {
@@ -610,6 +617,65 @@ static void test_random_cross_check(void **state)
 	assert_int_equal(lsim_pending(x->eng), 0);
 	assert_int_equal(lsim_events_processed(x->eng), x->fired);
 	assert_true(x->fired > 30000); /* the test really ran events */
+	lsim_engine_destroy(x->eng);
+	free(x);
+}
+
+/* The same with thousands of events pending, beyond the point where the
+ * engine moves later events into time buckets and a far list: some
+ * events far ahead, runs that stop at a limit (so events are scheduled
+ * before the bucket window's start), and every operation checked against
+ * the reference as above. */
+static void test_random_cross_check_tiered(void **state)
+{
+	(void)state;
+	struct xcheck *x = calloc(1, sizeof *x);
+	assert_non_null(x);
+	x->eng = lsim_engine_create();
+	assert_non_null(x->eng);
+	x->rng = 0x13198a2e03707344u;
+	x->target = 6000;
+	x->spread = 1000000;
+	x->far_every = 50;
+	for (int i = 0; i < 7000; i++)
+		op_schedule(x);
+	const int ops = 60000;
+	uint64_t limit_stops = 0;
+	for (int i = 0; i < ops; i++) {
+		uint64_t r = xs_below(x, 100);
+		if (r < 25 && x->n > 0) {
+			uint64_t before_fired = x->fired;
+			assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
+			assert_int_equal(x->fired, before_fired + 1);
+		} else if (r < 30 && x->n > 0) {
+			/* a limit: fires the first event if it is due by then,
+			 * else the clock moves to the limit */
+			lsim_time until = x->now + (lsim_time)xs_below(x, 50);
+			if (xs_below(x, 2)) {
+				/* past what is due now, to just short of the next */
+				while (x->n > 0 && x->ev[0].t == x->now)
+					assert_int_equal(lsim_run(x->eng, x->now), 1);
+				if (x->n == 0)
+					continue;
+				until = x->ev[0].t - 1;
+			}
+			bool due = x->ev[0].t <= until;
+			assert_int_equal(lsim_run(x->eng, until), due ? 1 : 0);
+			if (!due) {
+				x->now = until;
+				limit_stops++;
+			}
+			assert_int_equal(lsim_now(x->eng), x->now);
+		} else {
+			random_op(x);
+		}
+	}
+	while (x->n > 0)
+		assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
+	assert_int_equal(lsim_pending(x->eng), 0);
+	assert_int_equal(lsim_events_processed(x->eng), x->fired);
+	assert_true(x->fired > 15000);
+	assert_true(limit_stops > 100);
 	lsim_engine_destroy(x->eng);
 	free(x);
 }
@@ -717,6 +783,7 @@ int main(void)
 		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_periodic_count_and_stop),
 		cmocka_unit_test(test_random_cross_check),
+		cmocka_unit_test(test_random_cross_check_tiered),
 		cmocka_unit_test(test_pool_reuse),
 		cmocka_unit_test(test_two_engines),
 	};
