@@ -6,6 +6,7 @@
  */
 #include <gsl/gsl_rng.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,10 @@
 #include "recstore.h"
 #include "rng.h"
 #include "sim.h"
+
+/* sim.h puts what a step touches in a request's first cache line */
+_Static_assert(offsetof(struct lsim_req, blocks) == 64,
+	       "a step's fields of struct lsim_req fill its first 64 bytes");
 
 int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 {
