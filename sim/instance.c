@@ -1046,10 +1046,13 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
 	lsim_sim_handoff(s, in, ri);
 }
 
-/* The decode instance has the KV: the blocks here are free again. */
+/* The decode instance has the KV: the blocks here are free again (if
+ * this instance still has its cache: a failed or reclaimed one dropped
+ * it when it was evicted). */
 static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 {
-	lsim_kv_release(src->kv, r->src_blocks, r->src_nblocks);
+	if (src->kv)
+		lsim_kv_release(src->kv, r->src_blocks, r->src_nblocks);
 	free(r->src_blocks);
 	r->src_blocks = NULL;
 	r->src_nblocks = 0;

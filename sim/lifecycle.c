@@ -295,6 +295,10 @@ static void evict(struct lsim_sim *s, struct lsim_instance *in)
 	}
 	in->outstanding = 0;
 	in->queued_tokens = 0;
+	/* its GPUs' memory is gone: the cache goes too (a handed-over KV
+	 * still referenced from a decode instance is released there as a
+	 * no-op); a day with many failures would otherwise keep them all */
+	lsim_instance_drop_kv(in);
 }
 
 /* Detected: the instance is gone; its requests go back (or fail) and a

@@ -290,6 +290,17 @@ sed 's/role: decode/role: both/' "$scen/pd_transfer.yaml" > "$tmp/pd2.yaml"
 [ $rc -eq 2 ] && grep -q "instances\[1\].role: model Llama-3.1-8B has prefill instances but no decode instance" "$tmp/err" \
 	&& ok "prefill instances need decode instances" || bad "pd roles: rc=$rc $(cat "$tmp/err")"
 
+# disaggregation under failures (tests/data/scenarios/pd_failures.yaml): an
+# evicted instance drops its KV cache, and a hand-over from it finishing
+# later releases nothing there; every request still ends exactly once
+"$exe" run "$scen/pd_failures.yaml" -o "$tmp/pdf" --csv --quiet >/dev/null 2>"$tmp/err"; rc=$?
+pdf=$(awk -F, '{ v[$1] = $2 } END {
+	ok = v["requests"] == 3000 && v["unfinished"] == 0 && v["failures"] >= 10 &&
+	     v["completed"] + v["rejected"] + v["failed"] == v["requests"]
+	print ok ? "ok" : "bad" }' "$tmp/pdf/summary.csv" 2>/dev/null)
+[ $rc -eq 0 ] && [ "$pdf" = ok ] && ok "disaggregation under failures: every request ends once, evicted caches dropped" \
+	|| bad "pd failures: rc=$rc $(cat "$tmp/err") $(grep -E '^(requests|completed|rejected|failed|unfinished|failures),' "$tmp/pdf/summary.csv" 2>/dev/null)"
+
 # pipeline parallelism (tests/data/scenarios/pp.yaml): with pp 2 every
 # step is as long as with pp 1 plus stage 0's activations to stage 1 over
 # NVLink at 100 GB/s: 16.384 MB for the 1000-token prefill (163,840 ns +
