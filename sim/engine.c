@@ -16,8 +16,11 @@
  *     bumped whenever its event fires or is cancelled, so an old handle never
  *     matches the slot's next occupant. Generations start at 1, so no valid
  *     handle is 0.
- *   - The three arrays grow together, doubling, with realloc; freed slots
- *     are reused first, so a steady state allocates nothing.
+ *   - ln[]: per pool slot, its time, sequence number and links while it
+ *     waits in a bucket or the far list (below).
+ *   - The arrays (and the bucket heads, two per slot) grow together,
+ *     doubling, with realloc; freed slots are reused first, so a steady
+ *     state allocates nothing.
  *
  * Far events (many pending): while at most HEAP_MAX events are pending
  * everything is in the heap. Beyond that the heap keeps only the events
@@ -269,13 +272,19 @@ static uint32_t lookup(const struct lsim_engine *eng, lsim_event_id id)
 
 /* ---- the bucket tier ---- */
 
+/* The head of list j: a bucket, or the far list. */
+static uint32_t *list_head(struct lsim_engine *eng, uint32_t j)
+{
+	return j == FAR ? &eng->far : &eng->head[j];
+}
+
 static void list_link(struct lsim_engine *eng, uint32_t slot, lsim_time t,
 		      uint64_t seq)
 {
 	uint64_t ut = (uint64_t)t;
 	uint32_t j = ut < eng->w_end ? (uint32_t)((ut - eng->base) >> eng->shift)
 				      : FAR;
-	uint32_t *hp = j == FAR ? &eng->far : &eng->head[j];
+	uint32_t *hp = list_head(eng, j);
 	if (j == FAR) {
 		if (eng->far == NO_SLOT) {
 			eng->far_lo = eng->far_hi = ut;
@@ -302,7 +311,7 @@ static void list_link(struct lsim_engine *eng, uint32_t slot, lsim_time t,
 static void list_unlink(struct lsim_engine *eng, uint32_t slot)
 {
 	struct list_node *n = &eng->ln[slot];
-	uint32_t *hp = n->list == FAR ? &eng->far : &eng->head[n->list];
+	uint32_t *hp = list_head(eng, n->list);
 	if (n->prev != NO_SLOT)
 		eng->ln[n->prev].next = n->next;
 	else
@@ -332,7 +341,7 @@ static uint32_t next_used(const struct lsim_engine *eng, uint32_t j)
  * (a sorted array is a heap), more are heapified bottom-up. */
 static void heap_list(struct lsim_engine *eng, uint32_t j)
 {
-	uint32_t *hp = j == FAR ? &eng->far : &eng->head[j];
+	uint32_t *hp = list_head(eng, j);
 	uint32_t s = *hp;
 	*hp = NO_SLOT;
 	if (j != FAR)
@@ -398,7 +407,6 @@ static bool advance(struct lsim_engine *eng)
 			return true;
 		}
 		/* spread the far list over buckets spanning its times */
-		/* spread the far list over buckets spanning its times */
 		uint64_t nb = 64, room = (uint64_t)eng->cap * BUCKETS_PER_EVENT;
 		while (nb < (uint64_t)eng->n_list * BUCKETS_PER_EVENT && nb * 2 <= room)
 			nb *= 2;
@@ -426,6 +434,19 @@ static bool advance(struct lsim_engine *eng)
 		}
 	}
 	return false;
+}
+
+/* Takes slot s's pending event (at heap position or LIST_POS i) out of
+ * the queue, keeping the slot. */
+static void take_out(struct lsim_engine *eng, uint32_t s, uint32_t i)
+{
+	if (i == LIST_POS) {
+		list_unlink(eng, s);
+		return;
+	}
+	uint32_t last = --eng->n_heap;
+	if (i != last)
+		fix_at(eng, i, eng->heap[last]);
 }
 
 /* Places a slot's event: heaped if before w1, else in its list. */
@@ -508,14 +529,7 @@ int lsim_cancel(struct lsim_engine *eng, lsim_event_id id)
 	if (s == NO_POS)
 		return LSIM_ESTATE;
 	fill_hole(eng);
-	uint32_t i = eng->st[s].pos;
-	if (i == LIST_POS) {
-		list_unlink(eng, s);
-	} else {
-		uint32_t last = --eng->n_heap;
-		if (i != last)
-			fix_at(eng, i, eng->heap[last]);
-	}
+	take_out(eng, s, eng->st[s].pos);
 	free_slot(eng, s);
 	return 0;
 }
@@ -536,13 +550,7 @@ int lsim_reschedule(struct lsim_engine *eng, lsim_event_id id, lsim_time at)
 		fix_at(eng, i, e);
 		return 0;
 	}
-	if (i == LIST_POS) {
-		list_unlink(eng, s);
-	} else {
-		uint32_t last = --eng->n_heap;
-		if (i != last)
-			fix_at(eng, i, eng->heap[last]);
-	}
+	take_out(eng, s, i);
 	place_event(eng, s, e);
 	return 0;
 }

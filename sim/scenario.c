@@ -464,8 +464,11 @@ struct lsim_scenario {
 	struct lsim_model_arch *models;
 	char **table_dirs;
 	/* per group, during a run: the perf models its replicas share (one
-	 * holder each here), NULL until its first replica */
-	struct lsim_perf **group_perf, **group_work_perf;
+	 * holder each here; NULL until its first replica): its time model and,
+	 * with a table, the roofline its work comes from */
+	struct group_perf {
+		struct lsim_perf *time, *work;
+	} *group_perf;
 	struct lsim_buf effective;
 	char run_id[17];
 	char hw_names[256];
@@ -1488,12 +1491,11 @@ static void release_run(struct lsim_scenario *sc)
 		lsim_sim_release(&sc->sim);
 	sc->sim_live = false;
 	for (size_t i = 0; sc->group_perf && i < sc->n_insts; i++) {
-		lsim_perf_destroy(sc->group_perf[i]);
-		lsim_perf_destroy(sc->group_work_perf[i]);
+		lsim_perf_destroy(sc->group_perf[i].time);
+		lsim_perf_destroy(sc->group_perf[i].work);
 	}
 	free(sc->group_perf);
-	free(sc->group_work_perf);
-	sc->group_perf = sc->group_work_perf = NULL;
+	sc->group_perf = NULL;
 	free(sc->rec_insts);
 	free(sc->rec_classes);
 	sc->rec_insts = NULL;
@@ -1890,20 +1892,14 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	} else {
 		struct lsim_perf *perf = NULL;
 		double cpu = lsim_time_to_s(ic->cpu_overhead);
-		if (!sc->group_perf) {
-			sc->group_perf = calloc(sc->n_insts, sizeof *sc->group_perf);
-			sc->group_work_perf = calloc(sc->n_insts,
-						     sizeof *sc->group_work_perf);
-			if (!sc->group_perf || !sc->group_work_perf) {
-				free(sc->group_perf);
-				free(sc->group_work_perf);
-				sc->group_perf = sc->group_work_perf = NULL;
-				lsim_sim_drop_instance(&sc->sim);
-				return LSIM_ENOMEM;
-			}
+		if (!sc->group_perf &&
+		    !(sc->group_perf = calloc(sc->n_insts, sizeof *sc->group_perf))) {
+			lsim_sim_drop_instance(&sc->sim);
+			return LSIM_ENOMEM;
 		}
-		if (sc->group_perf[i]) {
-			perf = lsim_perf_share(sc->group_perf[i]);
+		struct group_perf *gp = &sc->group_perf[i];
+		if (gp->time) {
+			perf = lsim_perf_share(gp->time);
 			rc = 0;
 		} else if (ic->perf == PERF_TABLE) {
 			struct lsim_table_params tp = {
@@ -1924,8 +1920,8 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
 						       &perf, d);
 		}
-		if (rc == 0 && !sc->group_perf[i])
-			sc->group_perf[i] = lsim_perf_share(perf);
+		if (rc == 0 && !gp->time)
+			gp->time = lsim_perf_share(perf);
 		struct lsim_engine_cfg eng = ic->eng;
 		eng.swap_space = ic->swap_space * (double)replica_gpus(ic);
 		if (rc == 0)
@@ -1956,13 +1952,14 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 		 * comes from the roofline; a profile without its parameters
 		 * leaves power on the busy fraction */
 		struct lsim_roofline_params rp = {.tp = (int)ic->tp};
-		if (sc->group_work_perf[i])
-			in->work_perf = lsim_perf_share(sc->group_work_perf[i]);
+		struct group_perf *gp = &sc->group_perf[i];
+		if (gp->work)
+			in->work_perf = lsim_perf_share(gp->work);
 		else if (lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
 						   &in->work_perf, NULL) != 0)
 			in->work_perf = NULL;
 		else
-			sc->group_work_perf[i] = lsim_perf_share(in->work_perf);
+			gp->work = lsim_perf_share(in->work_perf);
 	}
 	in->group = (int32_t)i;
 	in->model_idx = sc->group_model[i];

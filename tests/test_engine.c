@@ -592,33 +592,50 @@ static void xcheck_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
 	lsim_stop(eng);
 }
 
-static void test_random_cross_check(void **state)
+static struct xcheck *xcheck_new(uint64_t seed, int target)
 {
-	(void)state;
 	struct xcheck *x = calloc(1, sizeof *x);
 	assert_non_null(x);
 	x->eng = lsim_engine_create();
 	assert_non_null(x->eng);
-	x->rng = 0x243f6a8885a308d3u;
-	x->target = 400;
-	const int ops = 100000;
-	for (int i = 0; i < ops; i++) {
-		if (xs_below(x, 100) < 30 && x->n > 0) {
-			uint64_t before_fired = x->fired;
-			assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
-			assert_int_equal(x->fired, before_fired + 1);
-		} else {
-			random_op(x);
-		}
-	}
-	/* drain: everything left fires in reference order */
+	x->rng = seed;
+	x->target = target;
+	return x;
+}
+
+/* Runs the engine without a limit: exactly the reference's first event. */
+static void xcheck_fire_one(struct xcheck *x)
+{
+	uint64_t before_fired = x->fired;
+	assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
+	assert_int_equal(x->fired, before_fired + 1);
+}
+
+/* Drains: everything left fires in reference order; at least min_fired
+ * events fired in all (the test really ran events). */
+static void xcheck_finish(struct xcheck *x, uint64_t min_fired)
+{
 	while (x->n > 0)
 		assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
 	assert_int_equal(lsim_pending(x->eng), 0);
 	assert_int_equal(lsim_events_processed(x->eng), x->fired);
-	assert_true(x->fired > 30000); /* the test really ran events */
+	assert_true(x->fired > min_fired);
 	lsim_engine_destroy(x->eng);
 	free(x);
+}
+
+static void test_random_cross_check(void **state)
+{
+	(void)state;
+	struct xcheck *x = xcheck_new(0x243f6a8885a308d3u, 400);
+	const int ops = 100000;
+	for (int i = 0; i < ops; i++) {
+		if (xs_below(x, 100) < 30 && x->n > 0)
+			xcheck_fire_one(x);
+		else
+			random_op(x);
+	}
+	xcheck_finish(x, 30000);
 }
 
 /* The same with thousands of events pending, beyond the point where the
@@ -629,12 +646,7 @@ static void test_random_cross_check(void **state)
 static void test_random_cross_check_tiered(void **state)
 {
 	(void)state;
-	struct xcheck *x = calloc(1, sizeof *x);
-	assert_non_null(x);
-	x->eng = lsim_engine_create();
-	assert_non_null(x->eng);
-	x->rng = 0x13198a2e03707344u;
-	x->target = 6000;
+	struct xcheck *x = xcheck_new(0x13198a2e03707344u, 6000);
 	x->spread = 1000000;
 	x->far_every = 50;
 	for (int i = 0; i < 7000; i++)
@@ -644,9 +656,7 @@ static void test_random_cross_check_tiered(void **state)
 	for (int i = 0; i < ops; i++) {
 		uint64_t r = xs_below(x, 100);
 		if (r < 25 && x->n > 0) {
-			uint64_t before_fired = x->fired;
-			assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
-			assert_int_equal(x->fired, before_fired + 1);
+			xcheck_fire_one(x);
 		} else if (r < 30 && x->n > 0) {
 			/* a limit: fires the first event if it is due by then,
 			 * else the clock moves to the limit */
@@ -670,14 +680,8 @@ static void test_random_cross_check_tiered(void **state)
 			random_op(x);
 		}
 	}
-	while (x->n > 0)
-		assert_int_equal(lsim_run(x->eng, LSIM_TIME_MAX), 1);
-	assert_int_equal(lsim_pending(x->eng), 0);
-	assert_int_equal(lsim_events_processed(x->eng), x->fired);
-	assert_true(x->fired > 15000);
 	assert_true(limit_stops > 100);
-	lsim_engine_destroy(x->eng);
-	free(x);
+	xcheck_finish(x, 15000);
 }
 
 /* ---- pool reuse ---- */

@@ -58,6 +58,13 @@ enum {
 	FAILURE_TRACE, IMPORT, VALIDATE
 };
 
+/* A failed read must fail with a negative code and a message. */
+static void check(int rc, const struct lsim_diag *d)
+{
+	if (rc != 0)
+		lsim_fuzz_check_error(rc, d);
+}
+
 static const char valid_meta[] =
 	"{\"schema_version\": 1, \"model\": \"meta-llama/Llama-3.1-8B\",\n"
 	" \"engine_kwargs\": {\"tensor_parallel_size\": 1, \"max_num_seqs\": 256,\n"
@@ -92,9 +99,7 @@ static void validate_one(const uint8_t *data, size_t size, struct lsim_diag *d)
 	};
 	struct lsim_validate_result r;
 	memset(&r, 0, sizeof r);
-	int rc = lsim_validate_run(&o, &r, d);
-	if (rc != 0)
-		lsim_fuzz_check_error(rc, d);
+	check(lsim_validate_run(&o, &r, d), d);
 }
 
 /* One importer on one fuzzed source file, chosen by the first byte. */
@@ -120,9 +125,7 @@ static void import_one(const uint8_t *data, size_t size, struct lsim_diag *d)
 	};
 	struct lsim_import_result r;
 	memset(&r, 0, sizeof r);
-	int rc = lsim_profile_import(&o, &r, d);
-	if (rc != 0)
-		lsim_fuzz_check_error(rc, d);
+	check(lsim_profile_import(&o, &r, d), d);
 }
 
 /* A scenario of two replicas whose failures come from ft.csv. */
@@ -172,8 +175,7 @@ static void read_jobs(const uint8_t *data, size_t size, struct lsim_diag *d)
 		break;
 	}
 	}
-	if (rc != 0)
-		lsim_fuzz_check_error(rc, d);
+	check(rc, d);
 	lsim_job_list_release(&l);
 	lsim_pool_spec_release(&p);
 }
@@ -181,12 +183,6 @@ static void read_jobs(const uint8_t *data, size_t size, struct lsim_diag *d)
 #ifndef LSIM_FUZZ_READER
 #error "LSIM_FUZZ_READER selects the reader (tests/fuzz/meson.build)"
 #endif
-
-static void check(int rc, const struct lsim_diag *d)
-{
-	if (rc != 0)
-		lsim_fuzz_check_error(rc, d);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
