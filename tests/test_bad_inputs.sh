@@ -12,8 +12,8 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 # the cases run in a copy of the catalogue, so that its relative paths hold
 # and nothing is written next to the sources
-mkdir -p "$tmp/work" "$tmp/out" "$tmp/scratch"
-cp -R "$catalogue/." "$tmp/work/"
+mkdir -p "$tmp/cases" "$tmp/out" "$tmp/scratch"
+cp -R "$catalogue/." "$tmp/cases/"
 fails=0 n=0
 ok() { echo "ok - $1"; }
 bad() { echo "FAIL - $1"; fails=$((fails + 1)); }
@@ -64,7 +64,7 @@ while IFS=$'\t' read -r name category command args setup want fragments; do
 	*) bad "$name: unknown setup '$setup'"; continue ;;
 	esac
 	(
-		cd "$tmp/work" || exit 99
+		cd "$tmp/cases" || exit 99
 		export ASAN_OPTIONS=$asan_opts
 		case "${limit[0]:-}" in
 		fsize) trap '' XFSZ; ulimit -f "${limit[1]}" ;;
