@@ -45,9 +45,9 @@ int main(int argc, char **argv)
 	       r->summary.sim_events / r->wall_s, sim_s / r->wall_s, rss_mb);
 	if (!strncmp(argv[1], "e2e", 3))
 		printf("bench e2e requests=%zu wall_s=%.3f req_per_s=%.0f events_per_s=%.0f "
-		       "peak_rss_mb=%.1f\n",
+		       "peak_rss_mb=%.1f name=%s\n",
 		       r->n_reqs, r->wall_s, (double)r->n_reqs / r->wall_s,
-		       r->summary.sim_events / r->wall_s, rss_mb);
+		       r->summary.sim_events / r->wall_s, rss_mb, argv[1]);
 	if (!strncmp(argv[1], "fleet", 5))
 		printf("bench fleet gpus=%lld sim_hours=%.1f wall_s=%.3f requests=%zu jobs=%zu "
 		       "events=%.0f events_per_s=%.0f peak_rss_mb=%.1f\n",

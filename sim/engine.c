@@ -123,6 +123,8 @@ struct lsim_engine {
 	void *periodic_ctx;
 	lsim_periodic_fn after;	/* after every event, or NULL */
 	void *after_ctx;
+	lsim_periodic_fn before; /* before every event's handler, or NULL */
+	void *before_ctx;
 };
 
 static inline bool before(const struct heap_entry *a,
@@ -617,6 +619,15 @@ void lsim_set_after_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 	eng->after_ctx = fn ? ctx : NULL;
 }
 
+void lsim_set_before_event(struct lsim_engine *eng, lsim_periodic_fn fn,
+			   void *ctx)
+{
+	if (!eng)
+		return;
+	eng->before = fn;
+	eng->before_ctx = fn ? ctx : NULL;
+}
+
 /* Not re-entrant: a call from inside a handler returns 0 at once. */
 uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 {
@@ -654,6 +665,8 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		eng->now = t;
 		count++;
 		eng->processed++;
+		if (eng->before)
+			eng->before(eng, eng->before_ctx);
 		fn(eng, subject, arg);
 		fill_hole(eng);
 		if (eng->after)

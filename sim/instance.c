@@ -67,9 +67,12 @@ static bool wait_less(const struct lsim_wait_entry *a,
 	return a->seq < b->seq;
 }
 
+static void macro_cut(struct lsim_instance *in);
+
 static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 		       double key)
 {
+	macro_cut(in); /* the next step may take it */
 	if (grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
 		 sizeof *in->wait) != 0)
 		return LSIM_ENOMEM;
@@ -151,6 +154,8 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->state = LSIM_INST_READY; /* warm unless a cold start is set up */
 	in->gpu0 = -1;
 	in->failed_at = -1;
+	in->m_next = LSIM_TIME_MAX;
+	in->m_slot = -1;
 	/* power of its GPUs, priced at the profile's rate until the scenario
 	 * gives an offer; a profile-less test instance draws nothing */
 	struct lsim_power_model pm;
@@ -440,6 +445,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	struct lsim_req *r = &s->reqs[arg];
 	if (--r->swap_flows > 0)
 		return;
+	macro_cut(in); /* the next step may differ */
 	if (!r->swapped) {
 		/* swapped in: it runs again from where it stopped */
 		if (r->kv_src) {
@@ -635,6 +641,36 @@ static int32_t pick_victim(struct lsim_instance *in, size_t from)
 	return victim;
 }
 
+/* The time of a step of batch b (at least 1 ns), and its work in ns of
+ * its GPUs at peak rates (at most that time). */
+static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
+			   double *work)
+{
+	struct lsim_sim *s = in->sim;
+	double w;
+	lsim_time dt;
+	if (in->work_perf) { /* measured times, work from the roofline */
+		dt = lsim_perf_iter_time(in->perf, b);
+		w = lsim_perf_iter_work(in->work_perf, b);
+	} else {
+		dt = lsim_perf_iter_eval(in->perf, b, &w);
+	}
+	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
+		/* kernels slow down with the recent PCIe load */
+		double u = lsim_instance_pcie_util(in);
+		dt = (lsim_time)llround((double)dt *
+					lsim_pcie_slowdown(in->gpu->pcie_interference,
+							   in->gpu->pcie_interference_exp, u));
+	}
+	if (dt < 1)
+		dt = 1;
+	*work = w < 0 || w * 1e9 > (double)dt ? (double)dt : w * 1e9;
+	return dt;
+}
+
+static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
+			  lsim_time dt);
+
 static void schedule_step(struct lsim_instance *in)
 {
 	struct lsim_sim *s = in->sim;
@@ -746,23 +782,7 @@ static void schedule_step(struct lsim_instance *in)
 		.decode_ctx = in->dec_ctx,
 	};
 	double work;
-	lsim_time dt;
-	if (in->work_perf) { /* measured times, work from the roofline */
-		dt = lsim_perf_iter_time(in->perf, &b);
-		work = lsim_perf_iter_work(in->work_perf, &b);
-	} else {
-		dt = lsim_perf_iter_eval(in->perf, &b, &work);
-	}
-	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
-		/* kernels slow down with the recent PCIe load */
-		double u = lsim_instance_pcie_util(in);
-		dt = (lsim_time)llround((double)dt *
-					lsim_pcie_slowdown(in->gpu->pcie_interference,
-							   in->gpu->pcie_interference_exp, u));
-	}
-	if (dt < 1)
-		dt = 1;
-	work = work < 0 || work * 1e9 > (double)dt ? (double)dt : work * 1e9;
+	lsim_time dt = step_time(in, &b, &work);
 	if (in->n_inflight == 0) {
 		in->busy = true;
 		in->step_start = now;
@@ -777,9 +797,10 @@ static void schedule_step(struct lsim_instance *in)
 	}
 	in->step_work = work;
 	bool ring = ring_on(in);
-	if (!lsim_schedule_in(s->eng, dt, ring ? compute_done : step_end, in,
-			      (uint64_t)tokens) &&
-	    !s->error)
+	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : plan_run(in, &b, dt);
+	in->step_ev = lsim_schedule_in(s->eng, span, ring ? compute_done : step_end, in,
+				       (uint64_t)tokens);
+	if (!in->step_ev && !s->error)
 		s->error = LSIM_ENOMEM;
 }
 
@@ -914,7 +935,7 @@ static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
 }
 
 static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus);
+			 lsim_time start, int32_t gpus, lsim_time now, bool held);
 
 /* Stage st is done with batch k: the stage takes the next batch; the
  * batch goes on to the next stage, or ends. */
@@ -944,7 +965,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	/* the last stage: batches end in the order they formed, so this is
 	 * the oldest */
 	lsim_time now = lsim_now(s->eng);
-	finish_batch(in, b->reqs, b->n, b->start, in->tp);
+	finish_batch(in, b->reqs, b->n, b->start, in->tp, now, false);
 	in->work_ns += b->work;
 	in->b_head = (in->b_head + 1) % in->pp;
 	if (--in->n_inflight == 0) {
@@ -1064,15 +1085,16 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 
 /*
  * The batch of requests list[0 .. n), which started at `start` on `gpus`
- * GPUs, is done: each request takes its share of the GPU time, its tokens
- * count, finished requests leave and prefilled ones go to a decode
- * instance.
+ * GPUs, is done at `now`: each request takes its share of the GPU time,
+ * its tokens count, finished requests leave and prefilled ones go to a
+ * decode instance. The output tokens stream back to the client, with
+ * those of a macro step's earlier steps; held: they wait for the macro
+ * step's end instead.
  */
 static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus)
+			 lsim_time start, int32_t gpus, lsim_time now, bool held)
 {
 	struct lsim_sim *s = in->sim;
-	lsim_time now = lsim_now(s->eng);
 	int32_t tokens_out = 0;
 	/* each request's share of the step: its tokens of the step's tokens */
 	int64_t step_tokens = 0;
@@ -1111,7 +1133,11 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 		else if (in->role == LSIM_ROLE_PREFILL)
 			r->status = -2; /* prefill done: to a decode instance */
 	}
-	lsim_sim_stream_tokens(s, in, tokens_out);
+	in->m_tokens += tokens_out;
+	if (!held) {
+		lsim_sim_stream_tokens(s, in, in->m_tokens);
+		in->m_tokens = 0;
+	}
 	/* Drop finished requests from the running list, keeping order. */
 	size_t k = 0;
 	for (size_t i = 0; i < in->run_len; i++) {
@@ -1131,13 +1157,268 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
+	in->m_n = 0; /* a macro step's last step: the others have ended */
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += lsim_now(eng) - in->step_start;
 	in->work_ns += in->step_work;
-	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
+	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus,
+		     lsim_now(eng), false);
 	in->n_sched = 0;
 	schedule_step(in);
+}
+
+/* ---- macro steps ----
+ * With sim->macro_steps, a step whose batch is all decode, on an instance
+ * with nothing waiting, is planned with the steps that follow it while
+ * the batch cannot change: up to the step at which its first request
+ * finishes, and no further than the free KV blocks go (no step of the run
+ * may need to preempt). Their times come from the perf model at once (a
+ * pure function of the batch: each step's contexts are one token longer),
+ * LSIM_RUN_STEPS at most: a request joining cuts the run, and the steps
+ * planned beyond the cut are work thrown away (with no bound, more than
+ * half of those planned in the end-to-end benchmark; with 32, a run
+ * ending at its bound costs one event more, and the benchmark executes
+ * 13% fewer instructions than with none).
+ * Only the run's last step end is an event (step_end). The ends before it
+ * take place lazily, with the same effects in the same order as step_end
+ * and schedule_step would have had, when the clock passes them: before
+ * the first event after them (lsim_sim_catch_up, from the engine's
+ * before-event hook), before a sample, at the end of the run. A step end
+ * at the same instant as another event counts as after it. Whatever could
+ * change the batch (a request or a swapped or handed-over KV joining)
+ * cuts the run at the end of the step in flight. The tokens of the run's
+ * steps stream back as one message at its end. */
+
+/* Blocks the batch takes for the run's first n steps beyond those it
+ * holds: the last ends with computed + n tokens. */
+static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
+{
+	int64_t need = 0;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		int32_t more = ceil_div((int64_t)r->computed + n, in->cfg.block_size) -
+			       r->nblocks;
+		if (more > 0)
+			need += more;
+	}
+	return need;
+}
+
+/* In the sim's list of instances with a step end to catch up on, at t. */
+static bool macro_enlist(struct lsim_instance *in, lsim_time t)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->m_slot < 0) {
+		if (s->n_macro == s->cap_macro) {
+			size_t c = s->cap_macro ? 2 * s->cap_macro : 16;
+			struct lsim_instance **p = realloc(s->macro_in, c * sizeof *p);
+			if (!p)
+				return false;
+			s->macro_in = p;
+			lsim_time *q = realloc(s->macro_t, c * sizeof *q);
+			if (!q)
+				return false;
+			s->macro_t = q;
+			s->cap_macro = c;
+		}
+		in->m_slot = (int32_t)s->n_macro;
+		s->macro_in[s->n_macro++] = in;
+	}
+	s->macro_t[in->m_slot] = t;
+	if (t < s->macro_min)
+		s->macro_min = t;
+	return true;
+}
+
+static void macro_delist(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	in->m_next = LSIM_TIME_MAX;
+	if (in->m_slot < 0)
+		return;
+	size_t last = --s->n_macro;
+	struct lsim_instance *moved = s->macro_in[last];
+	s->macro_in[in->m_slot] = moved;
+	s->macro_t[in->m_slot] = s->macro_t[last];
+	moved->m_slot = in->m_slot;
+	in->m_slot = -1;
+}
+
+/* The step just formed (time dt, batch b of decodes only) starts a run if
+ * it may; returns the time to the run's end (dt alone: no run). */
+static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
+			  lsim_time dt)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->wait_len > 0 || in->swapping_in > 0 || in->n_sched != in->run_len ||
+	    in->role == LSIM_ROLE_PREFILL ||
+	    (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0))
+		return dt;
+	int32_t n = INT32_MAX; /* steps up to the first request's last */
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &s->reqs[in->sched[i]];
+		if (r->output - r->generated < n)
+			n = r->output - r->generated;
+	}
+	int64_t free_blocks = lsim_kv_free(in->kv);
+	if (n > 1 && run_blocks(in, n) > free_blocks) {
+		int32_t lo = 1, hi = n; /* run_blocks(lo) fits, (hi) does not */
+		while (hi - lo > 1) {
+			int32_t mid = lo + (hi - lo) / 2;
+			if (run_blocks(in, mid) <= free_blocks)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		n = lo;
+	}
+	if (n > LSIM_RUN_STEPS)
+		n = LSIM_RUN_STEPS; /* the next run starts at its end */
+	if (n < 2)
+		return dt;
+	lsim_time now = lsim_now(s->eng);
+	if (!macro_enlist(in, now + dt))
+		return dt;
+	in->m_dt[0] = dt;
+	in->m_work[0] = in->step_work;
+	for (int32_t i = 0; i < b->n_decode; i++)
+		in->dec_ctx[i]++; /* the run's second step */
+	if (!in->work_perf && in->perf->ops->decode_run) {
+		in->perf->ops->decode_run(in->perf, b, n - 1, in->m_dt + 1, in->m_work + 1);
+		for (int32_t k = 1; k < n; k++) { /* as step_time clamps them */
+			double w = in->m_work[k], t = (double)in->m_dt[k];
+			in->m_work[k] = w < 0 || w * 1e9 > t ? t : w * 1e9;
+		}
+	} else {
+		for (int32_t k = 1; k < n; k++) {
+			in->m_dt[k] = step_time(in, b, &in->m_work[k]);
+			for (int32_t i = 0; i < b->n_decode; i++)
+				in->dec_ctx[i]++;
+		}
+	}
+	lsim_time span = 0;
+	for (int32_t k = 0; k < n; k++)
+		span += in->m_dt[k];
+	in->m_n = n;
+	in->m_done = 0;
+	in->m_next = now + dt;
+	return span;
+}
+
+/* finish_batch for a step of the run: a token for each request of the
+ * batch, none its last, the same values in the same order. */
+static void run_step_done(struct lsim_instance *in, lsim_time now,
+			  double kv_block_bytes)
+{
+	struct lsim_sim *s = in->sim;
+	int32_t bs = (int32_t)in->cfg.block_size;
+	double share = 1.0 / (double)in->n_sched;
+	double gpu_ns = share * (double)(now - in->step_start) * in->n_gpus;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		struct lsim_req *r = &s->reqs[in->sched[i]];
+		r->gpu_ns += gpu_ns;
+		if (share > r->max_share)
+			r->max_share = share;
+		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
+			r->max_kv_bytes = r->nblocks * kv_block_bytes;
+		int64_t before = work_of(r);
+		r->computed++;
+		r->sched_tokens = 0;
+		if (in->cfg.enable_prefix_caching && r->computed >= (r->hashed + 1) * bs)
+			register_full_blocks(in, r);
+		r->generated++;
+		in->queued_tokens += work_of(r) - before;
+	}
+	in->m_tokens += (int32_t)in->n_sched;
+}
+
+void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->failed || !in->kv) {
+		/* crashed or evicted: its run's later steps never end */
+		if (in->m_tokens > 0)
+			lsim_sim_stream_tokens(s, in, in->m_tokens);
+		in->m_tokens = 0;
+		macro_delist(in);
+		return;
+	}
+	int32_t bs = (int32_t)in->cfg.block_size;
+	double kv_block_bytes = in->model ? lsim_model_kv_bytes_per_token(in->model) *
+						    (double)in->cfg.block_size
+					  : 0;
+	while (in->m_next < t || (at_t && in->m_next == t)) {
+		/* step m_done + 1 ends: step_end, then schedule_step forming
+		 * the same batch (nothing waits, nobody finishes) */
+		lsim_time now = in->m_next;
+		int32_t k = ++in->m_done;
+		in->busy_ns += now - in->step_start;
+		in->work_ns += in->step_work;
+		run_step_done(in, now, kv_block_bytes);
+		for (size_t i = 0; i < in->n_sched; i++) {
+			struct lsim_req *r = &s->reqs[in->sched[i]];
+			r->sched_tokens = 1;
+			if (r->computed + 1 <= r->nblocks * bs)
+				continue; /* room in its last block */
+			if (!ensure_blocks(in, r, r->computed + 1)) {
+				/* the plan counted the blocks: only an
+				 * allocation failure gets here */
+				if (!s->error)
+					s->error = LSIM_ENOMEM;
+				lsim_stop(s->eng);
+				macro_delist(in);
+				return;
+			}
+		}
+		in->iterations++;
+		in->tokens += (int64_t)in->n_sched;
+		in->step_start = now;
+		in->step_work = in->m_work[k];
+		in->m_next = k + 1 < in->m_n ? now + in->m_dt[k] : LSIM_TIME_MAX;
+	}
+	if (in->m_next == LSIM_TIME_MAX)
+		macro_delist(in);
+	else
+		s->macro_t[in->m_slot] = in->m_next;
+}
+
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
+{
+	if (s->macro_min > t || (!at_t && s->macro_min == t))
+		return;
+	lsim_time min = LSIM_TIME_MAX;
+	for (size_t i = 0; i < s->n_macro;) {
+		lsim_time m = s->macro_t[i];
+		if (m < t || (at_t && m == t)) {
+			struct lsim_instance *in = s->macro_in[i];
+			lsim_instance_catch_up(in, t, at_t);
+			if (in->m_slot != (int32_t)i)
+				continue; /* delisted: slot i holds another */
+			m = s->macro_t[i];
+		}
+		if (m < min)
+			min = m;
+		i++;
+	}
+	s->macro_min = min;
+}
+
+/* The run ends with the step in flight: its end becomes the event. */
+static void macro_cut(struct lsim_instance *in)
+{
+	if (in->m_next == LSIM_TIME_MAX)
+		return; /* no run, or in its last step */
+	struct lsim_sim *s = in->sim;
+	lsim_instance_catch_up(in, lsim_now(s->eng), false);
+	if (in->m_next == LSIM_TIME_MAX)
+		return;
+	in->m_n = in->m_done + 1;
+	if (lsim_reschedule(s->eng, in->step_ev, in->m_next) != 0 && !s->error) {
+		s->error = LSIM_ESTATE;
+		lsim_stop(s->eng);
+	}
+	macro_delist(in);
 }
 
 /* ---- service mode ---- */

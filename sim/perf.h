@@ -49,6 +49,11 @@ struct lsim_perf_ops {
 	/* Optional: iter_time and iter_work in one pass over the batch. */
 	lsim_time (*iter_eval)(const struct lsim_perf *p, const struct lsim_batch *b,
 			       double *work);
+	/* Optional: iter_eval of n successive steps of a batch of decodes
+	 * only (n_prefill 0), step k's contexts k tokens longer than b's:
+	 * exactly the values iter_eval gives for each, in t[k] and w[k]. */
+	void (*decode_run)(const struct lsim_perf *p, const struct lsim_batch *b,
+			   int32_t n, lsim_time *t, double *w);
 };
 
 struct lsim_perf {

@@ -173,11 +173,13 @@ static const struct t_terms *terms_for(const struct roof_state *s, double T)
 	return c;
 }
 
+static double roof_sums(const struct roof_state *s, double tokens, double seqs,
+			double pairs, double kv_read, double *work);
+
 /* The iteration's time in seconds; *work gets its work at peak rates. */
 static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 			double *work)
 {
-	*work = 0.0;
 	/*
 	 * Attention work: a chunk of c new tokens after p cached ones scores
 	 * sum_{i=1..c} (p + i) = c*p + c*(c+1)/2 query-key pairs (causal); a
@@ -201,6 +203,14 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 		pairs += x + 1.0;
 		kv_read += x + 1.0;
 	}
+	return roof_sums(s, tokens, seqs, pairs, kv_read, work);
+}
+
+/* The iteration's time in seconds from its batch's sums (roof_eval). */
+static double roof_sums(const struct roof_state *s, double tokens, double seqs,
+			double pairs, double kv_read, double *work)
+{
+	*work = 0.0;
 	if (tokens <= 0.0)
 		return s->cpu;
 	const double T = tokens, h = s->h;
@@ -247,6 +257,28 @@ static lsim_time roof_iter_eval(const struct lsim_perf *p, const struct lsim_bat
 	return t < 1 ? 1 : t;
 }
 
+/* Decode steps one after another: each context grows by a token, so
+ * the sums grow by the batch's size (integers, exact in a double: the
+ * same values roof_eval adds up). */
+static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *b,
+			    int32_t n, lsim_time *t, double *w)
+{
+	const struct roof_state *s = p->state;
+	double tokens = 0.0, pairs = 0.0, kv_read = 0.0;
+	for (int i = 0; i < b->n_decode; i++) {
+		double x = b->decode_ctx[i];
+		tokens += 1.0;
+		pairs += x + 1.0;
+		kv_read += x + 1.0;
+	}
+	for (int32_t k = 0; k < n; k++) {
+		t[k] = lsim_time_from_s(roof_sums(s, tokens, tokens, pairs, kv_read, &w[k]));
+		if (t[k] < 1)
+			t[k] = 1;
+		pairs += tokens;
+		kv_read += tokens;
+	}
+}
 
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
 				 int64_t tokens)
@@ -272,6 +304,7 @@ static const struct lsim_perf_ops roof_ops = {
 	.iter_time = roof_iter_time,
 	.iter_work = roof_iter_work,
 	.iter_eval = roof_iter_eval,
+	.decode_run = roof_decode_run,
 	.destroy = roof_destroy,
 };
 

@@ -27,6 +27,7 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->sample_period = LSIM_S;
 	s->util_window = 100 * LSIM_MS;
 	s->pending_slot = -1;
+	s->macro_min = LSIM_TIME_MAX;
 	s->eng = lsim_engine_create();
 	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
 	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
@@ -84,6 +85,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->bg);
 	free(s->rr_model);
 	free(s->ctx_by_model);
+	free(s->macro_in);
+	free(s->macro_t);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);
@@ -999,6 +1002,8 @@ static void sample(struct lsim_engine *eng, void *ctx)
 {
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
+	/* a sample comes before the events at its time, step ends too */
+	lsim_sim_catch_up(s, now, false);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
 	if (sample_links(s, now) != 0) {
@@ -1089,6 +1094,13 @@ static void check_after_event(struct lsim_engine *eng, void *ctx)
 }
 #endif
 
+/* Macro steps: every step end before the event's time has taken place
+ * when the event runs. */
+static void before_event(struct lsim_engine *eng, void *ctx)
+{
+	lsim_sim_catch_up(ctx, lsim_now(eng), false);
+}
+
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d)
 {
@@ -1137,6 +1149,8 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 #ifdef LSIM_INVARIANTS
 	lsim_set_after_event(s->eng, check_after_event, s);
 #endif
+	if (s->macro_steps)
+		lsim_set_before_event(s->eng, before_event, s);
 	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
 	/* The request pulled but not arrived within the limit is not counted. */
 	if (limit > 0 && s->pending_slot >= 0 &&
@@ -1151,6 +1165,8 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		s->pending_slot = -1;
 	}
 	lsim_time end = lsim_now(s->eng);
+	if (!s->error) /* stopped at the limit: the step ends up to it */
+		lsim_sim_catch_up(s, end, true);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		if (in->state == LSIM_INST_STOPPED)

@@ -29,6 +29,7 @@ struct top_cfg {
 	int64_t seed;
 	lsim_time duration;
 	const char *data_dir;
+	bool macro_steps;
 };
 
 #define T(f) offsetof(struct top_cfg, f)
@@ -37,6 +38,7 @@ static const struct lsim_keydef top_keys[] = {
 	{"seed", LSIM_K_INT, T(seed), "1", 0, 9.0e18, NULL, "seed of every random stream"},
 	{"duration", LSIM_K_TIME, T(duration), "0s", 0, 9.0e18, NULL, "stop simulated time here (0: run to completion)"},
 	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/ and models.yaml (empty: the shipped calibrate/)"},
+	{"macro_steps", LSIM_K_BOOL, T(macro_steps), "false", LSIM_NOBOUNDS, NULL, "simulate each run of decode steps between batch changes as one event (faster; request timings unchanged, a run's output tokens stream back as one message: docs/engine.md)"},
 };
 #undef T
 static const char *const top_sections[] = {"cluster", "instances", "scheduler",
@@ -2635,6 +2637,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.zero_output = sc->wl.zero_output;
 	sc->sim.skip_bad_lines = sc->wl.on_error == 1;
 	sc->sim.sample_period = sc->output.sample_period;
+	sc->sim.macro_steps = sc->top.macro_steps;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
 	struct progress_bridge bridge = {progress, progress_ctx};
 	if (progress) {

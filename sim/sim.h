@@ -155,6 +155,9 @@ struct lsim_pp_batch {
 	int64_t tokens;
 };
 
+/* The most steps a macro step plans at once (instance.c). */
+#define LSIM_RUN_STEPS 32
+
 struct lsim_instance {
 	int32_t id;
 	struct lsim_sim *sim;
@@ -226,6 +229,18 @@ struct lsim_instance {
 	bool busy;
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_time step_start;
+	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
+	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
+	 * steps of one batch, m_dt[k] and m_work[k] the time and work of its
+	 * step k + 1, m_done of them ended; m_next the end of the step in
+	 * flight unless it is the run's last (an event), else LSIM_TIME_MAX;
+	 * m_slot its place in sim->macro_in (-1: none); m_tokens the output
+	 * tokens of its ended steps, not streamed yet. */
+	lsim_time m_dt[LSIM_RUN_STEPS];
+	double m_work[LSIM_RUN_STEPS];
+	int32_t m_n, m_done, m_slot;
+	lsim_time m_next;
+	int32_t m_tokens;
 	int32_t busy_servers; /* service mode */
 
 	/* lifecycle and statistics */
@@ -314,6 +329,14 @@ struct lsim_sim {
 	 * front end (beyond the spine) to its instance's node, and each step's
 	 * output tokens back (network.messages). */
 	bool messages;
+	/* Decode steps between batch changes as one event (macro_steps):
+	 * the instances with step ends to catch up on, the next of each, and
+	 * a bound below them all. */
+	bool macro_steps;
+	struct lsim_instance **macro_in;
+	lsim_time *macro_t;
+	size_t n_macro, cap_macro;
+	lsim_time macro_min;
 	lsim_time util_window; /* time constant of the kernels' PCIe load */
 	struct lsim_link_sample *link_ts;
 	size_t n_link_ts, cap_link_ts;
@@ -466,6 +489,11 @@ void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req);
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 /* Frees the KV cache of a stopped, empty instance (its size stays). */
 void lsim_instance_drop_kv(struct lsim_instance *in);
+/* Macro steps: the step ends of the instance's run before t (at_t: and
+ * at t) take place now, as each would have at its own time. */
+void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
+/* The same for every instance with a run. */
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t);
 
 /* ---- the run ---- */
 

@@ -301,6 +301,31 @@ pdf=$(awk -F, '{ v[$1] = $2 } END {
 [ $rc -eq 0 ] && [ "$pdf" = ok ] && ok "disaggregation under failures: every request ends once, evicted caches dropped" \
 	|| bad "pd failures: rc=$rc $(cat "$tmp/err") $(grep -E '^(requests|completed|rejected|failed|unfinished|failures),' "$tmp/pdf/summary.csv" 2>/dev/null)"
 
+# macro steps (macro_steps: true): the same requests, time series and
+# instance counters as step by step, on disaggregation under failures and
+# on swapping preemptions under a time limit, with far fewer events; only
+# the end of the run (its last token message is a run's tokens) moves
+macro_same() { # name scenario extra --set arguments...
+	local n=$1 f=$2
+	shift 2
+	"$exe" run "$f" -o "$tmp/ms0$n" --csv --quiet "$@" >/dev/null 2>"$tmp/err" &&
+		"$exe" run "$f" -o "$tmp/ms1$n" --csv --quiet --set macro_steps=true "$@" \
+			>/dev/null 2>>"$tmp/err" || return 1
+	cmp -s "$tmp/ms0$n/requests.csv" "$tmp/ms1$n/requests.csv" &&
+		cmp -s "$tmp/ms0$n/timeseries.csv" "$tmp/ms1$n/timeseries.csv" &&
+		[ "$(cut -d, -f1-7,9-13,16-22,24- "$tmp/ms0$n/instances.csv")" = \
+		  "$(cut -d, -f1-7,9-13,16-22,24- "$tmp/ms1$n/instances.csv")" ] || return 1
+	local e0 e1
+	e0=$(grep '^sim_events,' "$tmp/ms0$n/summary.csv" | cut -d, -f2)
+	e1=$(grep '^sim_events,' "$tmp/ms1$n/summary.csv" | cut -d, -f2)
+	[ "$e1" -lt "$e0" ] && echo "$e0 -> $e1"
+}
+ms1=$(macro_same pd "$scen/pd_failures.yaml") && ms2=$(macro_same swap "$scen/swap.yaml" \
+	--set duration=3.3s --set instances.0.num_gpu_blocks=200) && \
+	[ "$(awk -F, 'NR > 1 { n += $18 } END { print (n > 0) }' "$tmp/ms0swap/instances.csv")" = 1 ] \
+	&& ok "macro steps: same requests and counters, events $ms1 (P/D, failures), $ms2 (swaps, limit)" \
+	|| bad "macro steps differ: $(cat "$tmp/err") $ms1 $ms2"
+
 # pipeline parallelism (tests/data/scenarios/pp.yaml): with pp 2 every
 # step is as long as with pp 1 plus stage 0's activations to stage 1 over
 # NVLink at 100 GB/s: 16.384 MB for the 1000-token prefill (163,840 ns +

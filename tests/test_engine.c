@@ -414,6 +414,40 @@ static void test_periodic_count_and_stop(void **state)
 	lsim_engine_destroy(eng);
 }
 
+/* The before-event hook: called before each event's handler at its time,
+ * not before periodic samples; it may schedule events. */
+#define HOOK_MARK 2000u /* arg logged for a hook call */
+
+static void log_hook(struct lsim_engine *eng, void *ctx)
+{
+	struct log *l = ctx;
+	log_fire(eng, l, HOOK_MARK);
+	if (l->n == 1) /* the first call adds an event at its own time */
+		assert_true(lsim_schedule(eng, lsim_now(eng), log_fire, l, 9) != 0);
+}
+
+static void test_before_event(void **state)
+{
+	(void)state;
+	struct lsim_engine *eng = lsim_engine_create();
+	struct log l;
+	log_init(&l);
+	lsim_set_periodic(eng, 1000, log_sample, &l);
+	lsim_set_before_event(eng, log_hook, &l);
+	assert_true(lsim_schedule(eng, 500, log_fire, &l, 1) != 0);
+	assert_true(lsim_schedule(eng, 1000, log_fire, &l, 2) != 0);
+	assert_int_equal(lsim_run(eng, LSIM_TIME_MAX), 3);
+	static const uint64_t args[] = {HOOK_MARK, 1, HOOK_MARK, 9, SAMPLE_MARK,
+					HOOK_MARK, 2};
+	static const lsim_time ats[] = {500, 500, 500, 500, 1000, 1000, 1000};
+	expect_log(&l, 7, args, ats);
+	lsim_set_before_event(eng, NULL, &l);
+	assert_true(lsim_schedule(eng, 1500, log_fire, &l, 3) != 0);
+	assert_int_equal(lsim_run(eng, LSIM_TIME_MAX), 1);
+	assert_int_equal(l.n, 8); /* no hook any more */
+	lsim_engine_destroy(eng);
+}
+
 /* ---- randomized cross-check against a reference queue ---- */
 
 struct ref_ev {
@@ -786,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_stop_from_handler),
 		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_periodic_count_and_stop),
+		cmocka_unit_test(test_before_event),
 		cmocka_unit_test(test_random_cross_check),
 		cmocka_unit_test(test_random_cross_check_tiered),
 		cmocka_unit_test(test_pool_reuse),

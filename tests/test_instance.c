@@ -163,11 +163,19 @@ static const struct lsim_model_arch toy_model = {
 };
 static const struct lsim_gpu_profile toy_gpu = {.name = "toy", .tdp_w = 300, .idle_w = 100};
 
-/* Writes a CSV trace (seconds) and runs it through one instance, calling
- * after (if not NULL) after every event. */
+/* How run_trace_ex runs: after (if not NULL) is called after every
+ * event; macro: decode runs as macro steps; limit: 0 or the run's end. */
+struct run_opts {
+	lsim_periodic_fn after;
+	void *ctx;
+	bool macro;
+	lsim_time limit;
+};
+
+/* Writes a CSV trace (seconds) and runs it through one instance. */
 static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 			 int64_t max_tokens, int64_t max_seqs,
-			 lsim_periodic_fn after, void *ctx)
+			 const struct run_opts *o)
 {
 	char path[] = "/tmp/lsim_inst_XXXXXX";
 	int fd = mkstemp(path);
@@ -179,6 +187,7 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 	assert_int_equal(lsim_sim_init(s, 1, &d), 0);
 	s->sample_period = 0;
 	s->retain_requests = true; /* the tests read s->reqs[i] */
+	s->macro_steps = o->macro;
 	struct lsim_engine_cfg cfg = {
 		.max_num_seqs = max_seqs, .max_num_batched_tokens = max_tokens,
 		.block_size = 16, .num_gpu_blocks = blocks,
@@ -191,15 +200,15 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 	struct lsim_csv_map map = {"t", LSIM_TF_SECONDS, "p", "o"};
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_csv_open(path, &map, &w, &d), 0);
-	lsim_set_after_event(s->eng, after, ctx);
-	assert_int_equal(lsim_sim_run(s, w, 0, &d), 0);
+	lsim_set_after_event(s->eng, o->after, o->ctx);
+	assert_int_equal(lsim_sim_run(s, w, o->limit, &d), 0);
 	unlink(path);
 }
 
 static void run_trace(struct lsim_sim *s, const char *rows, int64_t blocks,
 		      int64_t max_tokens, int64_t max_seqs)
 {
-	run_trace_ex(s, rows, blocks, max_tokens, max_seqs, NULL, NULL);
+	run_trace_ex(s, rows, blocks, max_tokens, max_seqs, &(struct run_opts){0});
 }
 
 static void test_single_request_timing(void **state)
@@ -306,7 +315,7 @@ static void test_invariants(void **state)
 	for (int i = 0; i < 12; i++)
 		snprintf(rows + strlen(rows), sizeof rows - strlen(rows),
 			 "0,50,300\n");
-	run_trace_ex(&s, rows, 40, 2048, 256, check_each, &c);
+	run_trace_ex(&s, rows, 40, 2048, 256, &(struct run_opts){check_each, &c, false, 0});
 	assert_int_equal(c.bad, 0);
 #ifndef LSIM_INVARIANTS /* there the run installs its own check instead */
 	assert_true(c.checks > 300); /* one per event: 12 x 300 tokens */
@@ -340,6 +349,94 @@ static void test_invariants(void **state)
 	s.inv_last = lsim_now(s.eng) + 1;
 	expect_broken(&s, "clock went back");
 	lsim_sim_release(&s);
+}
+
+/* Runs rows step by step and as macro steps (ending at limit, if not 0):
+ * every request's record and the instance's counters must agree; returns
+ * the events each took in ev[0], ev[1], and the preemptions in ev[2]. */
+static void same_as_macro(const char *rows, int64_t blocks, int64_t max_seqs,
+			  lsim_time limit, uint64_t ev[3])
+{
+	struct lsim_sim s[2];
+	for (int m = 0; m < 2; m++) {
+		run_trace_ex(&s[m], rows, blocks, 2048, max_seqs,
+			     &(struct run_opts){NULL, NULL, m == 1, limit});
+		ev[m] = lsim_events_processed(s[m].eng);
+	}
+	assert_int_equal(s[0].n_reqs, s[1].n_reqs);
+	for (size_t i = 0; i < s[0].n_reqs; i++) {
+		const struct lsim_req *a = &s[0].reqs[i], *b = &s[1].reqs[i];
+		assert_int_equal(a->status, b->status);
+		assert_int_equal(a->first_sched, b->first_sched);
+		assert_int_equal(a->first_token, b->first_token);
+		assert_int_equal(a->finish, b->finish);
+		assert_int_equal(a->generated, b->generated);
+		assert_int_equal(a->computed, b->computed);
+		assert_int_equal(a->nblocks, b->nblocks);
+		assert_int_equal(a->preemptions, b->preemptions);
+		assert_true(a->gpu_ns == b->gpu_ns); /* the same double */
+		assert_true(a->max_kv_bytes == b->max_kv_bytes);
+	}
+	const struct lsim_instance *x = s[0].inst[0], *y = s[1].inst[0];
+	assert_int_equal(x->iterations, y->iterations);
+	assert_int_equal(x->tokens, y->tokens);
+	assert_int_equal(x->busy_ns, y->busy_ns);
+	assert_true(x->work_ns == y->work_ns);
+	assert_int_equal(x->queued_tokens, y->queued_tokens);
+	assert_int_equal(x->preemptions, y->preemptions);
+	ev[2] = (uint64_t)x->preemptions;
+	assert_int_equal(lsim_kv_free(x->kv), lsim_kv_free(y->kv));
+	assert_int_equal(lsim_kv_cached(x->kv), lsim_kv_cached(y->kv));
+	assert_int_equal(lsim_now(s[0].eng), lsim_now(s[1].eng));
+	lsim_sim_release(&s[0]);
+	lsim_sim_release(&s[1]);
+}
+
+static void test_macro_steps(void **state)
+{
+	(void)state;
+	uint64_t ev[3];
+	/* a: prefill 10.1 ms, then decode steps of 10.001 ms alone, ending
+	 * at 10.1 + 10.001 j ms; b arrives at 200 ms, in a's 20th step
+	 * (190.118 - 200.119 ms): the run is cut there and b joins at its
+	 * end, as step by step */
+	same_as_macro("0,100,60\n0.2,10,5\n", 100, 256, 0, ev);
+	struct lsim_sim s;
+	run_trace_ex(&s, "0,100,60\n0.2,10,5\n", 100, 2048, 256,
+		     &(struct run_opts){NULL, NULL, true, 0});
+	assert_int_equal(s.reqs[1].first_sched, 200119 * LSIM_US);
+	/* a's 59 decode steps take 10.001 ms alone, 10 us more with b's
+	 * prefill of 10 tokens, 1 us more with each of b's 4 decodes */
+	assert_int_equal(s.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US +
+						   14 * LSIM_US);
+	lsim_sim_release(&s);
+	/* step by step: a's 60 steps (b rides along in 5 of them), 2
+	 * arrivals and the kick that starts the first step: 63 events. As
+	 * macro steps: a's arrival, the kick, its prefill, the run planned
+	 * for 32 steps and cut at 200.119 ms (20 steps), b's arrival, the
+	 * step with b's prefill, a run of 4 to b's end, and a's last 34
+	 * steps in runs of 32 and 2: 9 events */
+	assert_int_equal(ev[0], 63);
+	assert_int_equal(ev[1], 9);
+
+	/* preemptions: 12 requests in 40 blocks */
+	char rows[2048] = "";
+	for (int i = 0; i < 12; i++)
+		snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%g,50,%d\n",
+			 0.05 * i, 100 + 37 * i);
+	same_as_macro(rows, 40, 256, 0, ev);
+	assert_true(ev[2] > 0); /* 26 */
+	assert_true(ev[1] < ev[0]); /* 1,168 of 1,676: requests wait */
+	/* stopped by a limit inside a run: the steps up to it end */
+	same_as_macro(rows, 40, 256, 3 * LSIM_S + 123457, ev);
+	assert_true(ev[2] > 0);
+	/* runs cut by the requests a full batch kept waiting */
+	same_as_macro(rows, 400, 3, 0, ev);
+	assert_true(ev[1] < ev[0]); /* 887 of 1,385 */
+	same_as_macro(rows, 400, 4, 7 * LSIM_S, ev);
+	/* room for all: runs from one arrival or finish to the next */
+	same_as_macro(rows, 400, 256, 0, ev);
+	assert_true(ev[1] < ev[0] / 5); /* 60 of 575 */
 }
 
 static void test_reject_never_fits(void **state)
@@ -442,6 +539,7 @@ int main(void)
 		cmocka_unit_test(test_chunked_prefill_and_batching),
 		cmocka_unit_test(test_preemption_bounded),
 		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_macro_steps),
 		cmocka_unit_test(test_reject_never_fits),
 		cmocka_unit_test(test_max_num_seqs),
 		cmocka_unit_test(test_trace_prefix_hashes),

@@ -62,6 +62,12 @@ void lsim_set_periodic(struct lsim_engine *eng, lsim_time period,
 void lsim_set_after_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 			  void *ctx);
 
+/* fn (NULL removes it) is called before every event's handler (not
+ * before periodic callbacks), with now at that event's time: the
+ * simulation brings state it advances lazily (macro steps) up to now. */
+void lsim_set_before_event(struct lsim_engine *eng, lsim_periodic_fn fn,
+			   void *ctx);
+
 /*
  * Runs events with time <= until (use LSIM_TIME_MAX for no limit) until the
  * queue is empty or lsim_stop is called. On return now is the time of the
