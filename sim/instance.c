@@ -211,6 +211,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	if (blocks > INT32_MAX / 2)
 		blocks = INT32_MAX / 2;
 	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
+	in->kv_block_bytes = lsim_model_kv_bytes_per_token(model) * (double)in->cfg.block_size;
 	size_t cap = (size_t)cfg->max_num_seqs + 1;
 	in->sched = malloc(cap * sizeof *in->sched);
 	in->pf_chunk = malloc(cap * sizeof *in->pf_chunk);
@@ -1100,9 +1101,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 	int64_t step_tokens = 0;
 	for (size_t i = 0; i < n; i++)
 		step_tokens += s->reqs[list[i]].sched_tokens;
-	double kv_block_bytes = in->model ? lsim_model_kv_bytes_per_token(in->model) *
-						    (double)in->cfg.block_size
-					  : 0;
+	double kv_block_bytes = in->kv_block_bytes;
 	for (size_t i = 0; i < n; i++) {
 		struct lsim_req *r = &s->reqs[list[i]];
 		double share = step_tokens > 0 ? (double)r->sched_tokens / (double)step_tokens : 0;
@@ -1345,9 +1344,7 @@ void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 		return;
 	}
 	int32_t bs = (int32_t)in->cfg.block_size;
-	double kv_block_bytes = in->model ? lsim_model_kv_bytes_per_token(in->model) *
-						    (double)in->cfg.block_size
-					  : 0;
+	double kv_block_bytes = in->kv_block_bytes;
 	while (in->m_next < t || (at_t && in->m_next == t)) {
 		/* step m_done + 1 ends: step_end, then schedule_step forming
 		 * the same batch (nothing waits, nobody finishes) */

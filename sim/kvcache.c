@@ -1,7 +1,22 @@
 /*
- * kvcache.c - paged KV block pool: reference counts, an LRU free queue as
- * an intrusive doubly-linked list over block indices, and an
- * open-addressing hash map from content hash to block for prefix caching.
+ * kvcache.c - paged KV block pool: reference counts, an LRU free queue, and
+ * an open-addressing hash map from content hash to block for prefix
+ * caching.
+ *
+ * The free queue: what the order of free blocks decides is which content
+ * is evicted when, so only blocks whose content can still be found need a
+ * place of their own in it. A ring of entries in the queue's order holds
+ * those blocks by id; every other free block (no hash, or a private one
+ * released for good) is an anonymous entry, and such blocks wait on a
+ * stack instead. Taking the queue's head gives the block an id entry names
+ * (its content evicted), or for an anonymous entry the block on top of the
+ * stack: the most recently freed, still in the cache, where a queue of ids
+ * walks through every block of the pool in turn (tens of MB for a fleet,
+ * a cache miss per block). Which content is found, evicted and counted
+ * when is exactly as with one queue of ids; only the ids of content-free
+ * blocks differ. A block taken out of the middle (a prefix hit on a free
+ * block) leaves its entry behind, recognised as stale by a generation
+ * count; the ring is compacted when full.
  *
  * Private hashes: content that only its holder can ask for again (a
  * request's own output, or a prompt with no shared prefix ids) is not put
@@ -26,9 +41,13 @@ struct lsim_kvcache {
 	int32_t *ref;
 	uint64_t *hash;
 	bool *priv;	      /* hash set but private: not in the map */
-	int32_t *prev, *next; /* free queue links; -1 terminates */
-	int32_t head, tail;   /* head = next to reuse */
 	bool *in_free;
+	uint32_t *gen;	      /* of the block's id entry in the ring */
+	/* the free queue: ring[head .. tail) (mod cap), head = next to reuse */
+	uint64_t *ring;
+	uint64_t cap, head, tail;
+	int32_t *stack;	      /* the free blocks of anonymous entries */
+	int32_t n_stack;
 	/* map: hash -> block; key 0 = empty slot */
 	uint64_t *map_key;
 	int32_t *map_val;
@@ -84,32 +103,70 @@ static void map_del(struct lsim_kvcache *kv, uint64_t slot)
 	kv->map_key[i] = 0;
 }
 
-static void free_remove(struct lsim_kvcache *kv, int32_t b)
+/* Ring entries: a block id with its generation, or anonymous. */
+#define ANON_HASHED UINT64_MAX	       /* its block had a (private) hash */
+#define ANON_PLAIN (UINT64_MAX - 1)
+
+static uint64_t id_entry(const struct lsim_kvcache *kv, int32_t b)
 {
-	int32_t p = kv->prev[b], q = kv->next[b];
-	if (p >= 0)
-		kv->next[p] = q;
-	else
-		kv->head = q;
-	if (q >= 0)
-		kv->prev[q] = p;
-	else
-		kv->tail = p;
-	kv->in_free[b] = false;
-	kv->n_free--;
+	return (uint64_t)kv->gen[b] << 32 | (uint32_t)b;
 }
 
+/* A block id entry whose block has left the queue since (or came back
+ * with a new entry). */
+static bool stale(const struct lsim_kvcache *kv, uint64_t e)
+{
+	int32_t b = (int32_t)(uint32_t)e;
+	return !kv->in_free[b] || e != id_entry(kv, b);
+}
+
+/* Drops stale entries; the queue keeps its order. */
+static void compact(struct lsim_kvcache *kv)
+{
+	uint64_t to = kv->head;
+	for (uint64_t i = kv->head; i != kv->tail; i++) {
+		uint64_t e = kv->ring[i & (kv->cap - 1)];
+		if (e >= ANON_PLAIN || !stale(kv, e))
+			kv->ring[to++ & (kv->cap - 1)] = e;
+	}
+	kv->tail = to;
+}
+
+/* Appends an entry; a ring of twice the pool always has room once the
+ * stale entries are gone (at most one live entry a block). */
+static void push(struct lsim_kvcache *kv, uint64_t e)
+{
+	if (kv->tail - kv->head == kv->cap)
+		compact(kv);
+	kv->ring[kv->tail++ & (kv->cap - 1)] = e;
+	kv->n_free++;
+}
+
+/* Free block b joins the queue's tail. */
 static void free_append(struct lsim_kvcache *kv, int32_t b)
 {
-	kv->prev[b] = kv->tail;
-	kv->next[b] = -1;
-	if (kv->tail >= 0)
-		kv->next[kv->tail] = b;
-	else
-		kv->head = b;
-	kv->tail = b;
 	kv->in_free[b] = true;
-	kv->n_free++;
+	if (kv->hash[b] && !kv->priv[b]) { /* findable: in the queue by id */
+		kv->gen[b]++;
+		push(kv, id_entry(kv, b));
+		return;
+	}
+	/* nothing to find in it: any such block will do when its turn comes */
+	uint64_t e = ANON_PLAIN;
+	if (kv->hash[b]) {
+		kv->hash[b] = 0; /* counts as cached until its turn */
+		kv->priv[b] = false;
+		e = ANON_HASHED;
+	}
+	kv->stack[kv->n_stack++] = b;
+	push(kv, e);
+}
+
+/* A findable free block taken by a prefix hit: its entry goes stale. */
+static void free_remove(struct lsim_kvcache *kv, int32_t b)
+{
+	kv->in_free[b] = false;
+	kv->n_free--;
 }
 
 struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
@@ -129,18 +186,21 @@ struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
 	kv->ref = calloc(n, sizeof *kv->ref);
 	kv->hash = calloc(n, sizeof *kv->hash);
 	kv->priv = calloc(n, sizeof *kv->priv);
-	kv->prev = malloc(n * sizeof *kv->prev);
-	kv->next = malloc(n * sizeof *kv->next);
 	kv->in_free = calloc(n, sizeof *kv->in_free);
+	kv->gen = calloc(n, sizeof *kv->gen);
+	kv->cap = 2;
+	while (kv->cap < 2 * (uint64_t)n)
+		kv->cap <<= 1;
+	kv->ring = malloc(kv->cap * sizeof *kv->ring);
+	kv->stack = malloc(n * sizeof *kv->stack);
 	kv->map_key = calloc(cap, sizeof *kv->map_key);
 	kv->map_val = calloc(cap, sizeof *kv->map_val);
-	if (!kv->ref || !kv->hash || !kv->priv || !kv->prev || !kv->next || !kv->in_free ||
-	    !kv->map_key || !kv->map_val) {
+	if (!kv->ref || !kv->hash || !kv->priv || !kv->in_free || !kv->gen || !kv->ring ||
+	    !kv->stack || !kv->map_key || !kv->map_val) {
 		lsim_kv_destroy(kv);
 		return NULL;
 	}
-	kv->head = kv->tail = -1;
-	for (int32_t b = 0; b < n_blocks; b++)
+	for (int32_t b = n_blocks - 1; b >= 0; b--) /* block 0 on top */
 		free_append(kv, b);
 	return kv;
 }
@@ -152,9 +212,10 @@ void lsim_kv_destroy(struct lsim_kvcache *kv)
 	free(kv->ref);
 	free(kv->hash);
 	free(kv->priv);
-	free(kv->prev);
-	free(kv->next);
 	free(kv->in_free);
+	free(kv->gen);
+	free(kv->ring);
+	free(kv->stack);
 	free(kv->map_key);
 	free(kv->map_val);
 	free(kv);
@@ -198,20 +259,26 @@ void lsim_kv_acquire(struct lsim_kvcache *kv, const uint64_t *hashes,
 
 int32_t lsim_kv_alloc(struct lsim_kvcache *kv)
 {
-	int32_t b = kv->head;
-	if (b < 0)
+	if (kv->n_free == 0)
 		return -1;
-	free_remove(kv, b);
-	if (kv->hash[b]) {
-		if (!kv->priv[b]) {
-			int64_t s = map_find(kv, kv->hash[b]);
-			if (s >= 0 && kv->map_val[s] == b)
-				map_del(kv, (uint64_t)s);
-		}
-		kv->priv[b] = false;
+	uint64_t e;
+	do /* the head's live entry: n_free > 0, so there is one */
+		e = kv->ring[kv->head++ & (kv->cap - 1)];
+	while (e < ANON_PLAIN && stale(kv, e));
+	int32_t b;
+	if (e >= ANON_PLAIN) {
+		b = kv->stack[--kv->n_stack];
+		if (e == ANON_HASHED)
+			kv->n_cached--;
+	} else { /* its content is evicted */
+		b = (int32_t)(uint32_t)e;
+		int64_t s = map_find(kv, kv->hash[b]);
+		if (s >= 0 && kv->map_val[s] == b)
+			map_del(kv, (uint64_t)s);
 		kv->hash[b] = 0;
 		kv->n_cached--;
 	}
+	free_remove(kv, b);
 	kv->ref[b] = 1;
 	kv->refs++;
 	return b;

@@ -33,7 +33,9 @@ int32_t lsim_kv_match(const struct lsim_kvcache *kv, const uint64_t *hashes,
 void lsim_kv_acquire(struct lsim_kvcache *kv, const uint64_t *hashes,
 		     int32_t n, int32_t *out);
 
-/* A fresh block (evicting the least recently freed), or -1 if none. */
+/* A fresh block, or -1 if none: the free queue's head, whose content (if
+ * it can still be found) is evicted. Which block it is, when the head's
+ * content cannot be found, is free (the most recently freed such block). */
 int32_t lsim_kv_alloc(struct lsim_kvcache *kv);
 
 /* Records that block is full and holds content hash (0 = none). */

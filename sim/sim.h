@@ -208,6 +208,7 @@ struct lsim_instance {
 	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
 	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
+	double kv_block_bytes;	     /* of one block, all layers (0: service mode) */
 	int32_t kv_blocks;	     /* its size, for the report after that */
 	int64_t max_model_len;
 

@@ -55,6 +55,119 @@ static void test_kv_refcount_and_lru(void **state)
 	lsim_kv_destroy(kv);
 }
 
+/* The free queue against a reference list of block ids in LRU order:
+ * random allocations, releases (final or not, with shared, private or no
+ * hashes) and prefix hits must find, evict and count the same content. */
+static void test_kv_queue_reference(void **state)
+{
+	(void)state;
+	enum { N = 48, STEPS = 200000 };
+	struct lsim_kvcache *kv = lsim_kv_create(N, true);
+	/* the reference: per block its hash (0 none), whether mapped, refs;
+	 * the queue as an array of ids */
+	uint64_t hash[N] = {0};
+	bool mapped[N] = {false};
+	int32_t refs[N] = {0}, queue[N], qn = 0, cached = 0;
+	for (int32_t b = 0; b < N; b++)
+		queue[qn++] = b;
+	int32_t held[4 * N], n_held = 0; /* a block may be held several times */
+	uint64_t rng = 12345;
+	for (int step = 0; step < STEPS; step++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		unsigned r = (unsigned)(rng >> 33);
+		int op = r % 4;
+		if (op <= 1) { /* allocate, maybe give it a hash */
+			int32_t b = lsim_kv_alloc(kv);
+			if (qn == 0) {
+				assert_int_equal(b, -1);
+				continue;
+			}
+			assert_true(b >= 0);
+			int32_t want = queue[0]; /* the reference's head */
+			memmove(queue, queue + 1, (size_t)--qn * sizeof *queue);
+			if (mapped[want]) /* content evicted: that very block */
+				assert_int_equal(b, want);
+			else
+				assert_false(mapped[b]);
+			if (hash[want])
+				cached--;
+			if (b != want) { /* content-free: the ids swap roles */
+				for (int32_t i = 0; i < qn; i++)
+					if (queue[i] == b)
+						queue[i] = want;
+				hash[want] = hash[b];
+				mapped[want] = mapped[b];
+			}
+			hash[b] = 0;
+			mapped[b] = false;
+			refs[b] = 1;
+			held[n_held++] = b;
+			uint64_t h = (r >> 4) % 64 + 1; /* few contents: collisions */
+			int kind = (r >> 10) % 3;
+			bool taken = false;
+			for (int32_t i = 0; i < N; i++)
+				taken |= mapped[i] && hash[i] == h;
+			if (kind == 1 && !taken) {
+				lsim_kv_set_hash(kv, b, h);
+				hash[b] = h;
+				mapped[b] = true;
+				cached++;
+			} else if (kind == 2) {
+				lsim_kv_set_private_hash(kv, b, h + 1000);
+				hash[b] = h + 1000; /* private: not mapped */
+				cached++;
+			}
+		} else if (op == 2 && n_held > 0) { /* release one */
+			int32_t i = (int32_t)((r >> 4) % (unsigned)n_held), b = held[i];
+			held[i] = held[--n_held];
+			bool final = (r >> 12) & 1;
+			if (final)
+				lsim_kv_release_final(kv, &b, 1);
+			else
+				lsim_kv_release(kv, &b, 1);
+			if (--refs[b] > 0)
+				continue;
+			if (hash[b] && !mapped[b] && !final) { /* published */
+				bool taken = false;
+				for (int32_t k = 0; k < N; k++)
+					taken |= mapped[k] && hash[k] == hash[b];
+				if (taken) {
+					hash[b] = 0;
+					cached--;
+				} else {
+					mapped[b] = true;
+				}
+			}
+			queue[qn++] = b;
+		} else { /* a prefix hit on some mapped content */
+			uint64_t h = (r >> 4) % 64 + 1;
+			int32_t ev;
+			int32_t hit = lsim_kv_match(kv, &h, 1, &ev);
+			int32_t want = -1;
+			for (int32_t k = 0; k < N; k++)
+				if (mapped[k] && hash[k] == h)
+					want = k;
+			assert_int_equal(hit, want >= 0);
+			if (!hit || n_held == 4 * N)
+				continue;
+			int32_t b;
+			lsim_kv_acquire(kv, &h, 1, &b);
+			assert_int_equal(b, want);
+			if (refs[b]++ == 0) {
+				int32_t k = 0;
+				while (queue[k] != b)
+					k++;
+				memmove(queue + k, queue + k + 1, (size_t)(qn - k - 1) * sizeof *queue);
+				qn--;
+			}
+			held[n_held++] = b;
+		}
+		assert_int_equal(lsim_kv_free(kv), qn);
+		assert_int_equal(lsim_kv_cached(kv), cached);
+	}
+	lsim_kv_destroy(kv);
+}
+
 static void test_kv_hash_map_churn(void **state)
 {
 	(void)state;
@@ -116,19 +229,24 @@ static void test_kv_private_hashes(void **state)
 	assert_int_equal(lsim_kv_match(k2, h2, 2, &ev), 0);
 	assert_int_equal(lsim_kv_cached(k2), 2);
 	assert_int_equal(lsim_kv_free(k2), 2);
-	assert_int_equal(lsim_kv_alloc(k2), d); /* tail first */
+	/* nothing can be found in them: which one comes first is free (the
+	 * most recently freed, here c) */
+	int32_t x = lsim_kv_alloc(k2), y = x == c ? d : c;
+	assert_int_equal(x, c);
 	assert_int_equal(lsim_kv_cached(k2), 1);
 	/* a shared hash equal to a published private one is refused, as two
 	 * shared blocks with one content are */
-	lsim_kv_set_private_hash(k2, d, 701);
-	lsim_kv_release(k2, &d, 1);
-	assert_int_equal(lsim_kv_alloc(k2), c);
-	lsim_kv_set_hash(k2, c, 701);
+	lsim_kv_set_private_hash(k2, x, 701);
+	lsim_kv_release(k2, &x, 1);
+	assert_int_equal(lsim_kv_cached(k2), 2); /* y's until its turn, x's */
+	assert_int_equal(lsim_kv_alloc(k2), y); /* y's turn came first */
+	assert_int_equal(lsim_kv_cached(k2), 1);
+	lsim_kv_set_hash(k2, y, 701);
 	uint64_t h3 = 701;
 	int32_t blk;
 	assert_int_equal(lsim_kv_match(k2, &h3, 1, &ev), 1);
 	lsim_kv_acquire(k2, &h3, 1, &blk);
-	assert_int_equal(blk, d);
+	assert_int_equal(blk, x);
 	assert_int_equal(lsim_kv_cached(k2), 1);
 	lsim_kv_destroy(k2);
 	lsim_kv_destroy(kv);
@@ -533,6 +651,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kv_refcount_and_lru),
+		cmocka_unit_test(test_kv_queue_reference),
 		cmocka_unit_test(test_kv_hash_map_churn),
 		cmocka_unit_test(test_kv_private_hashes),
 		cmocka_unit_test(test_single_request_timing),
