@@ -1277,8 +1277,12 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 	if (n < 2)
 		return dt;
 	lsim_time now = lsim_now(s->eng);
-	if (!macro_enlist(in, now + dt))
+	if (!macro_enlist(in, now + dt)) {
+		/* out of memory: the run fails (step by step from here would
+		 * stream other token messages than a run with memory) */
+		fail_nomem(s);
 		return dt;
+	}
 	in->m_dt[0] = dt;
 	in->m_work[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)

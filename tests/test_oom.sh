@@ -9,13 +9,17 @@
 # llmsim allocated freed - or recover and write exactly the outputs of a
 # normal run; never a signal or a hang. valgrind checks 20 of the N for
 # definite leaks, including library objects llmsim fails to release
-# (LSIM_OOM_VALGRIND=0: not). Skipped (77) in sanitizer builds: ASan
-# replaces malloc, so the interposer cannot work there.
+# (LSIM_OOM_VALGRIND=0: not). LSIM_OOM_SET: a scenario key=value for
+# every run (the oom-macro test: macro_steps=true). Skipped (77) in
+# sanitizer builds: ASan replaces malloc, so the interposer cannot work
+# there.
 set -u
 exe=${LSIM_EXE:?}
 src=${LSIM_SOURCE_ROOT:?}
 hook=${LSIM_FAILALLOC:-}
 scenario=$src/tests/data/scenarios/small.yaml
+set_args=()
+[ -n "${LSIM_OOM_SET:-}" ] && set_args=(--set "$LSIM_OOM_SET")
 
 if [ -z "$hook" ] || [ "${LSIM_SANITIZE:-none}" != none ] ||
 	ldd "$exe" 2>/dev/null | grep -q 'lib[at]san\|libubsan'; then
@@ -34,7 +38,7 @@ run_at() {
 	rm -rf "$dir" "$dir.err"
 	LD_PRELOAD=$hook LSIM_FAIL_ALLOC_AT=$n LSIM_FAIL_ALLOC_COUNT=1 \
 		LSIM_FAIL_ALLOC_TRACE=1 timeout 120 "$@" "$exe" run "$scenario" \
-		-o "$dir" --csv --quiet >/dev/null 2>"$dir.err"
+		"${set_args[@]}" -o "$dir" --csv --quiet >/dev/null 2>"$dir.err"
 	rc=$?
 }
 
