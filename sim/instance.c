@@ -936,7 +936,7 @@ static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
 }
 
 static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus, lsim_time now, bool held);
+			 lsim_time start, int32_t gpus);
 
 /* Stage st is done with batch k: the stage takes the next batch; the
  * batch goes on to the next stage, or ends. */
@@ -966,7 +966,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	/* the last stage: batches end in the order they formed, so this is
 	 * the oldest */
 	lsim_time now = lsim_now(s->eng);
-	finish_batch(in, b->reqs, b->n, b->start, in->tp, now, false);
+	finish_batch(in, b->reqs, b->n, b->start, in->tp);
 	in->work_ns += b->work;
 	in->b_head = (in->b_head + 1) % in->pp;
 	if (--in->n_inflight == 0) {
@@ -1086,16 +1086,16 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 
 /*
  * The batch of requests list[0 .. n), which started at `start` on `gpus`
- * GPUs, is done at `now`: each request takes its share of the GPU time,
- * its tokens count, finished requests leave and prefilled ones go to a
- * decode instance. The output tokens stream back to the client, with
- * those of a macro step's earlier steps; held: they wait for the macro
- * step's end instead.
+ * GPUs, is done: each request takes its share of the GPU time, its tokens
+ * count, finished requests leave and prefilled ones go to a decode
+ * instance. The output tokens stream back to the client, with those of a
+ * macro step's earlier steps.
  */
 static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus, lsim_time now, bool held)
+			 lsim_time start, int32_t gpus)
 {
 	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
 	int32_t tokens_out = 0;
 	/* each request's share of the step: its tokens of the step's tokens */
 	int64_t step_tokens = 0;
@@ -1132,11 +1132,8 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 		else if (in->role == LSIM_ROLE_PREFILL)
 			r->status = -2; /* prefill done: to a decode instance */
 	}
-	in->m_tokens += tokens_out;
-	if (!held) {
-		lsim_sim_stream_tokens(s, in, in->m_tokens);
-		in->m_tokens = 0;
-	}
+	lsim_sim_stream_tokens(s, in, in->m_tokens + tokens_out);
+	in->m_tokens = 0;
 	/* Drop finished requests from the running list, keeping order. */
 	size_t k = 0;
 	for (size_t i = 0; i < in->run_len; i++) {
@@ -1161,8 +1158,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += lsim_now(eng) - in->step_start;
 	in->work_ns += in->step_work;
-	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus,
-		     lsim_now(eng), false);
+	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);
 }
