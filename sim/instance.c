@@ -642,12 +642,24 @@ static int32_t pick_victim(struct lsim_instance *in, size_t from)
 	return victim;
 }
 
+/* Whether its kernels slow down with the recent PCIe load. */
+static bool pcie_slowed(const struct lsim_instance *in)
+{
+	return in->gpu->pcie_interference > 0 && in->sim->net && in->gpu0 >= 0;
+}
+
+/* A step's work in ns from the perf model's seconds (< 0: unknown), at
+ * most the step's time dt. */
+static double work_ns(double w, lsim_time dt)
+{
+	return w < 0 || w * 1e9 > (double)dt ? (double)dt : w * 1e9;
+}
+
 /* The time of a step of batch b (at least 1 ns), and its work in ns of
  * its GPUs at peak rates (at most that time). */
 static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 			   double *work)
 {
-	struct lsim_sim *s = in->sim;
 	double w;
 	lsim_time dt;
 	if (in->work_perf) { /* measured times, work from the roofline */
@@ -656,8 +668,7 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 	} else {
 		dt = lsim_perf_iter_eval(in->perf, b, &w);
 	}
-	if (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0) {
-		/* kernels slow down with the recent PCIe load */
+	if (pcie_slowed(in)) {
 		double u = lsim_instance_pcie_util(in);
 		dt = (lsim_time)llround((double)dt *
 					lsim_pcie_slowdown(in->gpu->pcie_interference,
@@ -665,7 +676,7 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 	}
 	if (dt < 1)
 		dt = 1;
-	*work = w < 0 || w * 1e9 > (double)dt ? (double)dt : w * 1e9;
+	*work = work_ns(w, dt);
 	return dt;
 }
 
@@ -1153,7 +1164,6 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
-	in->m_n = 0; /* a macro step's last step: the others have ended */
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
 	in->busy_ns += lsim_now(eng) - in->step_start;
@@ -1205,22 +1215,13 @@ static bool macro_enlist(struct lsim_instance *in, lsim_time t)
 {
 	struct lsim_sim *s = in->sim;
 	if (in->m_slot < 0) {
-		if (s->n_macro == s->cap_macro) {
-			size_t c = s->cap_macro ? 2 * s->cap_macro : 16;
-			struct lsim_instance **p = realloc(s->macro_in, c * sizeof *p);
-			if (!p)
-				return false;
-			s->macro_in = p;
-			lsim_time *q = realloc(s->macro_t, c * sizeof *q);
-			if (!q)
-				return false;
-			s->macro_t = q;
-			s->cap_macro = c;
-		}
+		if (grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
+			 sizeof *s->macro) != 0)
+			return false;
 		in->m_slot = (int32_t)s->n_macro;
-		s->macro_in[s->n_macro++] = in;
+		s->macro[s->n_macro++].in = in;
 	}
-	s->macro_t[in->m_slot] = t;
+	s->macro[in->m_slot].t = t;
 	if (t < s->macro_min)
 		s->macro_min = t;
 	return true;
@@ -1232,11 +1233,8 @@ static void macro_delist(struct lsim_instance *in)
 	in->m_next = LSIM_TIME_MAX;
 	if (in->m_slot < 0)
 		return;
-	size_t last = --s->n_macro;
-	struct lsim_instance *moved = s->macro_in[last];
-	s->macro_in[in->m_slot] = moved;
-	s->macro_t[in->m_slot] = s->macro_t[last];
-	moved->m_slot = in->m_slot;
+	s->macro[in->m_slot] = s->macro[--s->n_macro];
+	s->macro[in->m_slot].in->m_slot = in->m_slot;
 	in->m_slot = -1;
 }
 
@@ -1247,8 +1245,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 {
 	struct lsim_sim *s = in->sim;
 	if (in->wait_len > 0 || in->swapping_in > 0 || in->n_sched != in->run_len ||
-	    in->role == LSIM_ROLE_PREFILL ||
-	    (in->gpu->pcie_interference > 0 && s->net && in->gpu0 >= 0))
+	    in->role == LSIM_ROLE_PREFILL || pcie_slowed(in))
 		return dt;
 	int32_t n = INT32_MAX; /* steps up to the first request's last */
 	for (size_t i = 0; i < in->n_sched; i++) {
@@ -1285,10 +1282,8 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		in->dec_ctx[i]++; /* the run's second step */
 	if (!in->work_perf && in->perf->ops->decode_run) {
 		in->perf->ops->decode_run(in->perf, b, n - 1, in->m_dt + 1, in->m_work + 1);
-		for (int32_t k = 1; k < n; k++) { /* as step_time clamps them */
-			double w = in->m_work[k], t = (double)in->m_dt[k];
-			in->m_work[k] = w < 0 || w * 1e9 > t ? t : w * 1e9;
-		}
+		for (int32_t k = 1; k < n; k++) /* as step_time gives it */
+			in->m_work[k] = work_ns(in->m_work[k], in->m_dt[k]);
 	} else {
 		for (int32_t k = 1; k < n; k++) {
 			in->m_dt[k] = step_time(in, b, &in->m_work[k]);
@@ -1332,7 +1327,8 @@ static void run_step_done(struct lsim_instance *in, lsim_time now,
 	in->m_tokens += (int32_t)in->n_sched;
 }
 
-void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
+/* The step ends of the instance's run before t (at_t: and at t). */
+static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 {
 	struct lsim_sim *s = in->sim;
 	if (in->failed || !in->kv) {
@@ -1361,9 +1357,7 @@ void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 			if (!ensure_blocks(in, r, r->computed + 1)) {
 				/* the plan counted the blocks: only an
 				 * allocation failure gets here */
-				if (!s->error)
-					s->error = LSIM_ENOMEM;
-				lsim_stop(s->eng);
+				fail_nomem(s);
 				macro_delist(in);
 				return;
 			}
@@ -1377,7 +1371,7 @@ void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 	if (in->m_next == LSIM_TIME_MAX)
 		macro_delist(in);
 	else
-		s->macro_t[in->m_slot] = in->m_next;
+		s->macro[in->m_slot].t = in->m_next;
 }
 
 void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
@@ -1386,13 +1380,13 @@ void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
 		return;
 	lsim_time min = LSIM_TIME_MAX;
 	for (size_t i = 0; i < s->n_macro;) {
-		lsim_time m = s->macro_t[i];
+		lsim_time m = s->macro[i].t;
 		if (m < t || (at_t && m == t)) {
-			struct lsim_instance *in = s->macro_in[i];
-			lsim_instance_catch_up(in, t, at_t);
+			struct lsim_instance *in = s->macro[i].in;
+			catch_up(in, t, at_t);
 			if (in->m_slot != (int32_t)i)
 				continue; /* delisted: slot i holds another */
-			m = s->macro_t[i];
+			m = s->macro[i].t;
 		}
 		if (m < min)
 			min = m;
@@ -1407,7 +1401,7 @@ static void macro_cut(struct lsim_instance *in)
 	if (in->m_next == LSIM_TIME_MAX)
 		return; /* no run, or in its last step */
 	struct lsim_sim *s = in->sim;
-	lsim_instance_catch_up(in, lsim_now(s->eng), false);
+	catch_up(in, lsim_now(s->eng), false);
 	if (in->m_next == LSIM_TIME_MAX)
 		return;
 	in->m_n = in->m_done + 1;

@@ -176,6 +176,20 @@ static const struct t_terms *terms_for(const struct roof_state *s, double T)
 static double roof_sums(const struct roof_state *s, double tokens, double seqs,
 			double pairs, double kv_read, double *work);
 
+/* Adds b's decodes to the sums: a token and a sequence each, scoring and
+ * reading its context and the new token. */
+static void add_decodes(const struct lsim_batch *b, double *tokens, double *seqs,
+			double *pairs, double *kv_read)
+{
+	for (int i = 0; i < b->n_decode; i++) {
+		double x = b->decode_ctx[i];
+		*tokens += 1.0;
+		*seqs += 1.0;
+		*pairs += x + 1.0;
+		*kv_read += x + 1.0;
+	}
+}
+
 /* The iteration's time in seconds; *work gets its work at peak rates. */
 static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 			double *work)
@@ -196,13 +210,7 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 		pairs += c * x + c * (c + 1.0) / 2.0;
 		kv_read += x + c;
 	}
-	for (int i = 0; i < b->n_decode; i++) {
-		double x = b->decode_ctx[i];
-		tokens += 1.0;
-		seqs += 1.0;
-		pairs += x + 1.0;
-		kv_read += x + 1.0;
-	}
+	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
 	return roof_sums(s, tokens, seqs, pairs, kv_read, work);
 }
 
@@ -236,11 +244,17 @@ static double roof_sums(const struct roof_state *s, double tokens, double seqs,
 	return s->n_layers * layer + once + s->cpu;
 }
 
+/* An iteration of s seconds in ns, at least 1. */
+static lsim_time iter_ns(double s)
+{
+	lsim_time t = lsim_time_from_s(s);
+	return t < 1 ? 1 : t;
+}
+
 static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
 {
 	double work;
-	lsim_time t = lsim_time_from_s(roof_eval(p->state, b, &work));
-	return t < 1 ? 1 : t;
+	return iter_ns(roof_eval(p->state, b, &work));
 }
 
 static double roof_iter_work(const struct lsim_perf *p, const struct lsim_batch *b)
@@ -253,8 +267,7 @@ static double roof_iter_work(const struct lsim_perf *p, const struct lsim_batch 
 static lsim_time roof_iter_eval(const struct lsim_perf *p, const struct lsim_batch *b,
 				double *work)
 {
-	lsim_time t = lsim_time_from_s(roof_eval(p->state, b, work));
-	return t < 1 ? 1 : t;
+	return iter_ns(roof_eval(p->state, b, work));
 }
 
 /* Decode steps one after another: each context grows by a token, so
@@ -264,17 +277,10 @@ static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *
 			    int32_t n, lsim_time *t, double *w)
 {
 	const struct roof_state *s = p->state;
-	double tokens = 0.0, pairs = 0.0, kv_read = 0.0;
-	for (int i = 0; i < b->n_decode; i++) {
-		double x = b->decode_ctx[i];
-		tokens += 1.0;
-		pairs += x + 1.0;
-		kv_read += x + 1.0;
-	}
+	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
+	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
 	for (int32_t k = 0; k < n; k++) {
-		t[k] = lsim_time_from_s(roof_sums(s, tokens, tokens, pairs, kv_read, &w[k]));
-		if (t[k] < 1)
-			t[k] = 1;
+		t[k] = iter_ns(roof_sums(s, tokens, seqs, pairs, kv_read, &w[k]));
 		pairs += tokens;
 		kv_read += tokens;
 	}

@@ -85,8 +85,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->bg);
 	free(s->rr_model);
 	free(s->ctx_by_model);
-	free(s->macro_in);
-	free(s->macro_t);
+	free(s->macro);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);

@@ -235,7 +235,7 @@ struct lsim_instance {
 	 * steps of one batch, m_dt[k] and m_work[k] the time and work of its
 	 * step k + 1, m_done of them ended; m_next the end of the step in
 	 * flight unless it is the run's last (an event), else LSIM_TIME_MAX;
-	 * m_slot its place in sim->macro_in (-1: none); m_tokens the output
+	 * m_slot its place in sim->macro (-1: none); m_tokens the output
 	 * tokens of its ended steps, not streamed yet. */
 	lsim_time m_dt[LSIM_RUN_STEPS];
 	double m_work[LSIM_RUN_STEPS];
@@ -334,8 +334,10 @@ struct lsim_sim {
 	 * the instances with step ends to catch up on, the next of each, and
 	 * a bound below them all. */
 	bool macro_steps;
-	struct lsim_instance **macro_in;
-	lsim_time *macro_t;
+	struct lsim_macro_entry {
+		struct lsim_instance *in;
+		lsim_time t; /* its m_next */
+	} *macro;
 	size_t n_macro, cap_macro;
 	lsim_time macro_min;
 	lsim_time util_window; /* time constant of the kernels' PCIe load */
@@ -490,10 +492,8 @@ void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req);
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 /* Frees the KV cache of a stopped, empty instance (its size stays). */
 void lsim_instance_drop_kv(struct lsim_instance *in);
-/* Macro steps: the step ends of the instance's run before t (at_t: and
+/* Macro steps: the step ends of every instance's run before t (at_t: and
  * at t) take place now, as each would have at its own time. */
-void lsim_instance_catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
-/* The same for every instance with a run. */
 void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t);
 
 /* ---- the run ---- */
