@@ -214,17 +214,14 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 	return roof_sums(s, tokens, seqs, pairs, kv_read, work);
 }
 
-/* The iteration's time in seconds from its batch's sums (roof_eval). */
-static double roof_sums(const struct roof_state *s, double tokens, double seqs,
-			double pairs, double kv_read, double *work)
+/* The iteration's time in seconds from its batch's sums, given the terms
+ * of its T tokens and its LM head (time lm, and the work once per
+ * iteration with it, wo): what depends on the contexts. */
+static double roof_layers(const struct roof_state *s, const struct t_terms *c,
+			  double T, double pairs, double kv_read, double lm,
+			  double wo, double *work)
 {
-	*work = 0.0;
-	if (tokens <= 0.0)
-		return s->cpu;
-	const double T = tokens, h = s->h;
-	const struct t_terms *c = terms_for(s, T);
-
-	double layer = c->pre, wl = c->pre_w, wo = c->once_w; /* work per layer, once */
+	double layer = c->pre, wl = c->pre_w; /* work per layer */
 	{
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = 4.0 * s->d * s->heads * pairs;
@@ -236,12 +233,28 @@ static double roof_sums(const struct roof_state *s, double tokens, double seqs,
 		layer += c->post[i];
 		wl += c->post_w[i];
 	}
-
-	double once = c->once;
-	once += gemm(s, &wo, seqs, h, s->vocab_r, 1.0); /* LM head, last tokens */
-
 	*work = s->n_layers * wl + wo;
-	return s->n_layers * layer + once + s->cpu;
+	return s->n_layers * layer + (c->once + lm) + s->cpu;
+}
+
+/* The LM head over the last tokens of seqs sequences: its time; adds its
+ * work to *wo. */
+static double lm_head(const struct roof_state *s, double seqs, double *wo)
+{
+	return gemm(s, wo, seqs, s->h, s->vocab_r, 1.0);
+}
+
+/* The iteration's time in seconds from its batch's sums (roof_eval). */
+static double roof_sums(const struct roof_state *s, double tokens, double seqs,
+			double pairs, double kv_read, double *work)
+{
+	*work = 0.0;
+	if (tokens <= 0.0)
+		return s->cpu;
+	const struct t_terms *c = terms_for(s, tokens);
+	double wo = c->once_w;
+	double lm = lm_head(s, seqs, &wo);
+	return roof_layers(s, c, tokens, pairs, kv_read, lm, wo, work);
 }
 
 /* An iteration of s seconds in ns, at least 1. */
@@ -279,8 +292,17 @@ static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *
 	const struct roof_state *s = p->state;
 	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
 	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
+	if (tokens <= 0.0) {
+		for (int32_t k = 0; k < n; k++)
+			t[k] = iter_ns(roof_sums(s, tokens, seqs, pairs, kv_read, &w[k]));
+		return;
+	}
+	/* the token-count terms and the LM head are the same in every step */
+	const struct t_terms *c = terms_for(s, tokens);
+	double wo = c->once_w;
+	double lm = lm_head(s, seqs, &wo);
 	for (int32_t k = 0; k < n; k++) {
-		t[k] = iter_ns(roof_sums(s, tokens, seqs, pairs, kv_read, &w[k]));
+		t[k] = iter_ns(roof_layers(s, c, tokens, pairs, kv_read, lm, wo, &w[k]));
 		pairs += tokens;
 		kv_read += tokens;
 	}
