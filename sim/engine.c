@@ -80,6 +80,7 @@ struct slot {
 	uint32_t pos;	     /* heap index, LIST_POS in a list, NO_POS when free */
 	uint32_t prev, next; /* NO_SLOT ends */
 	uint32_t list;	     /* bucket index, or FAR */
+	uint32_t tag;	     /* lsim_schedule_tag's */
 };
 _Static_assert(sizeof(struct slot) == 64, "a slot is 64 bytes");
 
@@ -93,6 +94,7 @@ struct lsim_engine {
 	bool hole;         /* heap[0] is empty (inside lsim_run only) */
 	bool stopped;
 	bool running;
+	uint32_t tag; /* of the event being handled */
 	lsim_time now;
 	uint64_t seq;
 	uint64_t processed;
@@ -475,8 +477,9 @@ void lsim_engine_destroy(struct lsim_engine *eng)
 	free(eng);
 }
 
-lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
-			    lsim_handler fn, void *subject, uint64_t arg)
+lsim_event_id lsim_schedule_tag(struct lsim_engine *eng, lsim_time at,
+				lsim_handler fn, void *subject, uint64_t arg,
+				uint32_t tag)
 {
 	if (!eng || !fn)
 		return 0;
@@ -487,6 +490,7 @@ lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
 	r->fn = fn;
 	r->subject = subject;
 	r->arg = arg;
+	r->tag = tag;
 	struct heap_entry e = {
 		.t = at < eng->now ? eng->now : at,
 		.seq = eng->seq++,
@@ -494,6 +498,17 @@ lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
 	};
 	place_event(eng, s, e);
 	return ((uint64_t)r->gen << 32) | s;
+}
+
+lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
+			    lsim_handler fn, void *subject, uint64_t arg)
+{
+	return lsim_schedule_tag(eng, at, fn, subject, arg, 0);
+}
+
+uint32_t lsim_event_tag(const struct lsim_engine *eng)
+{
+	return eng ? eng->tag : 0;
 }
 
 lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
@@ -646,6 +661,7 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		lsim_handler fn = r->fn;
 		void *subject = r->subject;
 		uint64_t arg = r->arg;
+		eng->tag = r->tag;
 		free_slot(eng, slot);
 		eng->hole = true;
 		eng->now = t;
@@ -657,6 +673,7 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		fill_hole(eng);
 		if (eng->after)
 			eng->after(eng, eng->after_ctx);
+		eng->tag = 0;
 	}
 	if (!eng->stopped && lsim_pending(eng) > 0 && until > eng->now)
 		eng->now = until;

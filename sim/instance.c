@@ -810,8 +810,10 @@ static void schedule_step(struct lsim_instance *in)
 	in->step_work = work;
 	bool ring = ring_on(in);
 	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : plan_run(in, &b, dt);
-	in->step_ev = lsim_schedule_in(s->eng, span, ring ? compute_done : step_end, in,
-				       (uint64_t)tokens);
+	lsim_time at = lsim_now(s->eng) + span;
+	in->step_ev = ring ? lsim_schedule(s->eng, at, compute_done, in, (uint64_t)tokens)
+			   : lsim_schedule_tag(s->eng, at, step_end, in, (uint64_t)tokens,
+					       LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)
 		s->error = LSIM_ENOMEM;
 }
@@ -1160,12 +1162,16 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 	in->run_len = k;
 }
 
+static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
+
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
+	if (in->m_slot >= 0) /* a run's earlier steps, if it ends here */
+		catch_up(in, lsim_now(eng), false);
 	in->busy_ns += lsim_now(eng) - in->step_start;
 	in->work_ns += in->step_work;
 	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
@@ -1186,14 +1192,26 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  * ending at its bound costs one event more, and the benchmark executes
  * 13% fewer instructions than with none).
  * Only the run's last step end is an event (step_end). The ends before it
- * take place lazily, with the same effects in the same order as step_end
- * and schedule_step would have had, when the clock passes them: before
- * the first event after them (lsim_sim_catch_up, from the engine's
- * before-event hook), before a sample, at the end of the run. A step end
- * at the same instant as another event counts as after it. Whatever could
- * change the batch (a request or a swapped or handed-over KV joining)
- * cuts the run at the end of the step in flight. The tokens of the run's
- * steps stream back as one message at its end. */
+ * take place lazily, with the same effects as step_end and schedule_step
+ * would have had, when the clock passes them, in two parts:
+ *   - advance: the instance's own state (counters, queued tokens, the
+ *     blocks its batch takes) before the first event after them
+ *     (lsim_sim_catch_up, from the engine's before-event hook), a sample,
+ *     the end of the run. A step end at the same instant as another event
+ *     counts as after it. The plan gives each step's change of queued
+ *     tokens and KV blocks (m_dq, m_db), so this touches no request.
+ *   - settle: the requests' own state (tokens, GPU time, KV blocks and
+ *     their prefix-cache entries), each request's steps in order, when the
+ *     instance next needs them: its own events (the run's end, a cut),
+ *     a sample, the end of the run, and every event not tagged
+ *     LSIM_TAG_LIGHT or LSIM_TAG_INTERNAL (those read other instances only
+ *     as policies see them, lsim_instance_kv_free counting the blocks not
+ *     allocated yet). A request's values are the same as step by step;
+ *     only the order in which the batch's requests take their blocks
+ *     differs, so block numbers may, never counts or contents.
+ * Whatever could change the batch (a request or a swapped or handed-over
+ * KV joining) cuts the run at the end of the step in flight. The tokens of
+ * the run's steps stream back as one message at its end. */
 
 /* Blocks the batch takes for the run's first n steps beyond those it
  * holds: the last ends with computed + n tokens. */
@@ -1208,6 +1226,31 @@ static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
 			need += more;
 	}
 	return need;
+}
+
+/* The run's per-step changes, n steps: at the end of step k a request
+ * still predicted to generate more has one token less of work, and one
+ * whose next token starts a block takes that block. */
+static void plan_deltas(struct lsim_instance *in, int32_t n)
+{
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
+	memset(in->m_db, 0, sizeof in->m_db);
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
+		stop[left < n ? left : n]++;
+		/* after step k the request holds computed + k tokens and takes
+		 * room for one more: a new block when that one starts it */
+		for (int64_t k = (int64_t)r->nblocks * bs - r->computed; k < n; k += bs)
+			if (k >= 1)
+				in->m_db[k]++;
+	}
+	int32_t falling = (int32_t)in->n_sched;
+	for (int32_t k = 1; k < n; k++) {
+		falling -= stop[k - 1];
+		in->m_dq[k] = -falling;
+	}
 }
 
 /* In the sim's list of instances with a step end to catch up on, at t. */
@@ -1253,7 +1296,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		if (r->output - r->generated < n)
 			n = r->output - r->generated;
 	}
-	int64_t free_blocks = lsim_kv_free(in->kv);
+	int64_t free_blocks = lsim_instance_kv_free(in);
 	if (n > 1 && run_blocks(in, n) > free_blocks) {
 		int32_t lo = 1, hi = n; /* run_blocks(lo) fits, (hi) does not */
 		while (hi - lo > 1) {
@@ -1276,6 +1319,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		fail_nomem(s);
 		return dt;
 	}
+	plan_deltas(in, n);
 	in->m_dt[0] = dt;
 	in->m_work[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)
@@ -1296,38 +1340,73 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		span += in->m_dt[k];
 	in->m_n = n;
 	in->m_done = 0;
+	in->m_settled = 0;
+	in->m_kvp = 0;
 	in->m_next = now + dt;
 	return span;
 }
 
-/* finish_batch for a step of the run: a token for each request of the
- * batch, none its last, the same values in the same order. */
-static void run_step_done(struct lsim_instance *in, lsim_time now,
-			  double kv_block_bytes)
+/* The instance's side of the step ends of its run before t (at_t: and at
+ * t): step_end, then schedule_step forming the same batch (nothing waits,
+ * nobody finishes). */
+static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 {
-	struct lsim_sim *s = in->sim;
-	int32_t bs = (int32_t)in->cfg.block_size;
-	double share = 1.0 / (double)in->n_sched;
-	double gpu_ns = share * (double)(now - in->step_start) * in->n_gpus;
-	for (size_t i = 0; i < in->n_sched; i++) {
-		struct lsim_req *r = &s->reqs[in->sched[i]];
-		r->gpu_ns += gpu_ns;
-		if (share > r->max_share)
-			r->max_share = share;
-		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
-			r->max_kv_bytes = r->nblocks * kv_block_bytes;
-		int64_t before = work_of(r);
-		r->computed++;
-		r->sched_tokens = 0;
-		if (in->cfg.enable_prefix_caching && r->computed >= (r->hashed + 1) * bs)
-			register_full_blocks(in, r);
-		r->generated++;
-		in->queued_tokens += work_of(r) - before;
+	while (in->m_next < t || (at_t && in->m_next == t)) {
+		lsim_time now = in->m_next;
+		int32_t k = ++in->m_done;
+		in->busy_ns += now - in->step_start;
+		in->work_ns += in->step_work;
+		in->queued_tokens += in->m_dq[k];
+		in->m_kvp += in->m_db[k];
+		in->m_tokens += (int32_t)in->n_sched;
+		in->iterations++;
+		in->tokens += (int64_t)in->n_sched;
+		in->step_start = now;
+		in->step_work = in->m_work[k];
+		in->m_next = k + 1 < in->m_n ? now + in->m_dt[k] : LSIM_TIME_MAX;
 	}
-	in->m_tokens += (int32_t)in->n_sched;
 }
 
-/* The step ends of the instance's run before t (at_t: and at t). */
+/* The requests' side of the steps advance took: for each request, its
+ * steps in order, as finish_batch and schedule_step would have done them
+ * (a token each, none the request's last, then room for the next). */
+static void settle(struct lsim_instance *in)
+{
+	int32_t from = in->m_settled, to = in->m_done;
+	if (from == to)
+		return;
+	struct lsim_sim *s = in->sim;
+	in->m_settled = to;
+	in->m_kvp = 0;
+	int32_t bs = (int32_t)in->cfg.block_size;
+	double kv_block_bytes = in->kv_block_bytes;
+	double share = 1.0 / (double)in->n_sched;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		struct lsim_req *r = &s->reqs[in->sched[i]];
+		if (share > r->max_share)
+			r->max_share = share;
+		for (int32_t k = from; k < to; k++) {
+			r->gpu_ns += share * (double)in->m_dt[k] * in->n_gpus;
+			if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
+				r->max_kv_bytes = r->nblocks * kv_block_bytes;
+			r->computed++;
+			if (in->cfg.enable_prefix_caching &&
+			    r->computed >= (r->hashed + 1) * bs)
+				register_full_blocks(in, r);
+			r->generated++;
+			if (r->computed + 1 > r->nblocks * bs &&
+			    !ensure_blocks(in, r, r->computed + 1)) {
+				/* the plan counted the blocks: only an
+				 * allocation failure gets here */
+				fail_nomem(s);
+				return;
+			}
+		}
+		r->sched_tokens = 1;
+	}
+}
+
+/* Both sides, before t (at_t: and at t). */
 static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 {
 	struct lsim_sim *s = in->sim;
@@ -1336,57 +1415,38 @@ static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 		if (in->m_tokens > 0)
 			lsim_sim_stream_tokens(s, in, in->m_tokens);
 		in->m_tokens = 0;
+		in->m_kvp = 0;
 		macro_delist(in);
 		return;
 	}
-	int32_t bs = (int32_t)in->cfg.block_size;
-	double kv_block_bytes = in->kv_block_bytes;
-	while (in->m_next < t || (at_t && in->m_next == t)) {
-		/* step m_done + 1 ends: step_end, then schedule_step forming
-		 * the same batch (nothing waits, nobody finishes) */
-		lsim_time now = in->m_next;
-		int32_t k = ++in->m_done;
-		in->busy_ns += now - in->step_start;
-		in->work_ns += in->step_work;
-		run_step_done(in, now, kv_block_bytes);
-		for (size_t i = 0; i < in->n_sched; i++) {
-			struct lsim_req *r = &s->reqs[in->sched[i]];
-			r->sched_tokens = 1;
-			if (r->computed + 1 <= r->nblocks * bs)
-				continue; /* room in its last block */
-			if (!ensure_blocks(in, r, r->computed + 1)) {
-				/* the plan counted the blocks: only an
-				 * allocation failure gets here */
-				fail_nomem(s);
-				macro_delist(in);
-				return;
-			}
-		}
-		in->iterations++;
-		in->tokens += (int64_t)in->n_sched;
-		in->step_start = now;
-		in->step_work = in->m_work[k];
-		in->m_next = k + 1 < in->m_n ? now + in->m_dt[k] : LSIM_TIME_MAX;
-	}
+	advance(in, t, at_t);
+	settle(in);
 	if (in->m_next == LSIM_TIME_MAX)
 		macro_delist(in);
 	else
 		s->macro[in->m_slot].t = in->m_next;
 }
 
-void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t, bool settle_too)
 {
-	if (s->macro_min > t || (!at_t && s->macro_min == t))
+	if (!settle_too && (s->macro_min > t || (!at_t && s->macro_min == t)))
 		return;
 	lsim_time min = LSIM_TIME_MAX;
 	for (size_t i = 0; i < s->n_macro;) {
+		struct lsim_instance *in = s->macro[i].in;
 		lsim_time m = s->macro[i].t;
-		if (m < t || (at_t && m == t)) {
-			struct lsim_instance *in = s->macro[i].in;
+		if (settle_too) {
 			catch_up(in, t, at_t);
 			if (in->m_slot != (int32_t)i)
 				continue; /* delisted: slot i holds another */
 			m = s->macro[i].t;
+		} else if (m < t || (at_t && m == t)) {
+			if (in->failed || !in->kv) {
+				catch_up(in, t, at_t);
+				continue; /* delisted */
+			}
+			advance(in, t, at_t);
+			m = s->macro[i].t = in->m_next;
 		}
 		if (m < min)
 			min = m;
@@ -1395,15 +1455,20 @@ void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
 	s->macro_min = min;
 }
 
+int32_t lsim_instance_kv_free(const struct lsim_instance *in)
+{
+	return in->kv ? lsim_kv_free(in->kv) - in->m_kvp : 0;
+}
+
 /* The run ends with the step in flight: its end becomes the event. */
 static void macro_cut(struct lsim_instance *in)
 {
-	if (in->m_next == LSIM_TIME_MAX)
-		return; /* no run, or in its last step */
+	if (in->m_slot < 0)
+		return; /* no run */
 	struct lsim_sim *s = in->sim;
 	catch_up(in, lsim_now(s->eng), false);
-	if (in->m_next == LSIM_TIME_MAX)
-		return;
+	if (in->m_slot < 0)
+		return; /* in its last step */
 	in->m_n = in->m_done + 1;
 	if (lsim_reschedule(s->eng, in->step_ev, in->m_next) != 0 && !s->error) {
 		s->error = LSIM_ESTATE;

@@ -129,6 +129,7 @@ struct msg {
 	int32_t hop[LSIM_PATH_MAX];
 	int32_t n_hops, cur;
 	int32_t next_free;
+	uint32_t tag; /* of its delivery event */
 	lsim_event_id ev;
 };
 
@@ -1277,8 +1278,10 @@ static bool msg_enqueue(struct lsim_net *net, int32_t slot)
 	bool silent = !m->done && m->cur == m->n_hops - 1;
 	lsim_event_id ev = 0;
 	if (!silent) {
-		ev = lsim_schedule(net->eng, add_time(done, l->latency), msg_fire, net,
-				   (uint64_t)slot);
+		bool last = m->cur == m->n_hops - 1;
+		ev = lsim_schedule_tag(net->eng, add_time(done, l->latency), msg_fire,
+				       net, (uint64_t)slot,
+				       last ? m->tag : LSIM_TAG_INTERNAL);
 		if (!ev)
 			return false;
 	}
@@ -1317,7 +1320,7 @@ static void msg_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
 		  double bytes, lsim_msg_done_fn done, void *ctx, uint64_t arg,
-		  struct lsim_diag *d)
+		  uint32_t tag, struct lsim_diag *d)
 {
 	if (!net)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no network");
@@ -1347,6 +1350,7 @@ int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
 	m->done = done;
 	m->ctx = ctx;
 	m->arg = arg;
+	m->tag = tag;
 	m->bytes = bytes;
 	memcpy(m->hop, path, (size_t)n_hops * sizeof *m->hop);
 	m->n_hops = n_hops;

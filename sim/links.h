@@ -165,10 +165,12 @@ int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
  * share bandwidth with flows (docs/links.md). done is called at delivery.
  * Without done, nothing happens at delivery: the message counts as
  * delivered once it enters its last link, and takes no event there.
+ * The event that moves it from one link to the next has the engine's tag
+ * LSIM_TAG_INTERNAL; the one that delivers it (calls done) has tag.
  */
 int lsim_msg_send(struct lsim_net *net, const int32_t *path, int32_t n_hops,
 		  double bytes, lsim_msg_done_fn done, void *ctx, uint64_t arg,
-		  struct lsim_diag *d);
+		  uint32_t tag, struct lsim_diag *d);
 
 /* ---- counters ---- */
 

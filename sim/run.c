@@ -216,7 +216,7 @@ static void describe(const struct lsim_instance *in, struct lsim_instance_info *
 		o->waiting = (int64_t)in->wait_len;
 		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
 		o->queued_tokens = in->queued_tokens;
-		o->kv_free_blocks = in->kv ? lsim_kv_free(in->kv) : 0;
+		o->kv_free_blocks = lsim_instance_kv_free(in);
 		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
 		o->mon_gpu_util = in->mon.gpu_util;
 		o->mon_kv_util = in->mon.kv_util;
@@ -545,7 +545,7 @@ static void pull_next(struct lsim_sim *s)
 		r->n_hashes = spec.n_hashes;
 		r->hash_block_tokens = spec.hash_block_tokens;
 	}
-	if (!lsim_schedule(s->eng, spec.arrival, arrival, s, slot)) {
+	if (!lsim_schedule_tag(s->eng, spec.arrival, arrival, s, slot, LSIM_TAG_LIGHT)) {
 		s->error = LSIM_ENOMEM;
 		lsim_stop(s->eng);
 	}
@@ -611,7 +611,7 @@ static void hand_over_request(struct lsim_sim *s, struct lsim_instance *in,
 	}
 	double bytes = LSIM_REQUEST_MSG_BYTES + 4.0 * s->reqs[req].prompt;
 	int rc = lsim_msg_send(s->net, path, n, bytes, request_delivered, in,
-			       (uint64_t)req, &s->diag);
+			       (uint64_t)req, LSIM_TAG_LIGHT, &s->diag);
 	if (rc != 0)
 		s->error = rc;
 }
@@ -624,7 +624,7 @@ void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
 	int32_t node = in->stage_node ? in->stage_node[in->pp - 1] : in->node;
 	int n = s->messages && node >= 0 && tokens > 0 ? node_path(s, node, false, path) : 0;
 	if (n > 0 && lsim_msg_send(s->net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
-				   NULL, NULL, 0, &s->diag) != 0 && !s->error) {
+				   NULL, NULL, 0, 0, &s->diag) != 0 && !s->error) {
 		s->error = LSIM_ENOMEM;
 		lsim_stop(s->eng);
 	}
@@ -1002,7 +1002,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
 	/* a sample comes before the events at its time, step ends too */
-	lsim_sim_catch_up(s, now, false);
+	lsim_sim_catch_up(s, now, false, true);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
 	if (sample_links(s, now) != 0) {
@@ -1085,6 +1085,8 @@ static void check_after_event(struct lsim_engine *eng, void *ctx)
 	struct lsim_sim *s = ctx;
 	if (s->error)
 		return;
+	if (s->macro_steps) /* the requests' side of the steps ended */
+		lsim_sim_catch_up(s, lsim_now(eng), false, true);
 	int rc = lsim_sim_check(s, &s->diag);
 	if (rc) {
 		s->error = rc;
@@ -1094,10 +1096,13 @@ static void check_after_event(struct lsim_engine *eng, void *ctx)
 #endif
 
 /* Macro steps: every step end before the event's time has taken place
- * when the event runs. */
+ * when the event runs: for its requests too unless the event is light
+ * (LSIM_TAG_LIGHT), not at all if it is internal to the network. */
 static void before_event(struct lsim_engine *eng, void *ctx)
 {
-	lsim_sim_catch_up(ctx, lsim_now(eng), false);
+	uint32_t tag = lsim_event_tag(eng);
+	if (tag != LSIM_TAG_INTERNAL)
+		lsim_sim_catch_up(ctx, lsim_now(eng), false, tag != LSIM_TAG_LIGHT);
 }
 
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
@@ -1165,7 +1170,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	}
 	lsim_time end = lsim_now(s->eng);
 	if (!s->error) /* stopped at the limit: the step ends up to it */
-		lsim_sim_catch_up(s, end, true);
+		lsim_sim_catch_up(s, end, true, true);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		if (in->state == LSIM_INST_STOPPED)

@@ -242,6 +242,12 @@ struct lsim_instance {
 	int32_t m_n, m_done, m_slot;
 	lsim_time m_next;
 	int32_t m_tokens;
+	/* m_dq[k] and m_db[k]: the change of queued_tokens and the KV blocks
+	 * the batch takes at the end of step k (1 <= k < m_n); the first
+	 * m_settled of the ended steps have been applied to the requests,
+	 * and m_kvp blocks are taken by the others, not yet allocated. */
+	int32_t m_dq[LSIM_RUN_STEPS], m_db[LSIM_RUN_STEPS];
+	int32_t m_settled, m_kvp;
 	int32_t busy_servers; /* service mode */
 
 	/* lifecycle and statistics */
@@ -493,8 +499,19 @@ int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 /* Frees the KV cache of a stopped, empty instance (its size stays). */
 void lsim_instance_drop_kv(struct lsim_instance *in);
 /* Macro steps: the step ends of every instance's run before t (at_t: and
- * at t) take place now, as each would have at its own time. */
-void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t);
+ * at t) take place now, as each would have at its own time: the
+ * instances' state at once, their requests' (and KV caches') too with
+ * settle, else when next their instance needs them (docs/architecture.md). */
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t, bool settle);
+/* The KV blocks an instance's policies see free: its cache's, less those
+ * its run's ended steps take and have not allocated yet. */
+int32_t lsim_instance_kv_free(const struct lsim_instance *in);
+/* The tag (engine.h) of events that read other instances only through
+ * what policies see (lsim_instance_info) and change them only through
+ * lsim_instance_submit: arrivals, request deliveries, step ends. Before
+ * them, runs' step ends are applied to the instances, not to their
+ * requests. */
+#define LSIM_TAG_LIGHT 2u
 
 /* ---- the run ---- */
 

@@ -325,6 +325,16 @@ ms1=$(macro_same pd "$scen/pd_failures.yaml") && ms2=$(macro_same swap "$scen/sw
 	[ "$(awk -F, 'NR > 1 { n += $18 } END { print (n > 0) }' "$tmp/ms0swap/instances.csv")" = 1 ] \
 	&& ok "macro steps: same requests and counters, events $ms1 (P/D, failures), $ms2 (swaps, limit)" \
 	|| bad "macro steps differ: $(cat "$tmp/err") $ms1 $ms2"
+# Routers that read what runs change step by step (free KV blocks, queued
+# tokens) route the same with macro steps, whose requests settle lazily:
+# what the router sees of an instance in a run is advanced at every
+# arrival without touching its requests.
+ms3=$(macro_same kv "$src/examples/quickstart.yaml" --set scheduler.router=kv_aware \
+	--set instances.0.replicas=8 --set workload.time_scale=0.5 --set duration=300s) &&
+	ms4=$(macro_same tok "$src/examples/quickstart.yaml" --set scheduler.router=least_tokens \
+		--set instances.0.replicas=8 --set workload.time_scale=0.5 --set duration=300s) &&
+	ok "macro steps: kv_aware and least_tokens route the same, events $ms3, $ms4" ||
+	bad "macro steps route differently: $(cat "$tmp/err") $ms3 $ms4"
 
 # pipeline parallelism (tests/data/scenarios/pp.yaml): with pp 2 every
 # step is as long as with pp 1 plus stage 0's activations to stage 1 over

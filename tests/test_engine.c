@@ -448,6 +448,81 @@ static void test_before_event(void **state)
 	lsim_engine_destroy(eng);
 }
 
+/* Tags: what the hooks, handlers and periodic callbacks see. */
+struct tag_seen {
+	struct lsim_engine *eng;
+	int n, bad;
+	uint32_t hook[8], fired[8], sample;
+};
+
+static void tag_hook(struct lsim_engine *eng, void *ctx)
+{
+	struct tag_seen *t = ctx;
+	if (t->n < 8)
+		t->hook[t->n] = lsim_event_tag(eng);
+}
+
+static void tag_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct tag_seen *t = subject;
+	if (t->n < 8)
+		t->fired[t->n++] = lsim_event_tag(eng);
+}
+
+static void tag_sample(struct lsim_engine *eng, void *ctx)
+{
+	struct tag_seen *t = ctx;
+	t->sample = lsim_event_tag(eng) + 100;
+}
+
+/* Handler of many events: arg's tag is arg % 7. */
+static void tag_check(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct tag_seen *t = subject;
+	t->n++;
+	if (lsim_event_tag(eng) != arg % 7)
+		t->bad++;
+}
+
+static void test_event_tags(void **state)
+{
+	(void)state;
+	struct lsim_engine *eng = lsim_engine_create();
+	struct tag_seen t = {.eng = eng};
+	assert_int_equal(lsim_event_tag(eng), 0); /* outside a run */
+	lsim_set_before_event(eng, tag_hook, &t);
+	lsim_set_periodic(eng, 250, tag_sample, &t);
+	assert_true(lsim_schedule(eng, 100, tag_fire, &t, 0) != 0);
+	lsim_event_id a = lsim_schedule_tag(eng, 150, tag_fire, &t, 0, 7);
+	assert_true(a != 0);
+	assert_true(lsim_schedule_tag(eng, 200, tag_fire, &t, 0, 5) != 0);
+	assert_true(lsim_schedule_tag(eng, 300, tag_fire, &t, 0, LSIM_TAG_INTERNAL) != 0);
+	assert_int_equal(lsim_reschedule(eng, a, 400), 0); /* keeps its tag */
+	assert_int_equal(lsim_run(eng, LSIM_TIME_MAX), 4);
+	assert_int_equal(t.n, 4);
+	static const uint32_t want[] = {0, 5, LSIM_TAG_INTERNAL, 7};
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(t.hook[i], want[i]);
+		assert_int_equal(t.fired[i], want[i]);
+	}
+	/* the sample at 250, after the event tagged 5, sees 0 */
+	assert_int_equal(t.sample, 100);
+	assert_int_equal(lsim_event_tag(eng), 0);
+	lsim_engine_destroy(eng);
+
+	/* through the bucket tier (more than 4,096 pending) */
+	eng = lsim_engine_create();
+	t = (struct tag_seen){.eng = eng};
+	for (uint64_t i = 0; i < 20000; i++)
+		assert_true(lsim_schedule_tag(eng, (lsim_time)((i * 7919) % 100000),
+					      tag_check, &t, i, (uint32_t)(i % 7)) != 0);
+	assert_int_equal(lsim_run(eng, LSIM_TIME_MAX), 20000);
+	assert_int_equal(t.n, 20000);
+	assert_int_equal(t.bad, 0);
+	lsim_engine_destroy(eng);
+}
+
 /* ---- randomized cross-check against a reference queue ---- */
 
 struct ref_ev {
@@ -821,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_periodic),
 		cmocka_unit_test(test_periodic_count_and_stop),
 		cmocka_unit_test(test_before_event),
+		cmocka_unit_test(test_event_tags),
 		cmocka_unit_test(test_random_cross_check),
 		cmocka_unit_test(test_random_cross_check_tiered),
 		cmocka_unit_test(test_pool_reuse),

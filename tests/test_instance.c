@@ -282,12 +282,14 @@ static const struct lsim_model_arch toy_model = {
 static const struct lsim_gpu_profile toy_gpu = {.name = "toy", .tdp_w = 300, .idle_w = 100};
 
 /* How run_trace_ex runs: after (if not NULL) is called after every
- * event; macro: decode runs as macro steps; limit: 0 or the run's end. */
+ * event; macro: decode runs as macro steps; limit: 0 or the run's end;
+ * setup (if not NULL) is called with ctx just before the run. */
 struct run_opts {
 	lsim_periodic_fn after;
 	void *ctx;
 	bool macro;
 	lsim_time limit;
+	void (*setup)(struct lsim_sim *s, void *ctx);
 };
 
 /* Writes a CSV trace (seconds) and runs it through one instance. */
@@ -319,6 +321,8 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_csv_open(path, &map, &w, &d), 0);
 	lsim_set_after_event(s->eng, o->after, o->ctx);
+	if (o->setup)
+		o->setup(s, o->ctx);
 	assert_int_equal(lsim_sim_run(s, w, o->limit, &d), 0);
 	unlink(path);
 }
@@ -557,6 +561,82 @@ static void test_macro_steps(void **state)
 	assert_true(ev[1] < ev[0] / 5); /* 60 of 575 */
 }
 
+/* What an event sees of instance 0 and request 0 of a run. */
+struct probe_seen {
+	const struct lsim_sim *s;
+	int n;
+	struct {
+		int64_t iterations, tokens;
+		int32_t generated, computed, nblocks, kv_free, kv_seen_free;
+	} at[2];
+};
+
+static void probe(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct probe_seen *p = subject;
+	const struct lsim_sim *s = p->s;
+	const struct lsim_instance *in = s->inst[0];
+	const struct lsim_req *r = &s->reqs[0];
+	p->at[p->n].iterations = in->iterations;
+	p->at[p->n].tokens = in->tokens;
+	p->at[p->n].generated = r->generated;
+	p->at[p->n].computed = r->computed;
+	p->at[p->n].nblocks = r->nblocks;
+	p->at[p->n].kv_free = lsim_kv_free(in->kv);
+	p->at[p->n].kv_seen_free = lsim_instance_kv_free(in);
+	p->n++;
+}
+
+/* Two probes at 140 ms: a light one, then one with tag 0. */
+static void add_probes(struct lsim_sim *s, void *ctx)
+{
+	struct probe_seen *p = ctx;
+	p->s = s;
+	assert_true(lsim_schedule_tag(s->eng, 140 * LSIM_MS, probe, p, 0, LSIM_TAG_LIGHT));
+	assert_true(lsim_schedule(s->eng, 140 * LSIM_MS, probe, p, 0));
+}
+
+/* Macro steps settle a run's requests lazily: an event tagged light sees
+ * the instance's side of the ended steps, one with tag 0 the requests'
+ * side too. */
+static void test_macro_settle(void **state)
+{
+	(void)state;
+	struct probe_seen seen = {0};
+	struct lsim_sim s;
+	/* prefill of 100 tokens 0 - 10.1 ms (first token), then decode step
+	 * j ends at 10.1 + 10.001 j ms: at 140 ms steps 1 - 12 have ended
+	 * (130.112 ms; step 13 ends at 140.113), the run (32 steps) goes on.
+	 * Blocks of 16: 7 hold 101 tokens; after step 12 the request holds
+	 * 112 and takes an 8th for the 113th. */
+	run_trace_ex(&s, "0,100,60\n", 100, 2048, 256,
+		     &(struct run_opts){.macro = true, .setup = add_probes, .ctx = &seen});
+	assert_int_equal(seen.n, 2);
+	/* both: 14 steps started (the prefill, decode 1 - 13) of 100 + 13
+	 * tokens */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(seen.at[i].iterations, 14);
+		assert_int_equal(seen.at[i].tokens, 113);
+		assert_int_equal(seen.at[i].kv_seen_free, 100 - 8);
+	}
+	/* light: the request as the run left it, its 8th block counted as
+	 * taken but not allocated */
+	assert_int_equal(seen.at[0].generated, 1);
+	assert_int_equal(seen.at[0].computed, 100);
+	assert_int_equal(seen.at[0].nblocks, 7);
+	assert_int_equal(seen.at[0].kv_free, 100 - 7);
+	/* tag 0: settled */
+	assert_int_equal(seen.at[1].generated, 13);
+	assert_int_equal(seen.at[1].computed, 112);
+	assert_int_equal(seen.at[1].nblocks, 8);
+	assert_int_equal(seen.at[1].kv_free, 100 - 8);
+	/* and it ends as step by step */
+	assert_int_equal(s.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US);
+	lsim_sim_release(&s);
+}
+
 static void test_reject_never_fits(void **state)
 {
 	(void)state;
@@ -659,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_preemption_bounded),
 		cmocka_unit_test(test_invariants),
 		cmocka_unit_test(test_macro_steps),
+		cmocka_unit_test(test_macro_settle),
 		cmocka_unit_test(test_reject_never_fits),
 		cmocka_unit_test(test_max_num_seqs),
 		cmocka_unit_test(test_trace_prefix_hashes),

@@ -66,6 +66,19 @@ static lsim_time done_at(const struct log *l, uint64_t arg)
 	return -1;
 }
 
+/* The tags of the events run, from a before-event hook. */
+struct tag_log {
+	int n;
+	uint32_t tag[16];
+};
+
+static void log_tag(struct lsim_engine *eng, void *ctx)
+{
+	struct tag_log *t = ctx;
+	if (t->n < 16)
+		t->tag[t->n++] = lsim_event_tag(eng);
+}
+
 struct fixture {
 	struct lsim_engine *eng;
 	struct lsim_net *net;
@@ -1043,11 +1056,11 @@ static void test_message_queue(void **state)
 	/* 1 GB/s = 1 B/ns, 2 us latency */
 	int32_t l = add_link(fx, 1 * GBPS, 2 * LSIM_US);
 	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 1000, log_msg,
-				       &fx->log, 1, NULL), 0);
+				       &fx->log, 1, 0, NULL), 0);
 	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 2000, log_msg,
-				       &fx->log, 2, NULL), 0);
+				       &fx->log, 2, 0, NULL), 0);
 	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 500, log_msg,
-				       &fx->log, 3, NULL), 0);
+				       &fx->log, 3, 0, NULL), 0);
 	/* a flow on the same link does not delay messages */
 	start(fx, &l, 1, 1e6, 0, 9);
 	lsim_run(fx->eng, LSIM_TIME_MAX);
@@ -1073,19 +1086,29 @@ static void test_message_queue(void **state)
 	int32_t b = add_link(fx, 2 * GBPS, 3 * LSIM_US);
 	int32_t path[] = {a, b};
 	lsim_time t0 = lsim_now(fx->eng);
+	struct tag_log tags = {.n = 0};
+	lsim_set_before_event(fx->eng, log_tag, &tags);
 	assert_int_equal(lsim_msg_send(fx->net, path, 2, 4000, log_msg,
-				       &fx->log, 11, NULL), 0);
+				       &fx->log, 11, 0, NULL), 0);
 	assert_int_equal(lsim_msg_send(fx->net, path, 2, 2000, log_msg,
-				       &fx->log, 12, NULL), 0);
+				       &fx->log, 12, 7, NULL), 0);
 	lsim_run(fx->eng, LSIM_TIME_MAX);
 	assert_int_equal(done_at(&fx->log, 11), t0 + 10000);
 	assert_int_equal(done_at(&fx->log, 12), t0 + 11000);
+	/* the moves from a to b are internal to the network; the deliveries
+	 * carry the senders' tags (0 and 7), in delivery order */
+	lsim_set_before_event(fx->eng, NULL, NULL);
+	assert_int_equal(tags.n, 4);
+	assert_int_equal(tags.tag[0], LSIM_TAG_INTERNAL);
+	assert_int_equal(tags.tag[1], LSIM_TAG_INTERNAL);
+	assert_int_equal(tags.tag[2], 0);
+	assert_int_equal(tags.tag[3], 7);
 	/* an idle link starts a message at once (l has been idle since
 	 * 3500) */
 	lsim_time t1 = lsim_now(fx->eng);
 	assert_true(t1 > 3500);
 	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 100, log_msg, &fx->log,
-				       4, NULL), 0);
+				       4, 0, NULL), 0);
 	lsim_run(fx->eng, LSIM_TIME_MAX);
 	assert_int_equal(done_at(&fx->log, 4), t1 + 2100);
 	struct lsim_net_stats st;
@@ -1186,7 +1209,7 @@ static void test_cancel_and_zero(void **state)
 	/* destroying with flows and messages in flight cancels their events */
 	start(fx, &l, 1, 1e9, 0, 5);
 	assert_int_equal(lsim_msg_send(fx->net, &l, 1, 10, log_msg, &fx->log,
-				       6, NULL), 0);
+				       6, 0, NULL), 0);
 	lsim_net_destroy(fx->net);
 	fx->net = NULL;
 	assert_int_equal(lsim_pending(fx->eng), 0);
@@ -1222,7 +1245,7 @@ static void test_bad_input(void **state)
 	assert_string_equal(d.key, "bytes");
 	r.bytes = NAN;
 	assert_int_equal(lsim_flow_start(fx->net, &r, NULL, &d), LSIM_EINVAL);
-	assert_int_equal(lsim_msg_send(fx->net, none, 1, 1, NULL, NULL, 0, &d),
+	assert_int_equal(lsim_msg_send(fx->net, none, 1, 1, NULL, NULL, 0, 0, &d),
 			 LSIM_EINVAL);
 	assert_int_equal(lsim_flow_cancel(fx->net, 0, NULL), LSIM_ESTATE);
 	assert_string_equal(lsim_link_kind_name(LSIM_LINK_SPINE), "spine");

@@ -44,6 +44,21 @@ lsim_event_id lsim_schedule(struct lsim_engine *eng, lsim_time at,
 /* Convenience: schedule at now + delay. */
 lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
 			       lsim_handler fn, void *subject, uint64_t arg);
+
+/* Tags: a number the event carries for the before-event hook to read
+ * (lsim_event_tag); the engine gives them no meaning. lsim_schedule's
+ * events have tag 0; a reschedule keeps the tag. LSIM_TAG_INTERNAL marks
+ * an event whose handler reads and changes only the state of the module
+ * that scheduled it (a message moving between links): a hook bringing
+ * other state up to date may skip it. */
+#define LSIM_TAG_INTERNAL 1u
+lsim_event_id lsim_schedule_tag(struct lsim_engine *eng, lsim_time at,
+				lsim_handler fn, void *subject, uint64_t arg,
+				uint32_t tag);
+/* The tag of the event being handled (in the before-event hook, the
+ * handler and the after-event hook); 0 in a periodic callback and
+ * outside lsim_run. */
+uint32_t lsim_event_tag(const struct lsim_engine *eng);
 int lsim_cancel(struct lsim_engine *eng, lsim_event_id id);
 int lsim_reschedule(struct lsim_engine *eng, lsim_event_id id, lsim_time at);
 bool lsim_event_pending(const struct lsim_engine *eng, lsim_event_id id);
