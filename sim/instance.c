@@ -1163,6 +1163,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 }
 
 static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
+static void settle(struct lsim_instance *in);
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
@@ -1319,6 +1320,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		fail_nomem(s);
 		return dt;
 	}
+	settle(in); /* (its last run's steps have settled: no-op) */
 	plan_deltas(in, n);
 	in->m_dt[0] = dt;
 	in->m_work[0] = in->step_work;
@@ -1351,6 +1353,10 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
  * nobody finishes). */
 static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 {
+	if (!(in->m_next < t || (at_t && in->m_next == t)))
+		return;
+	if (in->m_settled == in->m_done)
+		in->sim->macro_unsettled++;
 	while (in->m_next < t || (at_t && in->m_next == t)) {
 		lsim_time now = in->m_next;
 		int32_t k = ++in->m_done;
@@ -1378,6 +1384,7 @@ static void settle(struct lsim_instance *in)
 	struct lsim_sim *s = in->sim;
 	in->m_settled = to;
 	in->m_kvp = 0;
+	s->macro_unsettled--;
 	int32_t bs = (int32_t)in->cfg.block_size;
 	double kv_block_bytes = in->kv_block_bytes;
 	double share = 1.0 / (double)in->n_sched;
@@ -1416,6 +1423,9 @@ static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 			lsim_sim_stream_tokens(s, in, in->m_tokens);
 		in->m_tokens = 0;
 		in->m_kvp = 0;
+		if (in->m_settled != in->m_done)
+			s->macro_unsettled--;
+		in->m_settled = in->m_done;
 		macro_delist(in);
 		return;
 	}
@@ -1427,32 +1437,37 @@ static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 		s->macro[in->m_slot].t = in->m_next;
 }
 
-void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t, bool settle_too)
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
 {
-	if (!settle_too && (s->macro_min > t || (!at_t && s->macro_min == t)))
+	if (s->macro_unsettled == 0 &&
+	    (s->macro_min > t || (!at_t && s->macro_min == t)))
 		return;
 	lsim_time min = LSIM_TIME_MAX;
 	for (size_t i = 0; i < s->n_macro;) {
 		struct lsim_instance *in = s->macro[i].in;
-		lsim_time m = s->macro[i].t;
-		if (settle_too) {
-			catch_up(in, t, at_t);
-			if (in->m_slot != (int32_t)i)
-				continue; /* delisted: slot i holds another */
-			m = s->macro[i].t;
-		} else if (m < t || (at_t && m == t)) {
-			if (in->failed || !in->kv) {
-				catch_up(in, t, at_t);
-				continue; /* delisted */
-			}
-			advance(in, t, at_t);
-			m = s->macro[i].t = in->m_next;
-		}
-		if (m < min)
-			min = m;
+		catch_up(in, t, at_t);
+		if (in->m_slot != (int32_t)i)
+			continue; /* delisted: slot i holds another */
+		if (s->macro[i].t < min)
+			min = s->macro[i].t;
 		i++;
 	}
 	s->macro_min = min;
+}
+
+void lsim_instance_advance(struct lsim_instance *in)
+{
+	if (in->m_slot < 0)
+		return; /* no run */
+	lsim_time now = lsim_now(in->sim->eng);
+	if (in->m_next >= now)
+		return;
+	if (in->failed || !in->kv) {
+		catch_up(in, now, false);
+		return;
+	}
+	advance(in, now, false);
+	in->sim->macro[in->m_slot].t = in->m_next;
 }
 
 int32_t lsim_instance_kv_free(const struct lsim_instance *in)

@@ -207,9 +207,11 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 
 /* ---- routing ---- */
 
-/* What policies may see of one instance. */
-static void describe(const struct lsim_instance *in, struct lsim_instance_info *o)
+/* What policies may see of one instance (its run's ended steps taken
+ * into account: the event may be light). */
+static void describe(struct lsim_instance *in, struct lsim_instance_info *o)
 {
+	lsim_instance_advance(in);
 	{
 		o->id = in->id;
 		o->outstanding = in->outstanding;
@@ -877,7 +879,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 		/* the ready ones first, then those still starting */
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < s->n_inst; i++) {
-				const struct lsim_instance *in = s->inst[i];
+				struct lsim_instance *in = s->inst[i];
 				if (in->group != (int32_t)g)
 					continue;
 				/* a stopped instance keeps its last sample: not
@@ -1002,7 +1004,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
 	/* a sample comes before the events at its time, step ends too */
-	lsim_sim_catch_up(s, now, false, true);
+	lsim_sim_catch_up(s, now, false);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
 	if (sample_links(s, now) != 0) {
@@ -1086,7 +1088,7 @@ static void check_after_event(struct lsim_engine *eng, void *ctx)
 	if (s->error)
 		return;
 	if (s->macro_steps) /* the requests' side of the steps ended */
-		lsim_sim_catch_up(s, lsim_now(eng), false, true);
+		lsim_sim_catch_up(s, lsim_now(eng), false);
 	int rc = lsim_sim_check(s, &s->diag);
 	if (rc) {
 		s->error = rc;
@@ -1096,13 +1098,13 @@ static void check_after_event(struct lsim_engine *eng, void *ctx)
 #endif
 
 /* Macro steps: every step end before the event's time has taken place
- * when the event runs: for its requests too unless the event is light
- * (LSIM_TAG_LIGHT), not at all if it is internal to the network. */
+ * when the event runs, unless the event is light (LSIM_TAG_LIGHT: it
+ * advances what it reads) or internal to the network. */
 static void before_event(struct lsim_engine *eng, void *ctx)
 {
 	uint32_t tag = lsim_event_tag(eng);
-	if (tag != LSIM_TAG_INTERNAL)
-		lsim_sim_catch_up(ctx, lsim_now(eng), false, tag != LSIM_TAG_LIGHT);
+	if (tag != LSIM_TAG_INTERNAL && tag != LSIM_TAG_LIGHT)
+		lsim_sim_catch_up(ctx, lsim_now(eng), false);
 }
 
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
@@ -1170,7 +1172,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	}
 	lsim_time end = lsim_now(s->eng);
 	if (!s->error) /* stopped at the limit: the step ends up to it */
-		lsim_sim_catch_up(s, end, true, true);
+		lsim_sim_catch_up(s, end, true);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		if (in->state == LSIM_INST_STOPPED)

@@ -346,6 +346,7 @@ struct lsim_sim {
 	} *macro;
 	size_t n_macro, cap_macro;
 	lsim_time macro_min;
+	size_t macro_unsettled; /* listed instances with steps to settle */
 	lsim_time util_window; /* time constant of the kernels' PCIe load */
 	struct lsim_link_sample *link_ts;
 	size_t n_link_ts, cap_link_ts;
@@ -499,18 +500,19 @@ int32_t lsim_instance_kv_blocks(const struct lsim_instance *in);
 /* Frees the KV cache of a stopped, empty instance (its size stays). */
 void lsim_instance_drop_kv(struct lsim_instance *in);
 /* Macro steps: the step ends of every instance's run before t (at_t: and
- * at t) take place now, as each would have at its own time: the
- * instances' state at once, their requests' (and KV caches') too with
- * settle, else when next their instance needs them (docs/architecture.md). */
-void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t, bool settle);
+ * at t) take place now, as each would have at its own time, for the
+ * instances and their requests (docs/architecture.md). */
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t);
+/* Macro steps: the instance's side of its run's step ends before now
+ * (counters, queued tokens, blocks taken), not its requests'. */
+void lsim_instance_advance(struct lsim_instance *in);
 /* The KV blocks an instance's policies see free: its cache's, less those
  * its run's ended steps take and have not allocated yet. */
 int32_t lsim_instance_kv_free(const struct lsim_instance *in);
 /* The tag (engine.h) of events that read other instances only through
- * what policies see (lsim_instance_info) and change them only through
- * lsim_instance_submit: arrivals, request deliveries, step ends. Before
- * them, runs' step ends are applied to the instances, not to their
- * requests. */
+ * what policies see (lsim_instance_info, after lsim_instance_advance) and
+ * change them only through lsim_instance_submit: arrivals, request
+ * deliveries, step ends. Runs' step ends are not caught up before them. */
 #define LSIM_TAG_LIGHT 2u
 
 /* ---- the run ---- */

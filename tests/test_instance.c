@@ -568,17 +568,13 @@ struct probe_seen {
 	struct {
 		int64_t iterations, tokens;
 		int32_t generated, computed, nblocks, kv_free, kv_seen_free;
-	} at[2];
+	} at[3];
 };
 
-static void probe(struct lsim_engine *eng, void *subject, uint64_t arg)
+static void probe_record(struct probe_seen *p)
 {
-	(void)eng;
-	(void)arg;
-	struct probe_seen *p = subject;
-	const struct lsim_sim *s = p->s;
-	const struct lsim_instance *in = s->inst[0];
-	const struct lsim_req *r = &s->reqs[0];
+	const struct lsim_instance *in = p->s->inst[0];
+	const struct lsim_req *r = &p->s->reqs[0];
 	p->at[p->n].iterations = in->iterations;
 	p->at[p->n].tokens = in->tokens;
 	p->at[p->n].generated = r->generated;
@@ -589,18 +585,31 @@ static void probe(struct lsim_engine *eng, void *subject, uint64_t arg)
 	p->n++;
 }
 
+/* arg 1: records, advances the instance as describe does, records. */
+static void probe(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct probe_seen *p = subject;
+	probe_record(p);
+	if (arg == 1) {
+		lsim_instance_advance(p->s->inst[0]);
+		probe_record(p);
+	}
+}
+
 /* Two probes at 140 ms: a light one, then one with tag 0. */
 static void add_probes(struct lsim_sim *s, void *ctx)
 {
 	struct probe_seen *p = ctx;
 	p->s = s;
-	assert_true(lsim_schedule_tag(s->eng, 140 * LSIM_MS, probe, p, 0, LSIM_TAG_LIGHT));
+	assert_true(lsim_schedule_tag(s->eng, 140 * LSIM_MS, probe, p, 1, LSIM_TAG_LIGHT));
 	assert_true(lsim_schedule(s->eng, 140 * LSIM_MS, probe, p, 0));
 }
 
-/* Macro steps settle a run's requests lazily: an event tagged light sees
- * the instance's side of the ended steps, one with tag 0 the requests'
- * side too. */
+/* Macro steps catch a run up lazily: an event tagged light sees the
+ * instance as the run left it until it advances it (as routing does),
+ * which brings the instance's side up to date; an event with tag 0 sees
+ * the requests' side too. */
 static void test_macro_settle(void **state)
 {
 	(void)state;
@@ -613,25 +622,32 @@ static void test_macro_settle(void **state)
 	 * 112 and takes an 8th for the 113th. */
 	run_trace_ex(&s, "0,100,60\n", 100, 2048, 256,
 		     &(struct run_opts){.macro = true, .setup = add_probes, .ctx = &seen});
-	assert_int_equal(seen.n, 2);
-	/* both: 14 steps started (the prefill, decode 1 - 13) of 100 + 13
-	 * tokens */
-	for (int i = 0; i < 2; i++) {
+	assert_int_equal(seen.n, 3);
+	/* light, as the run left it: 2 steps started (the prefill, decode
+	 * 1) of 100 + 1 tokens */
+	assert_int_equal(seen.at[0].iterations, 2);
+	assert_int_equal(seen.at[0].tokens, 101);
+	assert_int_equal(seen.at[0].kv_seen_free, 100 - 7);
+	/* advanced, and with tag 0: 14 steps started (decode 1 - 13) of
+	 * 100 + 13 tokens, 8 blocks taken */
+	for (int i = 1; i < 3; i++) {
 		assert_int_equal(seen.at[i].iterations, 14);
 		assert_int_equal(seen.at[i].tokens, 113);
 		assert_int_equal(seen.at[i].kv_seen_free, 100 - 8);
 	}
-	/* light: the request as the run left it, its 8th block counted as
-	 * taken but not allocated */
-	assert_int_equal(seen.at[0].generated, 1);
-	assert_int_equal(seen.at[0].computed, 100);
-	assert_int_equal(seen.at[0].nblocks, 7);
-	assert_int_equal(seen.at[0].kv_free, 100 - 7);
+	/* light, before and after advancing: the request as the run left
+	 * it, its 8th block counted as taken, not allocated */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(seen.at[i].generated, 1);
+		assert_int_equal(seen.at[i].computed, 100);
+		assert_int_equal(seen.at[i].nblocks, 7);
+		assert_int_equal(seen.at[i].kv_free, 100 - 7);
+	}
 	/* tag 0: settled */
-	assert_int_equal(seen.at[1].generated, 13);
-	assert_int_equal(seen.at[1].computed, 112);
-	assert_int_equal(seen.at[1].nblocks, 8);
-	assert_int_equal(seen.at[1].kv_free, 100 - 8);
+	assert_int_equal(seen.at[2].generated, 13);
+	assert_int_equal(seen.at[2].computed, 112);
+	assert_int_equal(seen.at[2].nblocks, 8);
+	assert_int_equal(seen.at[2].kv_free, 100 - 8);
 	/* and it ends as step by step */
 	assert_int_equal(s.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US);
 	lsim_sim_release(&s);
