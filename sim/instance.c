@@ -1388,12 +1388,15 @@ static void settle(struct lsim_instance *in)
 	int32_t bs = (int32_t)in->cfg.block_size;
 	double kv_block_bytes = in->kv_block_bytes;
 	double share = 1.0 / (double)in->n_sched;
+	double gpu_ns[LSIM_RUN_STEPS]; /* each request's share of step k + 1 */
+	for (int32_t k = from; k < to; k++)
+		gpu_ns[k] = share * (double)in->m_dt[k] * in->n_gpus;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
 		if (share > r->max_share)
 			r->max_share = share;
 		for (int32_t k = from; k < to; k++) {
-			r->gpu_ns += share * (double)in->m_dt[k] * in->n_gpus;
+			r->gpu_ns += gpu_ns[k];
 			if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
 				r->max_kv_bytes = r->nblocks * kv_block_bytes;
 			r->computed++;
@@ -1455,13 +1458,8 @@ void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
 	s->macro_min = min;
 }
 
-void lsim_instance_advance(struct lsim_instance *in)
+void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now)
 {
-	if (in->m_slot < 0)
-		return; /* no run */
-	lsim_time now = lsim_now(in->sim->eng);
-	if (in->m_next >= now)
-		return;
 	if (in->failed || !in->kv) {
 		catch_up(in, now, false);
 		return;

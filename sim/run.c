@@ -209,9 +209,10 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 
 /* What policies may see of one instance (its run's ended steps taken
  * into account: the event may be light). */
-static void describe(struct lsim_instance *in, struct lsim_instance_info *o)
+static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
+		     lsim_time now)
 {
-	lsim_instance_advance(in);
+	lsim_instance_advance(in, now);
 	{
 		o->id = in->id;
 		o->outstanding = in->outstanding;
@@ -230,8 +231,9 @@ static void describe(struct lsim_instance *in, struct lsim_instance_info *o)
 /* Fills inst_info with every instance. */
 static void snapshot(struct lsim_sim *s)
 {
+	lsim_time now = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
-		describe(s->inst[i], &s->inst_info[i]);
+		describe(s->inst[i], &s->inst_info[i], now);
 		s->route_map[i] = (int32_t)i;
 	}
 }
@@ -252,9 +254,10 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m)
 		return s->n_inst;
 	}
 	size_t k = 0;
+	lsim_time now = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++)
 		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
-			describe(s->inst[i], &s->inst_info[k]);
+			describe(s->inst[i], &s->inst_info[k], now);
 			s->route_map[k++] = (int32_t)i;
 		}
 	return k;
@@ -889,7 +892,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				bool ready = in->state == LSIM_INST_READY;
 				if (in->state > LSIM_INST_READY || ready != (pass == 0))
 					continue;
-				describe(in, &s->inst_info[sg.live]);
+				describe(in, &s->inst_info[sg.live], now);
 				sg.live++;
 				sg.ready += ready;
 			}

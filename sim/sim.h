@@ -160,9 +160,20 @@ struct lsim_pp_batch {
 
 struct lsim_instance {
 	int32_t id;
+	/* What routing reads of every instance (run.c's describe), side by
+	 * side: two cache lines, not seven. */
+	bool service_mode;
+	int32_t busy_servers; /* service mode */
+	int32_t m_slot, m_kvp; /* macro steps (below) */
+	lsim_time m_next;
+	int64_t outstanding; /* routed and not finished */
+	size_t wait_len, run_len;
+	int64_t queued_tokens; /* prompt tokens of waiting requests */
+	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
+	struct lsim_monitor_sample mon; /* the monitor's latest output */
+
 	struct lsim_sim *sim;
 	struct lsim_engine_cfg cfg;
-	bool service_mode;
 	struct lsim_service_cfg service;
 	const struct lsim_gpu_profile *gpu;
 	const struct lsim_model_arch *model;
@@ -207,19 +218,17 @@ struct lsim_instance {
 	lsim_event_id spot_ev; /* its pending reclaim warning or reclaim, or 0 */
 	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
-	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
 	double kv_block_bytes;	     /* of one block, all layers (0: service mode) */
 	int32_t kv_blocks;	     /* its size, for the report after that */
 	int64_t max_model_len;
 
 	/* waiting: a heap in the queue policy's order (instance.c) */
 	struct lsim_wait_entry *wait;
-	size_t wait_cap, wait_len;
+	size_t wait_cap; /* wait_len: above */
 	uint64_t wait_seq;
-	int64_t queued_tokens; /* prompt tokens of waiting requests */
-	/* running: request indices in admission order */
+	/* running: request indices in admission order (run_len: above) */
 	int32_t *run;
-	size_t run_len, run_cap;
+	size_t run_cap;
 	/* the batch of the step in flight */
 	int32_t *sched;
 	size_t n_sched;
@@ -236,19 +245,18 @@ struct lsim_instance {
 	 * step k + 1, m_done of them ended; m_next the end of the step in
 	 * flight unless it is the run's last (an event), else LSIM_TIME_MAX;
 	 * m_slot its place in sim->macro (-1: none); m_tokens the output
-	 * tokens of its ended steps, not streamed yet. */
+	 * tokens of its ended steps, not streamed yet. (m_slot, m_next and
+	 * m_kvp: above.) */
 	lsim_time m_dt[LSIM_RUN_STEPS];
 	double m_work[LSIM_RUN_STEPS];
-	int32_t m_n, m_done, m_slot;
-	lsim_time m_next;
+	int32_t m_n, m_done;
 	int32_t m_tokens;
 	/* m_dq[k] and m_db[k]: the change of queued_tokens and the KV blocks
 	 * the batch takes at the end of step k (1 <= k < m_n); the first
 	 * m_settled of the ended steps have been applied to the requests,
 	 * and m_kvp blocks are taken by the others, not yet allocated. */
 	int32_t m_dq[LSIM_RUN_STEPS], m_db[LSIM_RUN_STEPS];
-	int32_t m_settled, m_kvp;
-	int32_t busy_servers; /* service mode */
+	int32_t m_settled;
 
 	/* lifecycle and statistics */
 	lsim_time start, ready, stop;
@@ -276,9 +284,7 @@ struct lsim_instance {
 	uint64_t *stage_next;
 	double pp_bytes;		/* activations sent between stages */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
-	int64_t outstanding; /* routed and not finished */
 	int64_t routed_since_sample;
-	struct lsim_monitor_sample mon; /* the monitor's latest output */
 };
 
 /* An instance group (one scenario instances[] entry) as the adaptor
@@ -505,7 +511,12 @@ void lsim_instance_drop_kv(struct lsim_instance *in);
 void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t);
 /* Macro steps: the instance's side of its run's step ends before now
  * (counters, queued tokens, blocks taken), not its requests'. */
-void lsim_instance_advance(struct lsim_instance *in);
+void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now);
+static inline void lsim_instance_advance(struct lsim_instance *in, lsim_time now)
+{
+	if (in->m_slot >= 0 && in->m_next < now)
+		lsim_instance_advance_run(in, now);
+}
 /* The KV blocks an instance's policies see free: its cache's, less those
  * its run's ended steps take and have not allocated yet. */
 int32_t lsim_instance_kv_free(const struct lsim_instance *in);

@@ -588,11 +588,10 @@ static void probe_record(struct probe_seen *p)
 /* arg 1: records, advances the instance as describe does, records. */
 static void probe(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
-	(void)eng;
 	struct probe_seen *p = subject;
 	probe_record(p);
 	if (arg == 1) {
-		lsim_instance_advance(p->s->inst[0]);
+		lsim_instance_advance(p->s->inst[0], lsim_now(eng));
 		probe_record(p);
 	}
 }
