@@ -1200,7 +1200,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  *     (lsim_sim_catch_up, from the engine's before-event hook), a sample,
  *     the end of the run. A step end at the same instant as another event
  *     counts as after it. The plan gives each step's change of queued
- *     tokens and KV blocks (m_dq, m_db), so this touches no request.
+ *     tokens and KV blocks (m_step[].dq, .db), so this touches no request.
  *   - settle: the requests' own state (tokens, GPU time, KV blocks and
  *     their prefix-cache entries), each request's steps in order, when the
  *     instance next needs them: its own events (the run's end, a cut),
@@ -1236,7 +1236,8 @@ static void plan_deltas(struct lsim_instance *in, int32_t n)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
-	memset(in->m_db, 0, sizeof in->m_db);
+	for (int32_t k = 0; k < n; k++)
+		in->m_step[k].db = 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
 		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
@@ -1245,12 +1246,12 @@ static void plan_deltas(struct lsim_instance *in, int32_t n)
 		 * room for one more: a new block when that one starts it */
 		for (int64_t k = (int64_t)r->nblocks * bs - r->computed; k < n; k += bs)
 			if (k >= 1)
-				in->m_db[k]++;
+				in->m_step[k].db++;
 	}
 	int32_t falling = (int32_t)in->n_sched;
 	for (int32_t k = 1; k < n; k++) {
 		falling -= stop[k - 1];
-		in->m_dq[k] = -falling;
+		in->m_step[k].dq = -falling;
 	}
 }
 
@@ -1322,24 +1323,29 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 	}
 	settle(in); /* (its last run's steps have settled: no-op) */
 	plan_deltas(in, n);
-	in->m_dt[0] = dt;
-	in->m_work[0] = in->step_work;
+	lsim_time dts[LSIM_RUN_STEPS];
+	double works[LSIM_RUN_STEPS];
+	dts[0] = dt;
+	works[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)
 		in->dec_ctx[i]++; /* the run's second step */
 	if (!in->work_perf && in->perf->ops->decode_run) {
-		in->perf->ops->decode_run(in->perf, b, n - 1, in->m_dt + 1, in->m_work + 1);
+		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
 		for (int32_t k = 1; k < n; k++) /* as step_time gives it */
-			in->m_work[k] = work_ns(in->m_work[k], in->m_dt[k]);
+			works[k] = work_ns(works[k], dts[k]);
 	} else {
 		for (int32_t k = 1; k < n; k++) {
-			in->m_dt[k] = step_time(in, b, &in->m_work[k]);
+			dts[k] = step_time(in, b, &works[k]);
 			for (int32_t i = 0; i < b->n_decode; i++)
 				in->dec_ctx[i]++;
 		}
 	}
 	lsim_time span = 0;
-	for (int32_t k = 0; k < n; k++)
-		span += in->m_dt[k];
+	for (int32_t k = 0; k < n; k++) {
+		in->m_step[k].dt = dts[k];
+		in->m_step[k].work = works[k];
+		span += dts[k];
+	}
 	in->m_n = n;
 	in->m_done = 0;
 	in->m_settled = 0;
@@ -1362,14 +1368,15 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 		int32_t k = ++in->m_done;
 		in->busy_ns += now - in->step_start;
 		in->work_ns += in->step_work;
-		in->queued_tokens += in->m_dq[k];
-		in->m_kvp += in->m_db[k];
+		const struct lsim_run_step *st = &in->m_step[k];
+		in->queued_tokens += st->dq;
+		in->m_kvp += st->db;
 		in->m_tokens += (int32_t)in->n_sched;
 		in->iterations++;
 		in->tokens += (int64_t)in->n_sched;
 		in->step_start = now;
-		in->step_work = in->m_work[k];
-		in->m_next = k + 1 < in->m_n ? now + in->m_dt[k] : LSIM_TIME_MAX;
+		in->step_work = st->work;
+		in->m_next = k + 1 < in->m_n ? now + st->dt : LSIM_TIME_MAX;
 	}
 }
 
@@ -1390,7 +1397,7 @@ static void settle(struct lsim_instance *in)
 	double share = 1.0 / (double)in->n_sched;
 	double gpu_ns[LSIM_RUN_STEPS]; /* each request's share of step k + 1 */
 	for (int32_t k = from; k < to; k++)
-		gpu_ns[k] = share * (double)in->m_dt[k] * in->n_gpus;
+		gpu_ns[k] = share * (double)in->m_step[k].dt * in->n_gpus;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
 		if (share > r->max_share)

@@ -171,6 +171,14 @@ struct lsim_instance {
 	int64_t queued_tokens; /* prompt tokens of waiting requests */
 	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
 	struct lsim_monitor_sample mon; /* the monitor's latest output */
+	/* what advancing a macro step's run touches besides, next to it */
+	int32_t m_n, m_done, m_tokens;
+	size_t n_sched; /* of the batch in flight */
+	lsim_time step_start;
+	double step_work;      /* of the step in flight (pp 1) */
+	lsim_time busy_ns;	   /* accumulated step time (service: server-time / servers) */
+	double work_ns; /* see work_perf */
+	int64_t iterations, tokens;
 
 	struct lsim_sim *sim;
 	struct lsim_engine_cfg cfg;
@@ -204,11 +212,10 @@ struct lsim_instance {
 	lsim_time energy_t;   /* energy counted up to here */
 	lsim_time energy_busy; /* busy_ns at energy_t (service mode) */
 	double energy_work;    /* work_ns at energy_t */
-	/* work at peak rates (lsim_perf_iter_work) of the steps done, in ns
-	 * per GPU of a stage; a step whose backend does not know it counts
-	 * its whole time. work / (pp x time) is the GPUs' utilisation. */
-	double work_ns;
-	double step_work;      /* of the step in flight (pp 1) */
+	/* work_ns (above): work at peak rates (lsim_perf_iter_work) of the
+	 * steps done, in ns per GPU of a stage; a step whose backend does not
+	 * know it counts its whole time. work / (pp x time) is the GPUs'
+	 * utilisation. */
 	struct lsim_perf *work_perf; /* owned: the roofline, for work, when
 				      * the perf backend does not know it */
 	struct lsim_billing billing;
@@ -229,41 +236,37 @@ struct lsim_instance {
 	/* running: request indices in admission order (run_len: above) */
 	int32_t *run;
 	size_t run_cap;
-	/* the batch of the step in flight */
+	/* the batch of the step in flight (n_sched: above) */
 	int32_t *sched;
-	size_t n_sched;
 	int32_t *pf_chunk, *pf_ctx, *dec_ctx;
 	uint64_t *hash_buf;
 	size_t hash_cap;
 
 	bool busy;
 	bool kick_pending; /* a step start is scheduled at the current time */
-	lsim_time step_start;
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
 	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
-	 * steps of one batch, m_dt[k] and m_work[k] the time and work of its
-	 * step k + 1, m_done of them ended; m_next the end of the step in
-	 * flight unless it is the run's last (an event), else LSIM_TIME_MAX;
-	 * m_slot its place in sim->macro (-1: none); m_tokens the output
-	 * tokens of its ended steps, not streamed yet. (m_slot, m_next and
-	 * m_kvp: above.) */
-	lsim_time m_dt[LSIM_RUN_STEPS];
-	double m_work[LSIM_RUN_STEPS];
-	int32_t m_n, m_done;
-	int32_t m_tokens;
-	/* m_dq[k] and m_db[k]: the change of queued_tokens and the KV blocks
-	 * the batch takes at the end of step k (1 <= k < m_n); the first
-	 * m_settled of the ended steps have been applied to the requests,
-	 * and m_kvp blocks are taken by the others, not yet allocated. */
-	int32_t m_dq[LSIM_RUN_STEPS], m_db[LSIM_RUN_STEPS];
+	 * steps of one batch, m_step[k] its step k + 1: its time dt and work,
+	 * and at its end (1 <= k + 1 < m_n) the change dq of queued_tokens
+	 * and the KV blocks db the batch takes. m_done of them ended; m_next
+	 * the end of the step in flight unless it is the run's last (an
+	 * event), else LSIM_TIME_MAX; m_slot its place in sim->macro (-1:
+	 * none); m_tokens the output tokens of its ended steps, not streamed
+	 * yet. The first m_settled ended steps have been applied to the
+	 * requests, and m_kvp blocks are taken by the others, not yet
+	 * allocated. (m_slot, m_next, m_kvp, m_n, m_done, m_tokens: above.) */
+	struct lsim_run_step {
+		lsim_time dt;
+		double work;
+		int32_t dq, db;
+	} m_step[LSIM_RUN_STEPS];
 	int32_t m_settled;
 
 	/* lifecycle and statistics */
 	lsim_time start, ready, stop;
-	lsim_time busy_ns;	   /* accumulated step time (service: server-time / servers) */
 	lsim_time busy_ns_sampled; /* busy_ns at the last time-series sample */
 	lsim_time last_sample;
-	int64_t iterations, tokens, preemptions;
+	int64_t preemptions;
 	int64_t prompt_tokens_admitted; /* tokens of prompts at admission */
 	double swap_used;		/* host bytes holding swapped KV */
 	double swap_bytes;		/* moved out + in */
