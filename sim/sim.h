@@ -172,7 +172,7 @@ struct lsim_instance {
 	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
 	struct lsim_monitor_sample mon; /* the monitor's latest output */
 	/* what advancing a macro step's run touches besides, next to it */
-	int32_t m_n, m_done, m_tokens;
+	int32_t m_n, m_done, m_settled, m_tokens;
 	size_t n_sched; /* of the batch in flight */
 	lsim_time step_start;
 	double step_work;      /* of the step in flight (pp 1) */
@@ -254,13 +254,13 @@ struct lsim_instance {
 	 * none); m_tokens the output tokens of its ended steps, not streamed
 	 * yet. The first m_settled ended steps have been applied to the
 	 * requests, and m_kvp blocks are taken by the others, not yet
-	 * allocated. (m_slot, m_next, m_kvp, m_n, m_done, m_tokens: above.) */
+	 * allocated. (m_slot, m_next, m_kvp, m_n, m_done, m_settled, m_tokens:
+	 * above.) */
 	struct lsim_run_step {
 		lsim_time dt;
 		double work;
 		int32_t dq, db;
 	} m_step[LSIM_RUN_STEPS];
-	int32_t m_settled;
 
 	/* lifecycle and statistics */
 	lsim_time start, ready, stop;
