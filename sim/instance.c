@@ -587,9 +587,23 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 			fail_nomem(in->sim);
 			return 0;
 		}
-		for (int32_t i = 0; i < max_hit; i++)
-			in->hash_buf[i] = block_hash(r, i, bs);
-		hit = lsim_kv_match(in->kv, in->hash_buf, max_hit, &evictable);
+		/* the hashes in chunks, up to the first miss: a prompt's first
+		 * block often misses, and hashing the rest would be for
+		 * nothing */
+		for (int32_t lo = 0; lo < max_hit;) {
+			int32_t hi = lo + (lo < 8 ? 8 : lo); /* 8, 16, 32, ... */
+			if (hi > max_hit)
+				hi = max_hit;
+			for (int32_t i = lo; i < hi; i++)
+				in->hash_buf[i] = block_hash(r, i, bs);
+			int32_t ev = 0;
+			int32_t got = lsim_kv_match(in->kv, in->hash_buf + lo, hi - lo, &ev);
+			hit += got;
+			evictable += ev;
+			if (got < hi - lo)
+				break;
+			lo = hi;
+		}
 	}
 	int32_t computed = hit * bs;
 	int32_t n_new = total - computed;
