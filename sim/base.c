@@ -10,7 +10,18 @@
 
 lsim_time lsim_time_from_s(double seconds)
 {
-	return (lsim_time)llround(seconds * 1e9);
+	double ns = seconds * 1e9;
+	if (!(ns > -9.0e18 && ns < 9.0e18))
+		return (lsim_time)llround(ns); /* out of range (or NaN) */
+	/* llround's value, without its call: the truncation and the
+	 * fraction left are exact, ties go away from zero */
+	long long i = (long long)ns;
+	double frac = ns - (double)i;
+	if (frac >= 0.5)
+		i++;
+	else if (frac <= -0.5)
+		i--;
+	return (lsim_time)i;
 }
 
 double lsim_time_to_s(lsim_time t)

@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <math.h>
 
 #include "config.h"
+#include "llmsim/llmsim.h"
 
 static double parse_ok(enum lsim_ktype t, const char *s)
 {
@@ -29,6 +31,36 @@ static void test_time(void **state)
 	assert_true(parse_ok(LSIM_K_TIME, "3 ns") == 3);
 	assert_true(parse_ok(LSIM_K_TIME, "2min") == 120e9);
 	assert_true(parse_ok(LSIM_K_TIME, "1h") == 3600e9);
+}
+
+/* Seconds to ns rounds as llround does (half away from zero), without
+ * calling it: special cases, then a million values of four kinds. */
+static void test_time_from_s(void **state)
+{
+	(void)state;
+	assert_int_equal(lsim_time_from_s(2.5e-9), 3);
+	assert_int_equal(lsim_time_from_s(-2.5e-9), -3);
+	assert_int_equal(lsim_time_from_s(0.5e-9), 1);
+	assert_int_equal(lsim_time_from_s(0.49999999999999994e-9), 0);
+	assert_int_equal(lsim_time_from_s(1.0e-9 * 4503599627370495.5), 4503599627370496);
+	assert_int_equal(lsim_time_from_s(-0.0), 0);
+	uint64_t s = 88172645463325252u;
+	int bad = 0;
+	for (int n = 0; n < 1000000; n++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		double u = (double)(s >> 11) / 9007199254740992.0, x;
+		switch (n % 4) {
+		case 0: x = u * 1e4; break;		/* up to 10^4 s */
+		case 1: x = (u - 0.5) * 1e-3; break;	/* around 0 */
+		case 2: x = (double)((int64_t)(s >> 20) - (INT64_C(1) << 43)) * 0.5e-9;
+			break;				/* exact half ns */
+		default: x = (u - 0.5) * 1.8e10; break; /* up to 9e18 ns */
+		}
+		bad += lsim_time_from_s(x) != (lsim_time)llround(x * 1e9);
+	}
+	assert_int_equal(bad, 0);
 }
 
 static void test_bytes_bw(void **state)
@@ -86,6 +118,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_time_from_s),
 		cmocka_unit_test(test_bytes_bw),
 		cmocka_unit_test(test_power_price),
 		cmocka_unit_test(test_rejects),
