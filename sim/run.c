@@ -208,18 +208,21 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 /* ---- routing ---- */
 
 /* What policies may see of one instance (its run's ended steps taken
- * into account: the event may be light). */
+ * into account: the event may be light). For policies that read only
+ * the counts (LSIM_POLICY_COUNTS_ONLY) the instance's run is left as it
+ * is and the fields that depend on it are -1. */
 static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
-		     lsim_time now)
+		     lsim_time now, bool counts_only)
 {
-	lsim_instance_advance(in, now);
+	if (!counts_only)
+		lsim_instance_advance(in, now);
 	{
 		o->id = in->id;
 		o->outstanding = in->outstanding;
 		o->waiting = (int64_t)in->wait_len;
 		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
-		o->queued_tokens = in->queued_tokens;
-		o->kv_free_blocks = lsim_instance_kv_free(in);
+		o->queued_tokens = counts_only ? -1 : in->queued_tokens;
+		o->kv_free_blocks = counts_only ? -1 : lsim_instance_kv_free(in);
 		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
 		o->mon_gpu_util = in->mon.gpu_util;
 		o->mon_kv_util = in->mon.kv_util;
@@ -229,11 +232,11 @@ static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
 }
 
 /* Fills inst_info with every instance. */
-static void snapshot(struct lsim_sim *s)
+static void snapshot(struct lsim_sim *s, bool counts_only)
 {
 	lsim_time now = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
-		describe(s->inst[i], &s->inst_info[i], now);
+		describe(s->inst[i], &s->inst_info[i], now, counts_only);
 		s->route_map[i] = (int32_t)i;
 	}
 }
@@ -247,17 +250,17 @@ static bool serves(const struct lsim_instance *in, int32_t m)
 
 /* Fills inst_info with the ready instances of model m (any model if
  * m < 0); returns how many. */
-static size_t snapshot_model(struct lsim_sim *s, int32_t m)
+static size_t snapshot_model(struct lsim_sim *s, int32_t m, bool counts_only)
 {
 	if (m < 0 && s->n_ready == s->n_inst && !s->disaggregated) {
-		snapshot(s);
+		snapshot(s, counts_only);
 		return s->n_inst;
 	}
 	size_t k = 0;
 	lsim_time now = lsim_now(s->eng);
 	for (size_t i = 0; i < s->n_inst; i++)
 		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
-			describe(s->inst[i], &s->inst_info[k], now);
+			describe(s->inst[i], &s->inst_info[k], now, counts_only);
 			s->route_map[k++] = (int32_t)i;
 		}
 	return k;
@@ -278,7 +281,11 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 		s->rr_next = (s->rr_next + 1) % s->n_inst;
 		return s->inst[*pos];
 	}
-	size_t n = snapshot_model(s, m); /* what the router and QoS see */
+	/* what the router and QoS see */
+	bool counts_only =
+		(!s->router || (s->router->type->flags & LSIM_POLICY_COUNTS_ONLY)) &&
+		(!s->qos || (s->qos->type->flags & LSIM_POLICY_COUNTS_ONLY));
+	size_t n = snapshot_model(s, m, counts_only);
 	if (n == 0)
 		return NULL;
 	int32_t k;
@@ -892,7 +899,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				bool ready = in->state == LSIM_INST_READY;
 				if (in->state > LSIM_INST_READY || ready != (pass == 0))
 					continue;
-				describe(in, &s->inst_info[sg.live], now);
+				describe(in, &s->inst_info[sg.live], now, false);
 				sg.live++;
 				sg.ready += ready;
 			}

@@ -64,7 +64,9 @@ struct lsim_request_info {
 	int32_t prefix_block_tokens; /* tokens per prefix id */
 };
 
-/* What a router may know about one instance, at the time of the call. */
+/* What a router may know about one instance, at the time of the call
+ * (queued_tokens and kv_free_blocks are -1 for a policy whose type sets
+ * LSIM_POLICY_COUNTS_ONLY). */
 struct lsim_instance_info {
 	int32_t id;
 	int64_t outstanding;	/* routed, not finished */
@@ -234,6 +236,12 @@ struct lsim_synchronizer_ops {
 
 enum lsim_policy_flags {
 	LSIM_POLICY_ORACLE = 1u << 0, /* sees true_output */
+	/* A router or QoS manager that reads only the counts (outstanding,
+	 * waiting, running), the KV total and the monitor's fields of
+	 * lsim_instance_info: queued_tokens and kv_free_blocks are -1 for
+	 * it, and the simulator need not bring instances simulated lazily
+	 * (macro steps) up to date for each request it routes. */
+	LSIM_POLICY_COUNTS_ONLY = 1u << 1,
 };
 
 struct lsim_policy_type {

@@ -22,6 +22,7 @@ static const struct lsim_qos_ops none_ops = {.admit = none_admit};
 
 const struct lsim_policy_type lsim_qos_none = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_QOS,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "none", .summary = "admit every request (SLOs are still measured)",
 	.ops = &none_ops,
 };
@@ -131,6 +132,7 @@ static const struct lsim_keydef tb_params[] = {
 
 const struct lsim_policy_type lsim_qos_token_bucket = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_QOS,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "token_bucket",
 	.summary = "rate-limit each QoS class with a token bucket",
 	.state_size = sizeof(struct tb_state), .params = tb_params,

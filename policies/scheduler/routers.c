@@ -28,6 +28,7 @@ static const struct lsim_scheduler_ops rr_ops = {.route = rr_route};
 
 const struct lsim_policy_type lsim_sched_round_robin = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "round_robin", .summary = "route to instances in turn",
 	.state_size = sizeof(struct rr_state), .ops = &rr_ops,
 };
@@ -55,6 +56,7 @@ static const struct lsim_scheduler_ops rand_ops = {.route = rand_route};
 
 const struct lsim_policy_type lsim_sched_random = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "random", .summary = "route to a uniformly random instance",
 	.state_size = sizeof(struct rand_state), .init = rand_init,
 	.ops = &rand_ops,
@@ -76,6 +78,7 @@ static const struct lsim_scheduler_ops lo_ops = {.route = lo_route};
 
 const struct lsim_policy_type lsim_sched_least_outstanding = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "least_outstanding",
 	.summary = "route to the instance with the fewest unfinished requests",
 	.ops = &lo_ops,
@@ -165,6 +168,7 @@ static const struct lsim_keydef p2_params[] = {
 
 const struct lsim_policy_type lsim_sched_power_of_two = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "power_of_two",
 	.summary = "sample d instances at random, route to the least loaded",
 	.state_size = sizeof(struct p2_state), .params = p2_params,
@@ -229,6 +233,7 @@ static const struct lsim_keydef pa_params[] = {
 
 const struct lsim_policy_type lsim_sched_prefix_affinity = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "prefix_affinity",
 	.summary = "same leading prefix ids, same instance (load-bounded)",
 	.state_size = sizeof(struct pa_state), .params = pa_params,
