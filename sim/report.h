@@ -305,6 +305,9 @@ int lsim_results_each_req(const struct lsim_results *r,
  * trace_lines_skipped, which the caller sets). Uses GSL for percentiles.
  */
 int lsim_summary_compute(struct lsim_results *r);
+/* Sorts x ascending in place (no NaNs), as gsl_sort does, faster for
+ * large n (summary.c). */
+void lsim_sort_doubles(double *x, size_t n);
 
 /* Writes the HDF5 report to path (via path.tmp + rename; on failure
  * neither is left). */

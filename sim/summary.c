@@ -5,12 +5,82 @@
  * ones documented in docs/output.md. The request records are streamed:
  * one pass for the totals, then one latency column in memory at a time.
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
 #include "report.h"
+
+/*
+ * Sorting a latency column. gsl_sort is a heapsort, and for 10^6 values
+ * and more its random accesses made it 7% of an end-to-end run. Sorted is
+ * sorted: any correct sort gives the same array, so the mean and
+ * percentiles GSL computes from it are the same. This one is an in-place
+ * radix sort (American flag sort: the most significant byte first, each
+ * bucket then on its own, insertion sort below 64 values) on the IEEE bit
+ * patterns made to order as the numbers do (for a positive double set the
+ * sign bit, for a negative one flip every bit). No memory beyond x; NaNs
+ * have no place (latencies have none); -0 sorts before +0.
+ */
+static uint64_t order_key(double v)
+{
+	uint64_t u;
+	memcpy(&u, &v, sizeof u);
+	return u ^ ((uint64_t)((int64_t)u >> 63) | UINT64_C(1) << 63);
+}
+
+static int digit(double v, int shift)
+{
+	return (int)((order_key(v) >> shift) & 255);
+}
+
+static void flag_sort(double *a, size_t n, int shift)
+{
+	if (n < 64) {
+		for (size_t i = 1; i < n; i++) {
+			double v = a[i];
+			uint64_t kv = order_key(v);
+			size_t j = i;
+			for (; j > 0 && order_key(a[j - 1]) > kv; j--)
+				a[j] = a[j - 1];
+			a[j] = v;
+		}
+		return;
+	}
+	size_t count[256] = {0}, start[256], next[256];
+	for (size_t i = 0; i < n; i++)
+		count[digit(a[i], shift)]++;
+	size_t at = 0;
+	for (int d = 0; d < 256; d++) {
+		start[d] = next[d] = at;
+		at += count[d];
+	}
+	for (int d = 0; d < 256; d++) {
+		size_t end = start[d] + count[d];
+		while (next[d] < end) { /* place a[next[d]], and what it displaces */
+			double v = a[next[d]];
+			int b = digit(v, shift);
+			while (b != d) {
+				double w = a[next[b]];
+				a[next[b]++] = v;
+				v = w;
+				b = digit(v, shift);
+			}
+			a[next[d]++] = v;
+		}
+	}
+	if (shift > 0)
+		for (int d = 0; d < 256; d++)
+			if (count[d] > 1)
+				flag_sort(a + start[d], count[d], shift - 8);
+}
+
+void lsim_sort_doubles(double *x, size_t n)
+{
+	flag_sort(x, n, 56);
+}
 
 /* Mean and percentiles of one latency: sorts x in place. */
 struct dist {
@@ -23,7 +93,7 @@ static void fill_dist(double *x, size_t n, struct dist out)
 		*out.mean = *out.p50 = *out.p90 = *out.p95 = *out.p99 = 0.0;
 		return;
 	}
-	gsl_sort(x, 1, n);
+	lsim_sort_doubles(x, n);
 	*out.mean = gsl_stats_mean(x, 1, n);
 	*out.p50 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.50);
 	*out.p90 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.90);

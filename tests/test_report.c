@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/gsl_sort.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <sqlite3.h>
@@ -138,6 +139,43 @@ static void test_summary_values(void **state)
 	assert_near(s->energy_j, 1500.0);
 	assert_near(s->cost_usd, 3.75);
 	assert_true(s->sim_events == 1234); /* the caller's, untouched */
+}
+
+/* The summary's sort gives gsl_sort's array, bit for bit: random
+ * latencies, many ties (+0 among them), both signs, small and subnormal
+ * values, every length up to 300 (the insertion sort and the buckets'
+ * edges) and one of 10^6. (-0 and +0 are the one pair of equal values
+ * with different bits: gsl_sort leaves them in any order, this sort puts
+ * -0 first; a latency is never -0.) */
+static void test_sort_doubles(void **state)
+{
+	(void)state;
+	uint64_t s = 0x9e3779b97f4a7c15u;
+	size_t cap = 1000000;
+	double *a = malloc(cap * sizeof *a), *b = malloc(cap * sizeof *b);
+	assert_non_null(a);
+	assert_non_null(b);
+	for (size_t n = 0; n <= cap; n = n < 300 ? n + 1 : (n == 300 ? cap : cap + 1)) {
+		for (size_t i = 0; i < n; i++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			double u = (double)(s >> 11) / 9007199254740992.0;
+			switch (i % 5) {
+			case 0: a[i] = u * 30.0; break;			  /* seconds */
+			case 1: a[i] = (double)(s % 7) * 0.25; break;	  /* ties */
+			case 2: a[i] = (u - 0.5) * 1e6; break;		  /* both signs */
+			case 3: a[i] = u * 1e-310; break;		  /* subnormal */
+			default: a[i] = -(double)(s % 3 + 1); break;	  /* -3 .. -1 */
+			}
+			b[i] = a[i];
+		}
+		lsim_sort_doubles(a, n);
+		gsl_sort(b, 1, n);
+		assert_memory_equal(a, b, n * sizeof *a);
+	}
+	free(a);
+	free(b);
 }
 
 static void test_summary_empty(void **state)
@@ -648,6 +686,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_values),
 		cmocka_unit_test(test_summary_empty),
+		cmocka_unit_test(test_sort_doubles),
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
 						remove_tmpdir),
 		cmocka_unit_test_setup_teardown(test_h5_identical, make_tmpdir,
