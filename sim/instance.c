@@ -211,6 +211,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	if (blocks > INT32_MAX / 2)
 		blocks = INT32_MAX / 2;
 	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
+	in->kv_blocks = (int32_t)blocks;
 	in->kv_block_bytes = lsim_model_kv_bytes_per_token(model) * (double)in->cfg.block_size;
 	size_t cap = (size_t)cfg->max_num_seqs + 1;
 	in->sched = malloc(cap * sizeof *in->sched);
@@ -299,14 +300,13 @@ bool lsim_instance_on_node(const struct lsim_instance *in, int32_t node)
 
 int32_t lsim_instance_kv_blocks(const struct lsim_instance *in)
 {
-	return in->kv ? lsim_kv_total(in->kv) : in->kv_blocks;
+	return in->kv_blocks;
 }
 
 void lsim_instance_drop_kv(struct lsim_instance *in)
 {
 	if (!in->kv)
 		return;
-	in->kv_blocks = lsim_kv_total(in->kv);
 	lsim_kv_destroy(in->kv);
 	in->kv = NULL;
 }

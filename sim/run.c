@@ -223,7 +223,7 @@ static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
 		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
 		o->queued_tokens = counts_only ? -1 : in->queued_tokens;
 		o->kv_free_blocks = counts_only ? -1 : lsim_instance_kv_free(in);
-		o->kv_total_blocks = in->kv ? lsim_kv_total(in->kv) : 0;
+		o->kv_total_blocks = in->kv ? in->kv_blocks : 0;
 		o->mon_gpu_util = in->mon.gpu_util;
 		o->mon_kv_util = in->mon.kv_util;
 		o->mon_arrival_rate = in->mon.arrival_rate;

@@ -170,6 +170,7 @@ struct lsim_instance {
 	size_t wait_len, run_len;
 	int64_t queued_tokens; /* prompt tokens of waiting requests */
 	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
+	int32_t kv_blocks;	     /* its size (0 in service mode) */
 	struct lsim_monitor_sample mon; /* the monitor's latest output */
 	/* what advancing a macro step's run touches besides, next to it */
 	int32_t m_n, m_done, m_settled, m_tokens;
@@ -226,7 +227,6 @@ struct lsim_instance {
 	lsim_time failed_at;  /* -1: never */
 	struct lsim_perf *perf; /* owned */
 	double kv_block_bytes;	     /* of one block, all layers (0: service mode) */
-	int32_t kv_blocks;	     /* its size, for the report after that */
 	int64_t max_model_len;
 
 	/* waiting: a heap in the queue policy's order (instance.c) */
