@@ -405,6 +405,18 @@ static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 		return true;
 	if (need > lsim_kv_free(in->kv))
 		return false;
+	if (r->nblocks + need > r->cap_blocks) {
+		/* room for the whole request at once, not doubling up to it */
+		int64_t whole = ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
+		int32_t c = whole > r->nblocks + need ? (int32_t)whole : r->nblocks + need;
+		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
+		if (!p) {
+			fail_nomem(in->sim);
+			return false;
+		}
+		r->blocks = p;
+		r->cap_blocks = c;
+	}
 	for (int32_t i = 0; i < need; i++) {
 		int32_t b = lsim_kv_alloc(in->kv);
 		if (b < 0)
