@@ -93,6 +93,10 @@ struct link {
 	bool watched; /* in the net's watch list */
 	/* message queue */
 	lsim_time msg_free_at;
+	/* the serialization time of the last message size seen: a serving
+	 * run's token messages come in a handful of sizes */
+	double memo_bytes;
+	lsim_time memo_ser;
 	double msg_bytes;
 	int64_t n_msgs;
 	lsim_time msg_busy_ns;
@@ -518,6 +522,7 @@ int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 	memset(l, 0, sizeof *l);
 	net->lm[n] = (struct lmark){0, 0};
 	l->bw = bw / 1e9;
+	l->memo_bytes = -1.0;
 	l->latency = latency;
 	l->kind = kind;
 	l->t_last = lsim_now(net->eng);
@@ -1273,7 +1278,11 @@ static bool msg_enqueue(struct lsim_net *net, int32_t slot)
 	struct link *l = &net->links[m->hop[m->cur]];
 	lsim_time now = lsim_now(net->eng);
 	lsim_time start = l->msg_free_at > now ? l->msg_free_at : now;
-	lsim_time ser = xfer_ns(m->bytes, l->bw);
+	if (m->bytes != l->memo_bytes) {
+		l->memo_bytes = m->bytes;
+		l->memo_ser = xfer_ns(m->bytes, l->bw);
+	}
+	lsim_time ser = l->memo_ser;
 	lsim_time done = add_time(start, ser);
 	bool silent = !m->done && m->cur == m->n_hops - 1;
 	lsim_event_id ev = 0;
