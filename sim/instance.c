@@ -1415,6 +1415,7 @@ static void settle(struct lsim_instance *in)
 	if (from == to)
 		return;
 	struct lsim_sim *s = in->sim;
+	int32_t planned = in->m_kvp, taken = 0;
 	in->m_settled = to;
 	in->m_kvp = 0;
 	s->macro_unsettled--;
@@ -1426,6 +1427,7 @@ static void settle(struct lsim_instance *in)
 		gpu_ns[k] = share * (double)in->m_step[k].dt * in->n_gpus;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
+		int32_t held = r->nblocks;
 		if (share > r->max_share)
 			r->max_share = share;
 		for (int32_t k = from; k < to; k++) {
@@ -1446,6 +1448,15 @@ static void settle(struct lsim_instance *in)
 			}
 		}
 		r->sched_tokens = 1;
+		taken += r->nblocks - held;
+	}
+	if (taken != planned && !s->error) {
+		/* what policies saw of its free blocks was wrong: a bug */
+		s->error = lsim_diag_set(&s->diag, LSIM_ESTATE, "", 0, 0, "",
+					 "instance %d: a macro step's plan counted %d KV "
+					 "blocks, its requests took %d",
+					 (int)in->id, (int)planned, (int)taken);
+		lsim_stop(s->eng);
 	}
 }
 
