@@ -1220,22 +1220,24 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  * 13% fewer instructions than with none).
  * Only the run's last step end is an event (step_end). The ends before it
  * take place lazily, with the same effects as step_end and schedule_step
- * would have had, when the clock passes them, in two parts:
+ * would have had, once the clock has passed them (a step end at the same
+ * instant as another event counts as after it), in two parts:
  *   - advance: the instance's own state (counters, queued tokens, the
- *     blocks its batch takes) before the first event after them
- *     (lsim_sim_catch_up, from the engine's before-event hook), a sample,
- *     the end of the run. A step end at the same instant as another event
- *     counts as after it. The plan gives each step's change of queued
- *     tokens and KV blocks (m_step[].dq, .db), so this touches no request.
+ *     blocks its batch takes). The plan gives each step's change of
+ *     queued tokens and KV blocks (m_step[].dq, .db), so this touches no
+ *     request;
  *   - settle: the requests' own state (tokens, GPU time, KV blocks and
- *     their prefix-cache entries), each request's steps in order, when the
- *     instance next needs them: its own events (the run's end, a cut),
- *     a sample, the end of the run, and every event not tagged
- *     LSIM_TAG_LIGHT or LSIM_TAG_INTERNAL (those read other instances only
- *     as policies see them, lsim_instance_kv_free counting the blocks not
- *     allocated yet). A request's values are the same as step by step;
- *     only the order in which the batch's requests take their blocks
- *     differs, so block numbers may, never counts or contents.
+ *     their prefix-cache entries), each request's steps in order. A
+ *     request's values are the same as step by step; only the order in
+ *     which the batch's requests take their blocks differs, so block
+ *     numbers may, never counts or contents.
+ * Both happen for every instance (lsim_sim_catch_up) before a sample, at
+ * the end of the run and before every event not tagged LSIM_TAG_LIGHT or
+ * LSIM_TAG_INTERNAL (the engine's before-event hook), and for one
+ * instance at its own events (the run's end, a cut). Light events read
+ * other instances only as policies see them, advancing them first
+ * (lsim_instance_advance, lsim_instance_kv_free counting the blocks taken
+ * and not allocated yet) unless the policies read only counts.
  * Whatever could change the batch (a request or a swapped or handed-over
  * KV joining) cuts the run at the end of the step in flight. The tokens of
  * the run's steps stream back as one message at its end. */
