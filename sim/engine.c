@@ -511,8 +511,9 @@ uint32_t lsim_event_tag(const struct lsim_engine *eng)
 	return eng ? eng->tag : 0;
 }
 
-lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
-			       lsim_handler fn, void *subject, uint64_t arg)
+lsim_event_id lsim_schedule_in_tag(struct lsim_engine *eng, lsim_time delay,
+				   lsim_handler fn, void *subject, uint64_t arg,
+				   uint32_t tag)
 {
 	if (!eng)
 		return 0;
@@ -523,7 +524,13 @@ lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
 		at = LSIM_TIME_MAX;
 	else
 		at = eng->now + delay;
-	return lsim_schedule(eng, at, fn, subject, arg);
+	return lsim_schedule_tag(eng, at, fn, subject, arg, tag);
+}
+
+lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
+			       lsim_handler fn, void *subject, uint64_t arg)
+{
+	return lsim_schedule_in_tag(eng, delay, fn, subject, arg, 0);
 }
 
 int lsim_cancel(struct lsim_engine *eng, lsim_event_id id)

@@ -836,10 +836,8 @@ static void schedule_step(struct lsim_instance *in)
 	in->step_work = work;
 	bool ring = ring_on(in);
 	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : plan_run(in, &b, dt);
-	lsim_time at = lsim_now(s->eng) + span;
-	in->step_ev = ring ? lsim_schedule(s->eng, at, compute_done, in, (uint64_t)tokens)
-			   : lsim_schedule_tag(s->eng, at, step_end, in, (uint64_t)tokens,
-					       LSIM_TAG_LIGHT);
+	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? compute_done : step_end, in,
+					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)
 		s->error = LSIM_ENOMEM;
 }
@@ -1349,7 +1347,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		fail_nomem(s);
 		return dt;
 	}
-	settle(in); /* (its last run's steps have settled: no-op) */
+	settle(in); /* the last run's steps (settled at its end or cut) */
 	plan_deltas(in, n);
 	lsim_time dts[LSIM_RUN_STEPS];
 	double works[LSIM_RUN_STEPS];
@@ -1408,6 +1406,15 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 	}
 }
 
+/* Counts the instance's ended steps as settled. */
+static void mark_settled(struct lsim_instance *in)
+{
+	if (in->m_settled != in->m_done)
+		in->sim->macro_unsettled--;
+	in->m_settled = in->m_done;
+	in->m_kvp = 0;
+}
+
 /* The requests' side of the steps advance took: for each request, its
  * steps in order, as finish_batch and schedule_step would have done them
  * (a token each, none the request's last, then room for the next). */
@@ -1418,9 +1425,7 @@ static void settle(struct lsim_instance *in)
 		return;
 	struct lsim_sim *s = in->sim;
 	int32_t planned = in->m_kvp, taken = 0;
-	in->m_settled = to;
-	in->m_kvp = 0;
-	s->macro_unsettled--;
+	mark_settled(in);
 	int32_t bs = (int32_t)in->cfg.block_size;
 	double kv_block_bytes = in->kv_block_bytes;
 	double share = 1.0 / (double)in->n_sched;
@@ -1471,10 +1476,7 @@ static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 		if (in->m_tokens > 0)
 			lsim_sim_stream_tokens(s, in, in->m_tokens);
 		in->m_tokens = 0;
-		in->m_kvp = 0;
-		if (in->m_settled != in->m_done)
-			s->macro_unsettled--;
-		in->m_settled = in->m_done;
+		mark_settled(in); /* what its requests had left is gone */
 		macro_delist(in);
 		return;
 	}

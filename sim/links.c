@@ -1284,10 +1284,10 @@ static bool msg_enqueue(struct lsim_net *net, int32_t slot)
 	}
 	lsim_time ser = l->memo_ser;
 	lsim_time done = add_time(start, ser);
-	bool silent = !m->done && m->cur == m->n_hops - 1;
+	bool last = m->cur == m->n_hops - 1;
+	bool silent = !m->done && last;
 	lsim_event_id ev = 0;
 	if (!silent) {
-		bool last = m->cur == m->n_hops - 1;
 		ev = lsim_schedule_tag(net->eng, add_time(done, l->latency), msg_fire,
 				       net, (uint64_t)slot,
 				       last ? m->tag : LSIM_TAG_INTERNAL);

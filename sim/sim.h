@@ -247,8 +247,8 @@ struct lsim_instance {
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
 	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
 	 * steps of one batch, m_step[k] its step k + 1: its time dt and work,
-	 * and at its end (1 <= k + 1 < m_n) the change dq of queued_tokens
-	 * and the KV blocks db the batch takes. m_done of them ended; m_next
+	 * and at its start (the end of step k, 1 <= k < m_n) the change dq of
+	 * queued_tokens and the KV blocks db the batch takes. m_done of them ended; m_next
 	 * the end of the step in flight unless it is the run's last (an
 	 * event), else LSIM_TIME_MAX; m_slot its place in sim->macro (-1:
 	 * none); m_tokens the output tokens of its ended steps, not streamed

@@ -55,6 +55,9 @@ lsim_event_id lsim_schedule_in(struct lsim_engine *eng, lsim_time delay,
 lsim_event_id lsim_schedule_tag(struct lsim_engine *eng, lsim_time at,
 				lsim_handler fn, void *subject, uint64_t arg,
 				uint32_t tag);
+lsim_event_id lsim_schedule_in_tag(struct lsim_engine *eng, lsim_time delay,
+				   lsim_handler fn, void *subject, uint64_t arg,
+				   uint32_t tag);
 /* The tag of the event being handled (in the before-event hook, the
  * handler and the after-event hook); 0 in a periodic callback and
  * outside lsim_run. */
