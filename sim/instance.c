@@ -417,22 +417,31 @@ static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 		r->blocks = p;
 		r->cap_blocks = c;
 	}
-	for (int32_t i = 0; i < need; i++) {
-		int32_t b = lsim_kv_alloc(in->kv);
-		if (b < 0)
-			return false;
-		if (append_block(r, b) != 0) {
-			lsim_kv_release(in->kv, &b, 1);
-			fail_nomem(in->sim);
-			return false;
-		}
-	}
+	if (!lsim_kv_alloc_anon(in->kv, need))
+		return false;
+	/* anonymous until their content is something others may find */
+	for (int32_t i = 0; i < need; i++)
+		r->blocks[r->nblocks++] = LSIM_KV_ANON;
 	return true;
+}
+
+/* Before a release that lets r come back for its content: its blocks of
+ * private content get their ids and hashes (lsim_kv_release publishes
+ * them); r's lookups may find them from now on. */
+static void name_private(struct lsim_kvcache *kv, struct lsim_req *r,
+			 int32_t *blocks, int32_t n, int32_t bs)
+{
+	for (int32_t i = 0; i < n; i++)
+		if (blocks[i] == LSIM_KV_ANON_PRIV) {
+			blocks[i] = lsim_kv_name_private(kv, block_hash(r, i, bs));
+			r->kv_published = true;
+		}
 }
 
 /* Releases r's blocks; r may come back for their content (preemption). */
 static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
+	name_private(in->kv, r, r->blocks, r->nblocks, (int32_t)in->cfg.block_size);
 	lsim_kv_release(in->kv, r->blocks, r->nblocks);
 	r->nblocks = 0;
 	r->hashed = 0;
@@ -541,21 +550,36 @@ static void preempt(struct lsim_instance *in, int32_t ri)
 		in->sim->error = LSIM_ENOMEM;
 }
 
-/* Registers the hashes of blocks that became full. */
+/* Registers the hashes of blocks that became full: content others may
+ * find gets a block id and a map entry, private content (all of it
+ * without trace prefix ids) only a count. */
 static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
-	int32_t full = r->computed / (int32_t)in->cfg.block_size;
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t full = r->computed / bs;
 	if (full > r->nblocks)
 		full = r->nblocks;
+	int32_t n_priv = 0;
 	for (; r->hashed < full; r->hashed++) {
-		bool shared;
-		uint64_t h = block_hash_of(r, r->hashed,
-					   (int32_t)in->cfg.block_size, &shared);
-		if (shared)
-			lsim_kv_set_hash(in->kv, r->blocks[r->hashed], h);
-		else /* only r can ask for it, once it has let it go */
-			lsim_kv_set_private_hash(in->kv, r->blocks[r->hashed], h);
+		int32_t *b = &r->blocks[r->hashed];
+		bool shared = false;
+		uint64_t h = r->n_hashes > 0 || *b >= 0
+				     ? block_hash_of(r, r->hashed, bs, &shared)
+				     : 0;
+		if (*b < 0) {
+			if (shared) {
+				*b = lsim_kv_set_hash_anon(in->kv, h);
+			} else if (*b == LSIM_KV_ANON) {
+				*b = LSIM_KV_ANON_PRIV;
+				n_priv++;
+			}
+		} else if (shared) {
+			lsim_kv_set_hash(in->kv, *b, h);
+		} else { /* only r can ask for it, once it has let it go */
+			lsim_kv_set_private_hash(in->kv, *b, h);
+		}
 	}
+	lsim_kv_mark_private(in->kv, n_priv);
 }
 
 /* kv_reserve predicted: the blocks request r reserves, for its prompt
@@ -591,7 +615,10 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t total = req_tokens(r);
 	int32_t hit = 0, evictable = 0;
-	if (in->cfg.enable_prefix_caching) {
+	/* Without trace prefix ids a request's content is its own: there is
+	 * nothing to find unless it let some go before (a 64-bit hash
+	 * collision aside, which would find another request's content). */
+	if (in->cfg.enable_prefix_caching && (r->n_hashes > 0 || r->kv_published)) {
 		/* At least the last token is computed, as in vLLM. */
 		int32_t max_hit = (total - 1) / bs;
 		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
@@ -1110,8 +1137,11 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
  * it when it was evicted). */
 static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 {
-	if (src->kv)
+	if (src->kv) {
+		name_private(src->kv, r, r->src_blocks, r->src_nblocks,
+			     (int32_t)src->cfg.block_size);
 		lsim_kv_release(src->kv, r->src_blocks, r->src_nblocks);
+	}
 	free(r->src_blocks);
 	r->src_blocks = NULL;
 	r->src_nblocks = 0;

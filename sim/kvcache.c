@@ -27,6 +27,16 @@
  * would find had every hash been mapped at once, at a fraction of the map
  * traffic: a serving run with prefix caching on and no shared prefixes
  * maps almost nothing.
+ *
+ * Anonymous blocks: a holder whose block has no content anyone can find
+ * (a fresh block, or one with private content) need not know which block
+ * it is. lsim_kv_alloc_anon hands out such blocks by count: the holder
+ * lists them as LSIM_KV_ANON (or LSIM_KV_ANON_PRIV once full of private
+ * content), and only a block that gets content others may find is given
+ * an id (lsim_kv_set_hash_anon, lsim_kv_name_private). The ids of
+ * anonymous blocks, held or free, wait on the stack; runs of anonymous
+ * entries in the queue are one entry with a count. A request that shares
+ * nothing then costs the cache a few operations, not a few per block.
  */
 #include <stdlib.h>
 
@@ -36,17 +46,17 @@ struct lsim_kvcache {
 	int32_t n;
 	int32_t n_free;
 	int32_t n_cached;
-	int64_t refs;	/* sum of the reference counts */
+	int64_t refs;	/* sum of the reference counts, anonymous ones included */
 	bool prefix_caching;
 	int32_t *ref;
 	uint64_t *hash;
 	bool *priv;	      /* hash set but private: not in the map */
-	bool *in_free;
+	bool *in_free;	      /* free, in the queue by id */
 	uint32_t *gen;	      /* of the block's id entry in the ring */
 	/* the free queue: ring[head .. tail) (mod cap), head = next to reuse */
 	uint64_t *ring;
 	uint64_t cap, head, tail;
-	int32_t *stack;	      /* the free blocks of anonymous entries */
+	int32_t *stack;	      /* the ids of anonymous blocks, free or held */
 	int32_t n_stack;
 	/* map: hash -> block; key 0 = empty slot */
 	uint64_t *map_key;
@@ -103,13 +113,16 @@ static void map_del(struct lsim_kvcache *kv, uint64_t slot)
 	kv->map_key[i] = 0;
 }
 
-/* Ring entries: a block id with its generation, or anonymous. */
-#define ANON_HASHED UINT64_MAX	       /* its block had a (private) hash */
-#define ANON_PLAIN (UINT64_MAX - 1)
+/* Ring entries: a block id with its generation (bit 63 clear), or a run
+ * of anonymous entries: bit 63 set, bit 62 if their blocks had a
+ * (private) hash, the run's length in the low 32 bits. */
+#define ANON_RUN (1ULL << 63)
+#define ANON_HASHED (1ULL << 62)
+#define GEN_MASK 0x7fffffffU
 
 static uint64_t id_entry(const struct lsim_kvcache *kv, int32_t b)
 {
-	return (uint64_t)kv->gen[b] << 32 | (uint32_t)b;
+	return (uint64_t)(kv->gen[b] & GEN_MASK) << 32 | (uint32_t)b;
 }
 
 /* A block id entry whose block has left the queue since (or came back
@@ -126,40 +139,53 @@ static void compact(struct lsim_kvcache *kv)
 	uint64_t to = kv->head;
 	for (uint64_t i = kv->head; i != kv->tail; i++) {
 		uint64_t e = kv->ring[i & (kv->cap - 1)];
-		if (e >= ANON_PLAIN || !stale(kv, e))
+		if ((e & ANON_RUN) || !stale(kv, e))
 			kv->ring[to++ & (kv->cap - 1)] = e;
 	}
 	kv->tail = to;
 }
 
 /* Appends an entry; a ring of twice the pool always has room once the
- * stale entries are gone (at most one live entry a block). */
+ * stale entries are gone (at most one live entry a free block). */
 static void push(struct lsim_kvcache *kv, uint64_t e)
 {
 	if (kv->tail - kv->head == kv->cap)
 		compact(kv);
 	kv->ring[kv->tail++ & (kv->cap - 1)] = e;
-	kv->n_free++;
+}
+
+/* n anonymous free blocks join the queue's tail (hashed: they held
+ * private content, which counts as cached until their turn). */
+static void push_anon(struct lsim_kvcache *kv, bool hashed, int32_t n)
+{
+	uint64_t kind = ANON_RUN | (hashed ? ANON_HASHED : 0);
+	kv->n_free += n;
+	if (kv->tail != kv->head) {
+		uint64_t *last = &kv->ring[(kv->tail - 1) & (kv->cap - 1)];
+		if ((*last & ~(uint64_t)UINT32_MAX) == kind) {
+			*last += (uint64_t)n; /* runs stay under 2^31 */
+			return;
+		}
+	}
+	push(kv, kind | (uint32_t)n);
 }
 
 /* Free block b joins the queue's tail. */
 static void free_append(struct lsim_kvcache *kv, int32_t b)
 {
-	kv->in_free[b] = true;
 	if (kv->hash[b] && !kv->priv[b]) { /* findable: in the queue by id */
+		kv->in_free[b] = true;
 		kv->gen[b]++;
 		push(kv, id_entry(kv, b));
+		kv->n_free++;
 		return;
 	}
 	/* nothing to find in it: any such block will do when its turn comes */
-	uint64_t e = ANON_PLAIN;
-	if (kv->hash[b]) {
-		kv->hash[b] = 0; /* counts as cached until its turn */
-		kv->priv[b] = false;
-		e = ANON_HASHED;
-	}
+	bool hashed = kv->hash[b] != 0;
+	kv->hash[b] = 0;
+	kv->priv[b] = false;
 	kv->stack[kv->n_stack++] = b;
-	push(kv, e);
+	push_anon(kv, hashed, 1);
 }
 
 /* A findable free block taken by a prefix hit: its entry goes stale. */
@@ -167,6 +193,40 @@ static void free_remove(struct lsim_kvcache *kv, int32_t b)
 {
 	kv->in_free[b] = false;
 	kv->n_free--;
+}
+
+/* Takes up to n blocks from the queue's head (n_free >= n > 0): a block
+ * whose content is evicted (its id returned, out of the queue), or
+ * anonymous ones, as many as the head's run has (-1, *got of them). */
+static int32_t take_head(struct lsim_kvcache *kv, int32_t n, int32_t *got)
+{
+	for (;;) {
+		uint64_t *e = &kv->ring[kv->head & (kv->cap - 1)];
+		if (*e & ANON_RUN) {
+			int32_t run = (int32_t)(uint32_t)*e;
+			int32_t k = run < n ? run : n;
+			if (*e & ANON_HASHED)
+				kv->n_cached -= k;
+			*e -= (uint64_t)k;
+			if (k == run)
+				kv->head++;
+			kv->n_free -= k;
+			*got = k;
+			return -1;
+		}
+		kv->head++;
+		if (stale(kv, *e))
+			continue;
+		int32_t b = (int32_t)(uint32_t)*e; /* its content is evicted */
+		int64_t s = map_find(kv, kv->hash[b]);
+		if (s >= 0 && kv->map_val[s] == b)
+			map_del(kv, (uint64_t)s);
+		kv->hash[b] = 0;
+		kv->n_cached--;
+		free_remove(kv, b);
+		*got = 1;
+		return b;
+	}
 }
 
 struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
@@ -201,7 +261,8 @@ struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
 		return NULL;
 	}
 	for (int32_t b = n_blocks - 1; b >= 0; b--) /* block 0 on top */
-		free_append(kv, b);
+		kv->stack[kv->n_stack++] = b;
+	push_anon(kv, false, n_blocks);
 	return kv;
 }
 
@@ -261,26 +322,35 @@ int32_t lsim_kv_alloc(struct lsim_kvcache *kv)
 {
 	if (kv->n_free == 0)
 		return -1;
-	uint64_t e;
-	do /* the head's live entry: n_free > 0, so there is one */
-		e = kv->ring[kv->head++ & (kv->cap - 1)];
-	while (e < ANON_PLAIN && stale(kv, e));
-	int32_t b;
-	if (e >= ANON_PLAIN) {
+	int32_t got;
+	int32_t b = take_head(kv, 1, &got);
+	if (b < 0)
 		b = kv->stack[--kv->n_stack];
-		if (e == ANON_HASHED)
-			kv->n_cached--;
-	} else { /* its content is evicted */
-		b = (int32_t)(uint32_t)e;
-		int64_t s = map_find(kv, kv->hash[b]);
-		if (s >= 0 && kv->map_val[s] == b)
-			map_del(kv, (uint64_t)s);
-		kv->hash[b] = 0;
-		kv->n_cached--;
-	}
-	free_remove(kv, b);
 	kv->ref[b] = 1;
 	kv->refs++;
+	return b;
+}
+
+bool lsim_kv_alloc_anon(struct lsim_kvcache *kv, int32_t n)
+{
+	if (n > kv->n_free)
+		return false;
+	for (int32_t left = n; left > 0;) {
+		int32_t got;
+		int32_t b = take_head(kv, left, &got);
+		if (b >= 0) /* evicted, and anonymous from now on */
+			kv->stack[kv->n_stack++] = b;
+		left -= got;
+	}
+	kv->refs += n;
+	return true;
+}
+
+/* Names one of the anonymous blocks held: takes an id off the stack. */
+static int32_t name_anon(struct lsim_kvcache *kv)
+{
+	int32_t b = kv->stack[--kv->n_stack];
+	kv->ref[b] = 1;
 	return b;
 }
 
@@ -305,6 +375,33 @@ void lsim_kv_set_private_hash(struct lsim_kvcache *kv, int32_t block,
 	kv->n_cached++;
 }
 
+int32_t lsim_kv_set_hash_anon(struct lsim_kvcache *kv, uint64_t hash)
+{
+	if (!kv->prefix_caching || !hash || map_find(kv, hash) >= 0)
+		return LSIM_KV_ANON; /* nothing to map, or mapped already */
+	int32_t b = name_anon(kv);
+	kv->hash[b] = hash;
+	kv->n_cached++;
+	map_put(kv, hash, b);
+	return b;
+}
+
+void lsim_kv_mark_private(struct lsim_kvcache *kv, int32_t n)
+{
+	if (kv->prefix_caching)
+		kv->n_cached += n;
+}
+
+int32_t lsim_kv_name_private(struct lsim_kvcache *kv, uint64_t hash)
+{
+	int32_t b = name_anon(kv);
+	if (kv->prefix_caching) {
+		kv->hash[b] = hash;
+		kv->priv[b] = true;
+	}
+	return b;
+}
+
 /* Maps a private hash, as lsim_kv_set_hash would have when it was set;
  * content some other block holds already (a 64-bit collision) is dropped,
  * as lsim_kv_set_hash drops it. */
@@ -322,9 +419,13 @@ static void publish(struct lsim_kvcache *kv, int32_t b)
 static void release(struct lsim_kvcache *kv, const int32_t *blocks,
 		    int32_t n, bool final)
 {
+	kv->refs -= n;
 	for (int32_t i = n - 1; i >= 0; i--) {
 		int32_t b = blocks[i];
-		kv->refs--;
+		if (b < 0) { /* anonymous: the stack keeps its id */
+			push_anon(kv, b == LSIM_KV_ANON_PRIV && kv->prefix_caching, 1);
+			continue;
+		}
 		if (--kv->ref[b] == 0) {
 			if (kv->priv[b] && !final)
 				publish(kv, b);

@@ -12,6 +12,11 @@
 
 struct lsim_kvcache;
 
+/* What a holder lists for an anonymous block (lsim_kv_alloc_anon): one
+ * with no content anyone can find, and one full of private content. */
+#define LSIM_KV_ANON (-1)
+#define LSIM_KV_ANON_PRIV (-2)
+
 /* Returns NULL if out of memory. n_blocks >= 1. */
 struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching);
 void lsim_kv_destroy(struct lsim_kvcache *kv);
@@ -38,6 +43,11 @@ void lsim_kv_acquire(struct lsim_kvcache *kv, const uint64_t *hashes,
  * content cannot be found, is free (the most recently freed such block). */
 int32_t lsim_kv_alloc(struct lsim_kvcache *kv);
 
+/* Takes n fresh blocks as anonymous ones (the holder lists them as
+ * LSIM_KV_ANON), evicting as lsim_kv_alloc would n times; false, taking
+ * none, if fewer than n are free. */
+bool lsim_kv_alloc_anon(struct lsim_kvcache *kv, int32_t n);
+
 /* Records that block is full and holds content hash (0 = none). */
 void lsim_kv_set_hash(struct lsim_kvcache *kv, int32_t block, uint64_t hash);
 
@@ -48,9 +58,28 @@ void lsim_kv_set_hash(struct lsim_kvcache *kv, int32_t block, uint64_t hash);
 void lsim_kv_set_private_hash(struct lsim_kvcache *kv, int32_t block,
 			      uint64_t hash);
 
+/* An anonymous block the caller holds is full and holds content hash:
+ * as lsim_kv_set_hash on a block of its own, it is mapped unless the
+ * content is mapped already (or prefix caching is off, or hash is 0).
+ * Returns the block's id, to list instead of LSIM_KV_ANON, or
+ * LSIM_KV_ANON where nothing was mapped. */
+int32_t lsim_kv_set_hash_anon(struct lsim_kvcache *kv, uint64_t hash);
+
+/* n anonymous blocks the caller holds are full of private content (it
+ * lists them as LSIM_KV_ANON_PRIV): lsim_kv_set_private_hash by count,
+ * the hash left for lsim_kv_name_private to give. */
+void lsim_kv_mark_private(struct lsim_kvcache *kv, int32_t n);
+
+/* Gives one LSIM_KV_ANON_PRIV block the caller holds an id and its
+ * private hash (as lsim_kv_set_private_hash had set it), so that
+ * lsim_kv_release can publish it; returns the id to list instead. */
+int32_t lsim_kv_name_private(struct lsim_kvcache *kv, uint64_t hash);
+
 /* Drops one reference on each block; blocks reaching zero join the free
  * queue, the last of the list first (so tails are evicted first), and
- * their private hashes become findable. */
+ * their private hashes become findable. Anonymous entries count too; an
+ * LSIM_KV_ANON_PRIV one is not published (lsim_kv_name_private it
+ * first). */
 void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 		     int32_t n);
 /* The same, for a holder that will never look its content up again (a

@@ -111,6 +111,9 @@ struct lsim_req {
 	int32_t prefill_instance;     /* id of the instance that ran its prefill
 				       * when another decodes it, else -1 */
 	int32_t attempts;	      /* failures it was caught in */
+	bool kv_published;	      /* a cache may hold content only it
+				       * can find (its KV released before
+				       * it was done): its lookups look */
 };
 
 /* A QoS class: requests are assigned to classes by share. */

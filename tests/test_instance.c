@@ -168,6 +168,96 @@ static void test_kv_queue_reference(void **state)
 	lsim_kv_destroy(kv);
 }
 
+/* Anonymous blocks against named ones: two caches get the same random
+ * operations, one with ids for every block (lsim_kv_alloc, set_hash,
+ * set_private_hash), one the way a request without shared content uses
+ * it (lsim_kv_alloc_anon, set_hash_anon, mark_private, name_private
+ * before a release it may come back from). What is found, evicted and
+ * counted must be the same after every operation. */
+static void test_kv_anonymous_blocks(void **state)
+{
+	(void)state;
+	enum { N = 40, STEPS = 100000, MAXH = 4 * N };
+	struct lsim_kvcache *a = lsim_kv_create(N, true), *b = lsim_kv_create(N, true);
+	/* held blocks: a's id, b's entry, and the private hash b gives on
+	 * naming (0: none) */
+	int32_t ha[MAXH], hb[MAXH];
+	uint64_t hp[MAXH];
+	int32_t n_held = 0;
+	uint64_t rng = 777;
+	int anon_runs = 0, named = 0;
+	for (int step = 0; step < STEPS; step++) {
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		unsigned r = (unsigned)(rng >> 33);
+		int op = r % 5;
+		if (op <= 1) { /* take k blocks */
+			int32_t k = 1 + (int32_t)((r >> 4) % 6);
+			bool ok = lsim_kv_alloc_anon(b, k);
+			assert_int_equal(ok, lsim_kv_free(a) >= k && n_held + k <= MAXH);
+			if (!ok)
+				continue;
+			anon_runs++;
+			for (int32_t i = 0; i < k; i++) {
+				ha[n_held] = lsim_kv_alloc(a);
+				assert_true(ha[n_held] >= 0);
+				hb[n_held] = LSIM_KV_ANON;
+				hp[n_held++] = 0;
+			}
+		} else if (op == 2 && n_held > 0) { /* a held block fills up */
+			int32_t i = (int32_t)((r >> 4) % (unsigned)n_held);
+			uint64_t h = (r >> 10) % 64 + 1; /* few contents: collisions */
+			if (hb[i] != LSIM_KV_ANON)
+				continue; /* hashed already (set once, as requests do) */
+			if ((r >> 20) & 1) {
+				lsim_kv_set_hash(a, ha[i], h);
+				hb[i] = lsim_kv_set_hash_anon(b, h);
+				named += hb[i] >= 0;
+			} else {
+				lsim_kv_set_private_hash(a, ha[i], h + 1000);
+				hb[i] = LSIM_KV_ANON_PRIV;
+				hp[i] = h + 1000;
+				lsim_kv_mark_private(b, 1);
+			}
+		} else if (op == 3 && n_held > 0) { /* release the last k held */
+			int32_t k = 1 + (int32_t)((r >> 4) % 4);
+			if (k > n_held)
+				k = n_held;
+			int32_t *la = ha + n_held - k, *lb = hb + n_held - k;
+			if ((r >> 12) & 1) {
+				lsim_kv_release_final(a, la, k);
+				lsim_kv_release_final(b, lb, k);
+			} else {
+				for (int32_t i = 0; i < k; i++)
+					if (lb[i] == LSIM_KV_ANON_PRIV)
+						lb[i] = lsim_kv_name_private(b, hp[n_held - k + i]);
+				lsim_kv_release(a, la, k);
+				lsim_kv_release(b, lb, k);
+			}
+			n_held -= k;
+		} else if (n_held < MAXH) { /* a prefix hit on some content */
+			uint64_t h = (r >> 4) % 64 + 1 + ((r >> 14) & 1) * 1000;
+			int32_t eva = -1, evb = -2;
+			int32_t hit = lsim_kv_match(a, &h, 1, &eva);
+			assert_int_equal(lsim_kv_match(b, &h, 1, &evb), hit);
+			assert_int_equal(evb, eva);
+			if (hit) {
+				lsim_kv_acquire(a, &h, 1, &ha[n_held]);
+				lsim_kv_acquire(b, &h, 1, &hb[n_held]);
+				hp[n_held++] = 0;
+			}
+		}
+		assert_int_equal(lsim_kv_free(b), lsim_kv_free(a));
+		assert_int_equal(lsim_kv_cached(b), lsim_kv_cached(a));
+		assert_int_equal(lsim_kv_refs(b), lsim_kv_refs(a));
+		assert_int_equal(lsim_kv_refs(b), n_held);
+	}
+	/* the walk went where it should: many runs taken, content mapped */
+	assert_true(anon_runs > 10000);
+	assert_true(named > 1000);
+	lsim_kv_destroy(a);
+	lsim_kv_destroy(b);
+}
+
 static void test_kv_hash_map_churn(void **state)
 {
 	(void)state;
@@ -747,6 +837,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kv_refcount_and_lru),
 		cmocka_unit_test(test_kv_queue_reference),
+		cmocka_unit_test(test_kv_anonymous_blocks),
 		cmocka_unit_test(test_kv_hash_map_churn),
 		cmocka_unit_test(test_kv_private_hashes),
 		cmocka_unit_test(test_single_request_timing),
