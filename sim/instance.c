@@ -382,18 +382,37 @@ static void fail_nomem(struct lsim_sim *s)
 	lsim_stop(s->eng);
 }
 
-static int append_block(struct lsim_req *r, int32_t b)
+/*
+ * A request's block table: its first n_listed entries are in r->blocks
+ * (block ids, or LSIM_KV_ANON / LSIM_KV_ANON_PRIV); the rest up to
+ * nblocks are anonymous blocks it only counts, of private content below
+ * `hashed` and none above. Entries are listed where they must be read or
+ * given ids: prefix hits, trace-shared content, a release the request
+ * may come back from. A request that shares nothing lists none.
+ */
+
+/* Lists r's entries up to n (<= nblocks); false (the run failing) if out
+ * of memory. */
+static bool list_blocks(struct lsim_instance *in, struct lsim_req *r, int32_t n)
 {
-	if (r->nblocks == r->cap_blocks) {
-		int32_t c = r->cap_blocks ? r->cap_blocks * 2 : 8;
+	if (n <= r->n_listed)
+		return true;
+	if (n > r->cap_blocks) {
+		/* room for the whole request at once, not doubling up to it */
+		int64_t whole = ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
+		int32_t c = whole > n ? (int32_t)whole : n;
 		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
-		if (!p)
-			return LSIM_ENOMEM;
+		if (!p) {
+			fail_nomem(in->sim);
+			return false;
+		}
 		r->blocks = p;
 		r->cap_blocks = c;
 	}
-	r->blocks[r->nblocks++] = b;
-	return 0;
+	for (int32_t i = r->n_listed; i < n; i++)
+		r->blocks[i] = i < r->hashed ? LSIM_KV_ANON_PRIV : LSIM_KV_ANON;
+	r->n_listed = n;
+	return true;
 }
 
 /* Gives r enough blocks for `tokens` tokens; false if not enough free. */
@@ -403,26 +422,17 @@ static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 	int32_t need = ceil_div(tokens, in->cfg.block_size) - r->nblocks;
 	if (need <= 0)
 		return true;
-	if (need > lsim_kv_free(in->kv))
-		return false;
-	if (r->nblocks + need > r->cap_blocks) {
-		/* room for the whole request at once, not doubling up to it */
-		int64_t whole = ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
-		int32_t c = whole > r->nblocks + need ? (int32_t)whole : r->nblocks + need;
-		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
-		if (!p) {
-			fail_nomem(in->sim);
-			return false;
-		}
-		r->blocks = p;
-		r->cap_blocks = c;
-	}
 	if (!lsim_kv_alloc_anon(in->kv, need))
 		return false;
-	/* anonymous until their content is something others may find */
-	for (int32_t i = 0; i < need; i++)
-		r->blocks[r->nblocks++] = LSIM_KV_ANON;
+	r->nblocks += need; /* anonymous until their content is something
+			     * others may find */
 	return true;
+}
+
+/* r no longer holds blocks. */
+static void clear_blocks(struct lsim_req *r)
+{
+	r->nblocks = r->n_listed = r->hashed = 0;
 }
 
 /* Before a release that lets r come back for its content: its blocks of
@@ -441,10 +451,12 @@ static void name_private(struct lsim_kvcache *kv, struct lsim_req *r,
 /* Releases r's blocks; r may come back for their content (preemption). */
 static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
-	name_private(in->kv, r, r->blocks, r->nblocks, (int32_t)in->cfg.block_size);
-	lsim_kv_release(in->kv, r->blocks, r->nblocks);
-	r->nblocks = 0;
-	r->hashed = 0;
+	if (list_blocks(in, r, r->nblocks)) {
+		name_private(in->kv, r, r->blocks, r->nblocks,
+			     (int32_t)in->cfg.block_size);
+		lsim_kv_release(in->kv, r->blocks, r->nblocks);
+	}
+	clear_blocks(r);
 }
 
 static void schedule_step(struct lsim_instance *in);
@@ -559,6 +571,16 @@ static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 	int32_t full = r->computed / bs;
 	if (full > r->nblocks)
 		full = r->nblocks;
+	if (full <= r->hashed)
+		return;
+	if (r->n_hashes == 0 && r->hashed >= r->n_listed) {
+		/* private and not listed: a count */
+		lsim_kv_mark_private(in->kv, full - r->hashed);
+		r->hashed = full;
+		return;
+	}
+	if (!list_blocks(in, r, full))
+		return;
 	int32_t n_priv = 0;
 	for (; r->hashed < full; r->hashed++) {
 		int32_t *b = &r->blocks[r->hashed];
@@ -662,12 +684,11 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		    lsim_kv_free(in->kv))
 		return 0;
 	if (hit > 0) {
-		for (int32_t i = 0; i < hit; i++)
-			if (append_block(r, -1) != 0) {
-				r->nblocks = 0; /* placeholders, not yet acquired */
-				fail_nomem(in->sim);
-				return 0;
-			}
+		r->nblocks = hit;
+		if (!list_blocks(in, r, hit)) {
+			clear_blocks(r); /* placeholders, not yet acquired */
+			return 0;
+		}
 		lsim_kv_acquire(in->kv, in->hash_buf, hit, r->blocks);
 		r->hashed = hit;
 	}
@@ -1097,10 +1118,13 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	r->finish = now;
 	r->status = LSIM_REQ_FINISHED;
 	in->queued_tokens -= work_of(r);
-	/* done: nobody can ask for its own content again */
-	lsim_kv_release_final(in->kv, r->blocks, r->nblocks);
-	r->nblocks = 0;
-	r->hashed = 0;
+	/* done: nobody can ask for its own content again. The entries not
+	 * listed are the table's tail: released first */
+	int32_t lo = r->n_listed;
+	int32_t n_priv = r->hashed > lo ? r->hashed - lo : 0;
+	lsim_kv_release_anon(in->kv, r->nblocks - lo - n_priv, n_priv);
+	lsim_kv_release_final(in->kv, r->blocks, lo);
+	clear_blocks(r);
 	free(r->blocks);
 	r->blocks = NULL;
 	r->cap_blocks = 0;
@@ -1120,11 +1144,15 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
 	in->queued_tokens -= work_of(r);
 	in->outstanding--;
 	in->handing_over++;
-	/* the blocks stay taken here until the copy is done */
+	/* the blocks stay taken here until the copy is done (listed: their
+	 * release names the private ones) */
+	if (!list_blocks(in, r, r->nblocks))
+		return;
 	r->src_blocks = r->blocks;
 	r->src_nblocks = r->nblocks;
 	r->blocks = NULL;
-	r->nblocks = r->cap_blocks = r->hashed = 0;
+	r->cap_blocks = 0;
+	clear_blocks(r);
 	r->kv_src = in;
 	r->prefill_instance = in->id;
 	r->swapped = true;
@@ -1462,28 +1490,47 @@ static void settle(struct lsim_instance *in)
 	double gpu_ns[LSIM_RUN_STEPS]; /* each request's share of step k + 1 */
 	for (int32_t k = from; k < to; k++)
 		gpu_ns[k] = share * (double)in->m_step[k].dt * in->n_gpus;
+	bool prefix = in->cfg.enable_prefix_caching;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		struct lsim_req *r = &s->reqs[in->sched[i]];
 		int32_t held = r->nblocks;
 		if (share > r->max_share)
 			r->max_share = share;
-		for (int32_t k = from; k < to; k++) {
-			r->gpu_ns += gpu_ns[k];
+		double gpu = r->gpu_ns;
+		/* Segments of steps that end where a block fills or a new one
+		 * is needed: within one, a step only adds its GPU time and a
+		 * token (the blocks, and so the largest KV, stay as they
+		 * are); at its last step the block work happens as it would
+		 * have step by step. */
+		for (int32_t k = from; k < to;) {
+			/* steps until computed + 1 passes the blocks held, or
+			 * computed reaches the next block to register */
+			int32_t len = r->nblocks * bs - r->computed;
+			if (prefix && (r->hashed + 1) * bs - r->computed < len)
+				len = (r->hashed + 1) * bs - r->computed;
+			if (len < 1)
+				len = 1;
+			if (len > to - k)
+				len = to - k;
+			for (int32_t j = k; j < k + len; j++)
+				gpu += gpu_ns[j];
+			k += len;
 			if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
 				r->max_kv_bytes = r->nblocks * kv_block_bytes;
-			r->computed++;
-			if (in->cfg.enable_prefix_caching &&
-			    r->computed >= (r->hashed + 1) * bs)
+			r->computed += len;
+			r->generated += len;
+			if (prefix && r->computed >= (r->hashed + 1) * bs)
 				register_full_blocks(in, r);
-			r->generated++;
 			if (r->computed + 1 > r->nblocks * bs &&
 			    !ensure_blocks(in, r, r->computed + 1)) {
 				/* the plan counted the blocks: only an
 				 * allocation failure gets here */
+				r->gpu_ns = gpu;
 				fail_nomem(s);
 				return;
 			}
 		}
+		r->gpu_ns = gpu;
 		r->sched_tokens = 1;
 		taken += r->nblocks - held;
 	}

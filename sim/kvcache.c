@@ -434,6 +434,15 @@ static void release(struct lsim_kvcache *kv, const int32_t *blocks,
 	}
 }
 
+void lsim_kv_release_anon(struct lsim_kvcache *kv, int32_t n_plain, int32_t n_priv)
+{
+	kv->refs -= n_plain + n_priv;
+	if (n_plain > 0)
+		push_anon(kv, false, n_plain);
+	if (n_priv > 0)
+		push_anon(kv, kv->prefix_caching, n_priv);
+}
+
 void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 		     int32_t n)
 {

@@ -87,6 +87,11 @@ void lsim_kv_release(struct lsim_kvcache *kv, const int32_t *blocks,
 void lsim_kv_release_final(struct lsim_kvcache *kv, const int32_t *blocks,
 			   int32_t n);
 
+/* Releases anonymous blocks by count, as lsim_kv_release of a list
+ * ending with n_priv LSIM_KV_ANON_PRIV entries then n_plain LSIM_KV_ANON
+ * ones would. */
+void lsim_kv_release_anon(struct lsim_kvcache *kv, int32_t n_plain, int32_t n_priv);
+
 /* Number of blocks cached (with a hash) - for tests. */
 int32_t lsim_kv_cached(const struct lsim_kvcache *kv);
 /* Sum of all blocks' reference counts: what the holders' block lists add

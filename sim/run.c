@@ -144,7 +144,7 @@ static void retire(struct lsim_sim *s, int32_t req)
 	r->blocks = NULL;
 	r->hashes = NULL;
 	r->src_blocks = NULL;
-	r->n_hashes = r->nblocks = r->cap_blocks = 0;
+	r->n_hashes = r->nblocks = r->n_listed = r->cap_blocks = 0;
 	if (s->n_free == s->cap_free) {
 		size_t c = s->cap_free ? 2 * s->cap_free : 256;
 		int32_t *p = realloc(s->free_slots, c * sizeof *p);
@@ -795,7 +795,7 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 	free(r->blocks);
 	free(r->src_blocks);
 	r->blocks = r->src_blocks = NULL;
-	r->nblocks = r->cap_blocks = r->src_nblocks = r->hashed = 0;
+	r->nblocks = r->n_listed = r->cap_blocks = r->src_nblocks = r->hashed = 0;
 	r->kv_src = NULL;
 	r->swapped = false;
 	r->swap_flows = 0;

@@ -72,7 +72,7 @@ struct lsim_req {
 	int32_t generated; /* output tokens produced so far */
 	int32_t computed;  /* tokens whose KV is in the cache */
 	int32_t hashed;	   /* leading blocks registered in the prefix cache */
-	int32_t nblocks;
+	int32_t nblocks;   /* KV blocks held, n_listed of them in blocks[] */
 	int32_t predicted;    /* profiler's output prediction (-1: none) */
 	int32_t status;
 	int32_t n_hashes;
@@ -88,6 +88,7 @@ struct lsim_req {
 	uint64_t *hashes;      /* trace prefix-block ids (owned), or NULL */
 	int32_t hash_block_tokens;
 	int32_t cap_blocks;
+	int32_t n_listed;
 	uint64_t seq; /* arrival order: the index of its record */
 	bool live;    /* the slot holds a request that has not ended */
 	lsim_time arrival, first_sched, finish;

@@ -185,7 +185,7 @@ static void test_kv_anonymous_blocks(void **state)
 	uint64_t hp[MAXH];
 	int32_t n_held = 0;
 	uint64_t rng = 777;
-	int anon_runs = 0, named = 0;
+	int anon_runs = 0, named = 0, by_count = 0;
 	for (int step = 0; step < STEPS; step++) {
 		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 		unsigned r = (unsigned)(rng >> 33);
@@ -225,7 +225,18 @@ static void test_kv_anonymous_blocks(void **state)
 			int32_t *la = ha + n_held - k, *lb = hb + n_held - k;
 			if ((r >> 12) & 1) {
 				lsim_kv_release_final(a, la, k);
-				lsim_kv_release_final(b, lb, k);
+				/* private entries then plain ones: by count */
+				int32_t np = 0, nq = 0;
+				while (np < k && lb[np] == LSIM_KV_ANON_PRIV)
+					np++;
+				while (np + nq < k && lb[np + nq] == LSIM_KV_ANON)
+					nq++;
+				if (np + nq == k) {
+					lsim_kv_release_anon(b, nq, np);
+					by_count++;
+				} else {
+					lsim_kv_release_final(b, lb, k);
+				}
 			} else {
 				for (int32_t i = 0; i < k; i++)
 					if (lb[i] == LSIM_KV_ANON_PRIV)
@@ -254,6 +265,7 @@ static void test_kv_anonymous_blocks(void **state)
 	/* the walk went where it should: many runs taken, content mapped */
 	assert_true(anon_runs > 10000);
 	assert_true(named > 1000);
+	assert_true(by_count > 1000);
 	lsim_kv_destroy(a);
 	lsim_kv_destroy(b);
 }
