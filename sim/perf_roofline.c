@@ -49,6 +49,9 @@ struct roof_state {
 	double vocab_r;	 /* vocabulary per GPU (vocab-parallel LM head) */
 	bool moe;
 	double n_experts, top_k;
+	/* attention's divisors, peak * mfu_max, bw, peak and hbm, and their
+	 * reciprocals (lsim_perf_larger_quot) */
+	double att_peak, inv_att_peak, inv_bw, inv_peak, inv_hbm;
 	struct t_terms *cache; /* TERM_CACHE entries, direct-mapped by T */
 };
 
@@ -216,18 +219,25 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 
 /* The iteration's time in seconds from its batch's sums, given the terms
  * of its T tokens and its LM head (time lm, and the work once per
- * iteration with it, wo): what depends on the contexts. */
-static double roof_layers(const struct roof_state *s, const struct t_terms *c,
-			  double T, double pairs, double kv_read, double lm,
-			  double wo, double *work)
+ * iteration with it, wo): what depends on the contexts. Inline in
+ * roof_decode_run's loop, where what depends on T alone is hoisted. */
+static inline double roof_layers(const struct roof_state *s, const struct t_terms *c,
+				 double T, double pairs, double kv_read, double lm,
+				 double wo, double *work)
 {
 	double layer = c->pre, wl = c->pre_w; /* work per layer */
 	{
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = 4.0 * s->d * s->heads * pairs;
 		double bytes = (2.0 * s->kvw * (kv_read + T) + 2.0 * T * s->q) * s->bpp;
-		/* KV-cache write + attention; attention is not a thin GEMM */
-		layer += op(s, &wl, flops, s->mfu_max, bytes, 2);
+		/* KV-cache write + attention; attention is not a thin GEMM:
+		 * op(s, &wl, flops, s->mfu_max, bytes, 2), its two maxima
+		 * by lsim_perf_larger_quot */
+		double tc = flops > 0.0 ? flops : 0.0;
+		wl += lsim_perf_larger_quot(flops, s->peak, s->inv_peak, bytes, s->hbm, s->inv_hbm);
+		layer += lsim_perf_larger_quot(tc, s->att_peak, s->inv_att_peak, bytes, s->bw,
+				     s->inv_bw) +
+			 2 * s->launch;
 	}
 	for (int i = 0; i < c->n_post; i++) {
 		layer += c->post[i];
@@ -409,6 +419,14 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->mfu_half = g->mfu_half_tokens;
 	s->bw = g->hbm_bw * g->mbu;
 	s->hbm = g->hbm_bw;
+	s->att_peak = s->peak * s->mfu_max;
+	s->inv_att_peak = 1.0 / s->att_peak;
+	s->inv_bw = 1.0 / s->bw;
+	s->inv_peak = 1.0 / s->peak;
+	s->inv_hbm = 1.0 / s->hbm;
+	if (!isnormal(s->inv_att_peak) || !isnormal(s->inv_bw) || !isnormal(s->inv_peak) ||
+	    !isnormal(s->inv_hbm)) /* estimates off: lsim_perf_larger_quot divides twice */
+		s->inv_att_peak = s->inv_bw = s->inv_peak = s->inv_hbm = 0.0;
 	s->launch = g->launch_s;
 	s->link_bw = link;
 	s->ar_lat = g->allreduce_latency_s;
