@@ -217,34 +217,44 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
 	return roof_sums(s, tokens, seqs, pairs, kv_read, work);
 }
 
-/* The iteration's time in seconds from its batch's sums, given the terms
- * of its T tokens and its LM head (time lm, and the work once per
- * iteration with it, wo): what depends on the contexts. Inline in
- * roof_decode_run's loop, where what depends on T alone is hoisted. */
-static inline double roof_layers(const struct roof_state *s, const struct t_terms *c,
-				 double T, double pairs, double kv_read, double lm,
-				 double wo, double *work)
+/* The times in seconds of n iterations from their batch's sums, given the
+ * terms of their T tokens and their LM head (time lm, and the work once
+ * per iteration with it, wo): what depends on the contexts. Iteration k
+ * scores pairs + k * T query-key pairs and reads kv_read + k * T tokens
+ * (a decode run; integers, exact in a double); sec[k] and work[k] get its
+ * time and its work. */
+static void roof_layers(const struct roof_state *s, const struct t_terms *c,
+			double T, double pairs, double kv_read, double lm,
+			double wo, int32_t n, double *sec, double *work)
 {
-	double layer = c->pre, wl = c->pre_w; /* work per layer */
-	{
+	/* the parts of the attention terms that stay (the same products, in
+	 * the same order, as written out in full) */
+	const double flops_per_pair = 4.0 * s->d * s->heads;
+	const double kv_w = 2.0 * s->kvw, q_elems = 2.0 * T * s->q;
+	const double once = c->once + lm;
+	for (int32_t k = 0; k < n; k++) {
+		double layer = c->pre, wl = c->pre_w; /* work per layer */
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
-		double flops = 4.0 * s->d * s->heads * pairs;
-		double bytes = (2.0 * s->kvw * (kv_read + T) + 2.0 * T * s->q) * s->bpp;
+		double flops = flops_per_pair * pairs;
+		double bytes = (kv_w * (kv_read + T) + q_elems) * s->bpp;
 		/* KV-cache write + attention; attention is not a thin GEMM:
 		 * op(s, &wl, flops, s->mfu_max, bytes, 2), its two maxima
 		 * by lsim_perf_larger_quot */
 		double tc = flops > 0.0 ? flops : 0.0;
-		wl += lsim_perf_larger_quot(flops, s->peak, s->inv_peak, bytes, s->hbm, s->inv_hbm);
+		wl += lsim_perf_larger_quot(flops, s->peak, s->inv_peak, bytes, s->hbm,
+					    s->inv_hbm);
 		layer += lsim_perf_larger_quot(tc, s->att_peak, s->inv_att_peak, bytes, s->bw,
-				     s->inv_bw) +
+					       s->inv_bw) +
 			 2 * s->launch;
+		for (int i = 0; i < c->n_post; i++) {
+			layer += c->post[i];
+			wl += c->post_w[i];
+		}
+		work[k] = s->n_layers * wl + wo;
+		sec[k] = s->n_layers * layer + once + s->cpu;
+		pairs += T;
+		kv_read += T;
 	}
-	for (int i = 0; i < c->n_post; i++) {
-		layer += c->post[i];
-		wl += c->post_w[i];
-	}
-	*work = s->n_layers * wl + wo;
-	return s->n_layers * layer + (c->once + lm) + s->cpu;
 }
 
 /* The LM head over the last tokens of seqs sequences: its time; adds its
@@ -264,7 +274,9 @@ static double roof_sums(const struct roof_state *s, double tokens, double seqs,
 	const struct t_terms *c = terms_for(s, tokens);
 	double wo = c->once_w;
 	double lm = lm_head(s, seqs, &wo);
-	return roof_layers(s, c, tokens, pairs, kv_read, lm, wo, work);
+	double sec;
+	roof_layers(s, c, tokens, pairs, kv_read, lm, wo, 1, &sec, work);
+	return sec;
 }
 
 /* An iteration of s seconds in ns, at least 1. */
@@ -311,10 +323,13 @@ static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *
 	const struct t_terms *c = terms_for(s, tokens);
 	double wo = c->once_w;
 	double lm = lm_head(s, seqs, &wo);
-	for (int32_t k = 0; k < n; k++) {
-		t[k] = iter_ns(roof_layers(s, c, tokens, pairs, kv_read, lm, wo, &w[k]));
-		pairs += tokens;
-		kv_read += tokens;
+	for (int32_t k0 = 0; k0 < n; k0 += 64) {
+		int32_t m = n - k0 < 64 ? n - k0 : 64;
+		double sec[64];
+		roof_layers(s, c, tokens, pairs + k0 * tokens, kv_read + k0 * tokens, lm, wo,
+			    m, sec, w + k0);
+		for (int32_t k = 0; k < m; k++)
+			t[k0 + k] = iter_ns(sec[k]);
 	}
 }
 
