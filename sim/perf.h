@@ -64,30 +64,6 @@ struct lsim_perf {
 	int32_t extra_holders;
 };
 
-/*
- * The larger of a / b and c / d (a, c >= 0), the same double as dividing
- * both and comparing (ties: c / d), dividing once where the estimates
- * a * ib and c * id (ib = 1 / b, id = 1 / d, normal numbers; 0 turns the
- * estimates off) tell them apart: each is within 3 units in the last
- * place of its quotient, so one estimate above the other by a factor
- * 1 + 2^-40 has the larger exact quotient, and rounding keeps the order.
- * The roofline's operators are rarely close to their ridge: one division
- * of two.
- */
-static inline double lsim_perf_larger_quot(double a, double b, double ib, double c,
-					   double d, double id)
-{
-	double ea = a * ib, ec = c * id;
-	if (ea > 0x1p-1000 && ec > 0x1p-1000 && ea < 0x1p1000 && ec < 0x1p1000) {
-		if (ea > ec * (1.0 + 0x1p-40))
-			return a / b;
-		if (ec > ea * (1.0 + 0x1p-40))
-			return c / d;
-	}
-	double x = a / b, y = c / d;
-	return x > y ? x : y;
-}
-
 static inline lsim_time lsim_perf_iter_time(const struct lsim_perf *p,
 					    const struct lsim_batch *b)
 {

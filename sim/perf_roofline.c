@@ -49,9 +49,6 @@ struct roof_state {
 	double vocab_r;	 /* vocabulary per GPU (vocab-parallel LM head) */
 	bool moe;
 	double n_experts, top_k;
-	/* attention's divisors, peak * mfu_max, bw, peak and hbm, and their
-	 * reciprocals (lsim_perf_larger_quot) */
-	double att_peak, inv_att_peak, inv_bw, inv_peak, inv_hbm;
 	struct t_terms *cache; /* TERM_CACHE entries, direct-mapped by T */
 };
 
@@ -227,31 +224,42 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 			double T, double pairs, double kv_read, double lm,
 			double wo, int32_t n, double *sec, double *work)
 {
+	/* An iteration's time and its work side by side, as the two lanes
+	 * of a vector: each lane's operations are the scalar ones (IEEE, lane
+	 * by lane), in the same order, so each result is the same double;
+	 * the pair costs one instruction where the two took two. */
+	typedef double v2d __attribute__((vector_size(16)));
+	typedef long long v2l __attribute__((vector_size(16)));
 	/* the parts of the attention terms that stay (the same products, in
 	 * the same order, as written out in full) */
 	const double flops_per_pair = 4.0 * s->d * s->heads;
 	const double kv_w = 2.0 * s->kvw, q_elems = 2.0 * T * s->q;
-	const double once = c->once + lm;
+	/* KV-cache write + attention, op(s, &wl, flops, s->mfu_max, bytes,
+	 * 2): compute time and work divide the FLOPs by peak * mfu_max and
+	 * peak, memory time and work the bytes by bw and hbm; the time adds
+	 * two launches (the work lane adds 0: the same double) */
+	const v2d flop_div = {s->peak * s->mfu_max, s->peak}, byte_div = {s->bw, s->hbm};
+	const v2d launches = {2 * s->launch, 0.0}, pre = {c->pre, c->pre_w};
+	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm, wo};
+	const v2d cpu = {s->cpu, 0.0};
+	v2d post[MAX_POST];
+	for (int i = 0; i < c->n_post; i++)
+		post[i] = (v2d){c->post[i], c->post_w[i]};
 	for (int32_t k = 0; k < n; k++) {
-		double layer = c->pre, wl = c->pre_w; /* work per layer */
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = flops_per_pair * pairs;
 		double bytes = (kv_w * (kv_read + T) + q_elems) * s->bpp;
-		/* KV-cache write + attention; attention is not a thin GEMM:
-		 * op(s, &wl, flops, s->mfu_max, bytes, 2), its two maxima
-		 * by lsim_perf_larger_quot */
-		double tc = flops > 0.0 ? flops : 0.0;
-		wl += lsim_perf_larger_quot(flops, s->peak, s->inv_peak, bytes, s->hbm,
-					    s->inv_hbm);
-		layer += lsim_perf_larger_quot(tc, s->att_peak, s->inv_att_peak, bytes, s->bw,
-					       s->inv_bw) +
-			 2 * s->launch;
-		for (int i = 0; i < c->n_post; i++) {
-			layer += c->post[i];
-			wl += c->post_w[i];
-		}
-		work[k] = s->n_layers * wl + wo;
-		sec[k] = s->n_layers * layer + once + s->cpu;
+		/* (no FLOPs: no compute time; 0 / x is that 0) */
+		v2d tc = (v2d){flops, flops} / flop_div, tm = (v2d){bytes, bytes} / byte_div;
+		v2l over = tc > tm; /* max(tc, tm), tm on ties, lane by lane */
+		v2d att = (v2d)((over & (v2l)tc) | (~over & (v2l)tm));
+		v2d layer = pre; /* per layer: its time and its work */
+		layer += att + launches;
+		for (int i = 0; i < c->n_post; i++)
+			layer += post[i];
+		v2d out = layers * layer + once + cpu;
+		sec[k] = out[0];
+		work[k] = out[1];
 		pairs += T;
 		kv_read += T;
 	}
@@ -434,14 +442,6 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->mfu_half = g->mfu_half_tokens;
 	s->bw = g->hbm_bw * g->mbu;
 	s->hbm = g->hbm_bw;
-	s->att_peak = s->peak * s->mfu_max;
-	s->inv_att_peak = 1.0 / s->att_peak;
-	s->inv_bw = 1.0 / s->bw;
-	s->inv_peak = 1.0 / s->peak;
-	s->inv_hbm = 1.0 / s->hbm;
-	if (!isnormal(s->inv_att_peak) || !isnormal(s->inv_bw) || !isnormal(s->inv_peak) ||
-	    !isnormal(s->inv_hbm)) /* estimates off: lsim_perf_larger_quot divides twice */
-		s->inv_att_peak = s->inv_bw = s->inv_peak = s->inv_hbm = 0.0;
 	s->launch = g->launch_s;
 	s->link_bw = link;
 	s->ar_lat = g->allreduce_latency_s;

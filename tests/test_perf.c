@@ -609,40 +609,6 @@ static void assert_rel(double got, double want, double tol)
 #define KERNELS_PER_LAYER 10
 #define KERNELS_ONCE 3
 
-/* lsim_perf_larger_quot against dividing both: random pairs, pairs a few
- * ulps apart, equal quotients, zeros, and estimates turned off. */
-static void test_larger_quot_exact(void **state)
-{
-	(void)state;
-	uint64_t x = 99;
-	int fast = 0;
-	for (int i = 0; i < 200000; i++) {
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		double u1 = (double)(x >> 11) * 0x1p-53;
-		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-		double u2 = (double)(x >> 11) * 0x1p-53;
-		double a = ldexp(0.5 + u1, (int)(x % 60) - 30);
-		double b = ldexp(0.5 + u2, (int)((x >> 8) % 60) - 30);
-		double d = ldexp(0.5 + u1 * u2, (int)((x >> 16) % 60) - 30);
-		double c;
-		switch ((x >> 24) % 4) {
-		case 0: c = ldexp(0.5 + u2 * u2, (int)((x >> 32) % 60) - 30); break;
-		case 1: c = a / b * d; break; /* quotients equal or ulps apart */
-		case 2: c = nextafter(a / b * d, INFINITY) * (1.0 + 0x1p-41); break;
-		default: c = (x >> 40) % 2 ? 0.0 : a / b * d * (1.0 - 0x1p-39); break;
-		}
-		double q1 = a / b, q2 = c / d, want = q1 > q2 ? q1 : q2;
-		double ib = (x >> 50) % 8 ? 1.0 / b : 0.0, id = ib > 0 ? 1.0 / d : 0.0;
-		double got = lsim_perf_larger_quot(a, b, ib, c, d, id);
-		if (memcmp(&got, &want, sizeof got) != 0)
-			fail_msg("%a / %a vs %a / %a: got %a, want %a", a, b, c, d, got, want);
-		double ea = a * ib, ec = c * id;
-		fast += ib > 0 && (ea > ec * (1.0 + 0x1p-40) || ec > ea * (1.0 + 0x1p-40));
-	}
-	assert_true(fast > 50000); /* the one-division path was taken */
-	assert_true(lsim_perf_larger_quot(0.0, 3.0, 1.0 / 3.0, 0.0, 7.0, 1.0 / 7.0) == 0.0);
-}
-
 /* decode_run gives, step by step, exactly what iter_eval gives for the
  * same batch with each context one token longer a step: batch sizes from
  * 1 to 256, short and long contexts, with and without tensor
@@ -853,7 +819,6 @@ int main(void)
 		cmocka_unit_test(test_table_tp2_and_cpu),
 		cmocka_unit_test_setup_teardown(test_table_synthetic, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_bad_files, tmp_setup, tmp_teardown),
-		cmocka_unit_test(test_larger_quot_exact),
 		cmocka_unit_test(test_roofline_decode_run_exact),
 		cmocka_unit_test(test_roofline_decode_memory_bound),
 		cmocka_unit_test(test_roofline_prefill_compute_bound),
