@@ -1279,9 +1279,11 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  * would have had, once the clock has passed them (a step end at the same
  * instant as another event counts as after it), in two parts:
  *   - advance: the instance's own state (counters, queued tokens, the
- *     blocks its batch takes). The plan gives each step's change of
- *     queued tokens and KV blocks (m_step[].dq, .db), so this touches no
- *     request;
+ *     blocks its batch takes). The plan gives each step's end and the
+ *     running sums of the changes of queued tokens and KV blocks
+ *     (m_step[].end, .cdq, .cdb), so this touches no request and, but
+ *     for the work (a sum of doubles, added step by step), takes the
+ *     same time for any number of steps;
  *   - settle: the requests' own state (tokens, GPU time, KV blocks and
  *     their prefix-cache entries), each request's steps in order. A
  *     request's values are the same as step by step; only the order in
@@ -1313,15 +1315,17 @@ static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
 	return need;
 }
 
-/* The run's per-step changes, n steps: at the end of step k a request
- * still predicted to generate more has one token less of work, and one
- * whose next token starts a block takes that block. */
-static void plan_deltas(struct lsim_instance *in, int32_t n)
+/* The run's n steps (times dts, works in ns, or from step 1 on in s
+ * as the perf model gives them: in_s): their ends, from the run's start
+ * now, and the changes at each step's start: a request still predicted
+ * to generate more has one token less of work, and one whose next token
+ * starts a block takes that block. Returns the run's span. */
+static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time now,
+			    const lsim_time *dts, const double *works, bool in_s)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
-	for (int32_t k = 0; k < n; k++)
-		in->m_step[k].db = 0;
+	int32_t db[LSIM_RUN_STEPS] = {0};
 	for (size_t i = 0; i < in->n_sched; i++) {
 		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
 		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
@@ -1330,13 +1334,24 @@ static void plan_deltas(struct lsim_instance *in, int32_t n)
 		 * room for one more: a new block when that one starts it */
 		for (int64_t k = (int64_t)r->nblocks * bs - r->computed; k < n; k += bs)
 			if (k >= 1)
-				in->m_step[k].db++;
+				db[k]++;
 	}
-	int32_t falling = (int32_t)in->n_sched;
-	for (int32_t k = 1; k < n; k++) {
-		falling -= stop[k - 1];
-		in->m_step[k].dq = -falling;
+	int32_t falling = (int32_t)in->n_sched, cdq = 0, cdb = 0;
+	lsim_time end = now;
+	for (int32_t k = 0; k < n; k++) {
+		if (k > 0) {
+			falling -= stop[k - 1];
+			cdq -= falling;
+			cdb += db[k];
+		}
+		end += dts[k];
+		in->m_step[k] = (struct lsim_run_step){
+			.dt = dts[k], .end = end,
+			/* (as step_time gives it) */
+			.work = k > 0 && in_s ? work_ns(works[k], dts[k]) : works[k],
+			.cdq = cdq, .cdb = cdb};
 	}
+	return end - now;
 }
 
 /* In the sim's list of instances with a step end to catch up on, at t. */
@@ -1406,17 +1421,15 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		return dt;
 	}
 	settle(in); /* the last run's steps (settled at its end or cut) */
-	plan_deltas(in, n);
 	lsim_time dts[LSIM_RUN_STEPS];
 	double works[LSIM_RUN_STEPS];
 	dts[0] = dt;
 	works[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)
 		in->dec_ctx[i]++; /* the run's second step */
-	if (!in->work_perf && in->perf->ops->decode_run) {
+	bool in_s = !in->work_perf && in->perf->ops->decode_run;
+	if (in_s) {
 		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
-		for (int32_t k = 1; k < n; k++) /* as step_time gives it */
-			works[k] = work_ns(works[k], dts[k]);
 	} else {
 		for (int32_t k = 1; k < n; k++) {
 			dts[k] = step_time(in, b, &works[k]);
@@ -1424,12 +1437,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 				in->dec_ctx[i]++;
 		}
 	}
-	lsim_time span = 0;
-	for (int32_t k = 0; k < n; k++) {
-		in->m_step[k].dt = dts[k];
-		in->m_step[k].work = works[k];
-		span += dts[k];
-	}
+	lsim_time span = plan_steps(in, n, now, dts, works, in_s);
 	in->m_n = n;
 	in->m_done = 0;
 	in->m_settled = 0;
@@ -1447,21 +1455,28 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 		return;
 	if (in->m_settled == in->m_done)
 		in->sim->macro_unsettled++;
-	while (in->m_next < t || (at_t && in->m_next == t)) {
-		lsim_time now = in->m_next;
-		int32_t k = ++in->m_done;
-		in->busy_ns += now - in->step_start;
-		in->work_ns += in->step_work;
-		const struct lsim_run_step *st = &in->m_step[k];
-		in->queued_tokens += st->dq;
-		in->m_kvp += st->db;
-		in->m_tokens += (int32_t)in->n_sched;
-		in->iterations++;
-		in->tokens += (int64_t)in->n_sched;
-		in->step_start = now;
-		in->step_work = st->work;
-		in->m_next = k + 1 < in->m_n ? now + st->dt : LSIM_TIME_MAX;
-	}
+	/* the steps that end: each adds its work (in order: a sum of
+	 * doubles); the rest is the difference of the plan's running sums */
+	int32_t d = in->m_done, k = d;
+	double work_ns = in->work_ns, step_work = in->step_work;
+	do {
+		work_ns += step_work;
+		step_work = in->m_step[++k].work;
+	} while (k + 1 < in->m_n &&
+		 (in->m_step[k].end < t || (at_t && in->m_step[k].end == t)));
+	const struct lsim_run_step *first = &in->m_step[d], *last = &in->m_step[k];
+	int64_t steps = k - d;
+	in->busy_ns += in->m_step[k - 1].end - in->step_start;
+	in->work_ns = work_ns;
+	in->queued_tokens += last->cdq - first->cdq;
+	in->m_kvp += last->cdb - first->cdb;
+	in->m_tokens += (int32_t)(in->n_sched * steps);
+	in->iterations += steps;
+	in->tokens += (int64_t)in->n_sched * steps;
+	in->step_start = in->m_step[k - 1].end;
+	in->step_work = step_work;
+	in->m_done = k;
+	in->m_next = k + 1 < in->m_n ? last->end : LSIM_TIME_MAX;
 }
 
 /* Counts the instance's ended steps as settled. */

@@ -250,9 +250,11 @@ struct lsim_instance {
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
 	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
-	 * steps of one batch, m_step[k] its step k + 1: its time dt and work,
-	 * and at its start (the end of step k, 1 <= k < m_n) the change dq of
-	 * queued_tokens and the KV blocks db the batch takes. m_done of them ended; m_next
+	 * steps of one batch, m_step[k] its step k (0: the one formed when
+	 * the run was planned): its time, end and work, and the running sums
+	 * of the changes at the steps' starts (the end of the step before)
+	 * of queued_tokens and of the KV blocks the batch takes. m_done of
+	 * them ended; m_next
 	 * the end of the step in flight unless it is the run's last (an
 	 * event), else LSIM_TIME_MAX; m_slot its place in sim->macro (-1:
 	 * none); m_tokens the output tokens of its ended steps, not streamed
@@ -261,9 +263,11 @@ struct lsim_instance {
 	 * allocated. (m_slot, m_next, m_kvp, m_n, m_done, m_settled, m_tokens:
 	 * above.) */
 	struct lsim_run_step {
-		lsim_time dt;
-		double work;
-		int32_t dq, db;
+		lsim_time dt, end; /* its time, and when it ends */
+		double work;	   /* in ns */
+		/* the changes of queued_tokens and of the blocks taken at the
+		 * starts of steps 1 .. k, summed */
+		int32_t cdq, cdb;
 	} m_step[LSIM_RUN_STEPS];
 
 	/* lifecycle and statistics */
