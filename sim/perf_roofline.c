@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "perf.h"
+#include "time_ns.h"
 
 struct roof_state {
 	int n_layers;
@@ -290,7 +291,7 @@ static double roof_sums(const struct roof_state *s, double tokens, double seqs,
 /* An iteration of s seconds in ns, at least 1. */
 static lsim_time iter_ns(double s)
 {
-	lsim_time t = lsim_time_from_s(s);
+	lsim_time t = lsim_time_ns_of_s(s);
 	return t < 1 ? 1 : t;
 }
 
