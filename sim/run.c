@@ -211,8 +211,8 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
  * into account: the event may be light). For policies that read only
  * the counts (LSIM_POLICY_COUNTS_ONLY) the instance's run is left as it
  * is and the fields that depend on it are -1. */
-static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
-		     lsim_time now, bool counts_only)
+static inline void describe(struct lsim_instance *in, struct lsim_instance_info *o,
+			    lsim_time now, bool counts_only)
 {
 	if (!counts_only)
 		lsim_instance_advance(in, now);
@@ -231,12 +231,20 @@ static void describe(struct lsim_instance *in, struct lsim_instance_info *o,
 	}
 }
 
-/* Fills inst_info with every instance. */
+/* Fills inst_info with every instance (a loop for each kind of router:
+ * per arrival, it describes every instance). */
 static void snapshot(struct lsim_sim *s, bool counts_only)
 {
 	lsim_time now = lsim_now(s->eng);
+	if (counts_only) {
+		for (size_t i = 0; i < s->n_inst; i++) {
+			describe(s->inst[i], &s->inst_info[i], now, true);
+			s->route_map[i] = (int32_t)i;
+		}
+		return;
+	}
 	for (size_t i = 0; i < s->n_inst; i++) {
-		describe(s->inst[i], &s->inst_info[i], now, counts_only);
+		describe(s->inst[i], &s->inst_info[i], now, false);
 		s->route_map[i] = (int32_t)i;
 	}
 }
