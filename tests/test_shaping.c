@@ -55,6 +55,64 @@ static size_t drain(struct lsim_workload *w, lsim_time *t, int32_t *p, size_t ma
 	return n;
 }
 
+static int opens; /* how many times open_labelled opened the trace */
+
+/* the labelled trace: a model column, one bad row (skipped) */
+static int open_labelled(void *ctx, struct lsim_workload **w, struct lsim_diag *d)
+{
+	(void)ctx;
+	opens++;
+	struct lsim_csv_map map = {.arrival_col = "t", .arrival_format = LSIM_TF_SECONDS,
+				   .prompt_col = "p", .output_col = "o", .model_col = "m"};
+	int rc = lsim_workload_csv_open(trace, &map, w, d);
+	if (rc == 0)
+		lsim_workload_set_on_error(*w, LSIM_ON_ERROR_SKIP);
+	return rc;
+}
+
+/* A repeated trace's later passes are replayed from its first, read
+ * once: the same requests (labels included), the same skipped lines
+ * (counted as each pass reaches them), the file opened once. */
+static void test_repeat_replays_first_pass(void **state)
+{
+	(void)state;
+	strcpy(trace, "/tmp/lsim_shape_XXXXXX");
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "t,p,o,m\n0,100,10,alpha\n1,101,10,beta\n2,oops,10,alpha\n"
+		   "3,103,10,gamma\n");
+	fclose(f);
+	struct lsim_shape_params sp = {.time_scale = 1.0, .keep = 1.0, .repeat = 3};
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	opens = 0;
+	assert_int_equal(lsim_workload_shape_create(open_labelled, NULL, &sp, NULL, &w, &d), 0);
+	const char *models[3] = {"alpha", "beta", "gamma"};
+	const int32_t prompts[3] = {100, 101, 103};
+	/* a pass spans 3 s plus one mean gap (1.5 s) */
+	const lsim_time starts[3] = {0, 4500 * LSIM_MS, 9000 * LSIM_MS};
+	const lsim_time within[3] = {0, LSIM_S, 3 * LSIM_S};
+	const uint64_t skipped_before[9] = {0, 0, 1, 1, 1, 2, 2, 2, 3};
+	struct lsim_req_spec r;
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+		assert_int_equal(r.arrival, starts[i / 3] + within[i % 3]);
+		assert_int_equal(r.prompt_tokens, prompts[i % 3]);
+		assert_non_null(r.model_label);
+		assert_string_equal(r.model_label, models[i % 3]);
+		assert_non_null(r.src_path);
+		assert_string_equal(r.src_path, trace);
+		/* the bad row is skipped on the way to the third request */
+		assert_int_equal(lsim_workload_skipped(w), skipped_before[i]);
+	}
+	assert_int_equal(lsim_workload_next(w, &r, &d), 0);
+	assert_int_equal(lsim_workload_skipped(w), 3);
+	assert_int_equal(opens, 1);
+	lsim_workload_destroy(w);
+	unlink(trace);
+}
+
 static void test_window_scale_repeat(void **state)
 {
 	(void)state;
@@ -134,6 +192,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_scale_repeat),
+		cmocka_unit_test(test_repeat_replays_first_pass),
 		cmocka_unit_test(test_thinning),
 		cmocka_unit_test(test_bad_params),
 	};

@@ -1,11 +1,19 @@
 /*
  * shaping.c - workload shaping as a wrapper around any source: a time
  * window, time scaling, thinning (rate scaling down), repetition of the
- * source back to back, and a constant offset (for superposed copies). Streaming: it holds one request at a time.
+ * source back to back, and a constant offset (for superposed copies).
+ * Streaming: it holds one request at a time, except that a repeated
+ * source's first pass, when it is small (REPLAY_MAX_ROWS rows and
+ * REPLAY_MAX_BYTES of labels and prefix ids at most), is kept and the
+ * later passes replay it instead of reading and parsing the file again.
+ * A source opens to the same requests each time (a trace file), so a
+ * replay gives what reopening gives, skipped lines included.
  */
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "workload_internal.h"
 
@@ -23,11 +31,152 @@ struct shaper {
 	uint64_t n_round;     /* requests emitted in this repetition */
 	lsim_time period;     /* length of one repetition, from the first */
 	uint64_t skipped_done; /* bad lines skipped by sources already closed */
+	/* the first pass, for the later ones: each request with its
+	 * pointers as offsets into arena, and the source's skipped count
+	 * after it; recording (the first pass, while it stays small),
+	 * replaying (the later passes, from row pos) */
+	struct kept_req *kept;
+	size_t n_kept, cap_kept;
+	char *arena;
+	size_t n_arena, cap_arena;
+	bool recording, replaying;
+	size_t pos;
+	uint64_t kept_skipped; /* the source's skipped count at the pass's end */
+	uint64_t replay_skipped; /* ... after the row replayed last */
 };
+
+#define REPLAY_MAX_ROWS ((size_t)1 << 20)
+#define REPLAY_MAX_BYTES ((size_t)64 << 20)
+#define NO_OFF SIZE_MAX
+
+struct kept_req {
+	struct lsim_req_spec r; /* its pointers NULL: the offsets below */
+	size_t hashes, class_label, model_label, tenant_label, src_path, src_key;
+	uint64_t skipped;
+};
+
+/* Copies n bytes into the arena; its offset, or NO_OFF (the recording
+ * stops) past the limit or out of memory. */
+static size_t keep_bytes(struct shaper *s, const void *p, size_t n)
+{
+	size_t at = (s->n_arena + 7) & ~(size_t)7; /* aligned for prefix ids */
+	if (at + n > REPLAY_MAX_BYTES)
+		return NO_OFF;
+	if (at + n > s->cap_arena) {
+		size_t c = s->cap_arena ? 2 * s->cap_arena : 4096;
+		while (c < at + n)
+			c *= 2;
+		char *a = realloc(s->arena, c);
+		if (!a)
+			return NO_OFF;
+		s->arena = a;
+		s->cap_arena = c;
+	}
+	memcpy(s->arena + at, p, n);
+	s->n_arena = at + n;
+	return at;
+}
+
+static size_t keep_str(struct shaper *s, const char *str, bool *ok)
+{
+	if (!str)
+		return NO_OFF;
+	size_t at = keep_bytes(s, str, strlen(str) + 1);
+	*ok &= at != NO_OFF;
+	return at;
+}
+
+static void stop_recording(struct shaper *s)
+{
+	s->recording = false;
+	free(s->kept);
+	free(s->arena);
+	s->kept = NULL;
+	s->arena = NULL;
+	s->n_kept = s->cap_kept = s->n_arena = s->cap_arena = 0;
+}
+
+/* Keeps the first pass's request r (its source has skipped `skipped`
+ * lines so far). */
+static void record(struct shaper *s, const struct lsim_req_spec *r, uint64_t skipped)
+{
+	if (s->n_kept == REPLAY_MAX_ROWS) {
+		stop_recording(s);
+		return;
+	}
+	if (s->n_kept == s->cap_kept) {
+		size_t c = s->cap_kept ? 2 * s->cap_kept : 1024;
+		struct kept_req *k = realloc(s->kept, c * sizeof *k);
+		if (!k) {
+			stop_recording(s);
+			return;
+		}
+		s->kept = k;
+		s->cap_kept = c;
+	}
+	struct kept_req k = {.r = *r, .skipped = skipped};
+	bool ok = true;
+	k.hashes = NO_OFF;
+	if (r->hashes && r->n_hashes > 0) {
+		k.hashes = keep_bytes(s, r->hashes, (size_t)r->n_hashes * sizeof *r->hashes);
+		ok &= k.hashes != NO_OFF;
+	}
+	k.class_label = keep_str(s, r->class_label, &ok);
+	k.model_label = keep_str(s, r->model_label, &ok);
+	k.tenant_label = keep_str(s, r->tenant_label, &ok);
+	k.src_path = keep_str(s, r->src_path, &ok);
+	k.src_key = keep_str(s, r->src_key, &ok);
+	if (!ok) {
+		stop_recording(s);
+		return;
+	}
+	k.r.hashes = NULL;
+	k.r.class_label = k.r.model_label = k.r.tenant_label = k.r.src_path = k.r.src_key = NULL;
+	s->kept[s->n_kept++] = k;
+}
+
+static const char *kept_str(const struct shaper *s, size_t off)
+{
+	return off == NO_OFF ? NULL : s->arena + off;
+}
+
+/* The source's next request, read or replayed: as lsim_workload_next. */
+static int source_next(struct shaper *s, struct lsim_req_spec *r, struct lsim_diag *d)
+{
+	if (s->replaying) {
+		if (s->pos == s->n_kept) {
+			s->replay_skipped = s->kept_skipped;
+			return 0;
+		}
+		const struct kept_req *k = &s->kept[s->pos++];
+		*r = k->r;
+		if (k->hashes != NO_OFF)
+			r->hashes = (const uint64_t *)(const void *)(s->arena + k->hashes);
+		r->class_label = kept_str(s, k->class_label);
+		r->model_label = kept_str(s, k->model_label);
+		r->tenant_label = kept_str(s, k->tenant_label);
+		r->src_path = kept_str(s, k->src_path);
+		r->src_key = kept_str(s, k->src_key);
+		s->replay_skipped = k->skipped;
+		return 1;
+	}
+	int rc = lsim_workload_next(s->src, r, d);
+	if (s->recording) {
+		if (rc == 1)
+			record(s, r, lsim_workload_skipped(s->src));
+		else if (rc < 0)
+			stop_recording(s);
+	}
+	return rc;
+}
 
 /* The wrapper reports the bad lines its sources skipped. */
 static void sync_skips(struct shaper *s)
 {
+	if (s->replaying) {
+		s->base.skipped = s->skipped_done + s->replay_skipped;
+		return;
+	}
 	if (!s->src)
 		return;
 	s->base.skipped = s->skipped_done + lsim_workload_skipped(s->src);
@@ -41,7 +190,7 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 	struct shaper *s = (struct shaper *)w;
 	for (;;) {
 		struct lsim_req_spec r;
-		int rc = lsim_workload_next(s->src, &r, d);
+		int rc = source_next(s, &r, d);
 		sync_skips(s);
 		if (rc < 0)
 			return rc;
@@ -59,6 +208,17 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 			s->offset += s->period;
 			s->n_round = 0;
 			s->skipped_done = s->base.skipped;
+			if (s->recording) { /* the first pass is kept: replay it */
+				s->kept_skipped = lsim_workload_skipped(s->src);
+				s->recording = false;
+				s->replaying = true;
+			}
+			if (s->replaying) {
+				lsim_workload_destroy(s->src);
+				s->src = NULL;
+				s->pos = 0;
+				continue;
+			}
 			lsim_workload_destroy(s->src);
 			s->src = NULL;
 			rc = s->open(s->ctx, &s->src, d);
@@ -89,6 +249,8 @@ static void shaper_destroy(struct lsim_workload *w)
 {
 	struct shaper *s = (struct shaper *)w;
 	lsim_workload_destroy(s->src);
+	free(s->kept);
+	free(s->arena);
 	free(s);
 }
 
@@ -125,6 +287,7 @@ int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
 	s->ctx = ctx;
 	s->p = *p;
 	s->rng = rng;
+	s->recording = p->repeat > 1;
 	int rc = open(ctx, &s->src, d);
 	if (rc != 0) {
 		free(s);
