@@ -435,27 +435,27 @@ static void clear_blocks(struct lsim_req *r)
 	r->nblocks = r->n_listed = r->hashed = 0;
 }
 
-/* Before a release that lets r come back for its content: its blocks of
- * private content get their ids and hashes (lsim_kv_release publishes
- * them); r's lookups may find them from now on. */
-static void name_private(struct lsim_kvcache *kv, struct lsim_req *r,
-			 int32_t *blocks, int32_t n, int32_t bs)
+/* Releases the n listed blocks of r in kv, r may come back for their
+ * content (a preemption, a hand-over): its blocks of private content get
+ * their ids and hashes first, so that lsim_kv_release publishes them, and
+ * r's lookups may find them from now on. */
+static void release_to_return(struct lsim_kvcache *kv, struct lsim_req *r,
+			      int32_t *blocks, int32_t n, int32_t bs)
 {
 	for (int32_t i = 0; i < n; i++)
 		if (blocks[i] == LSIM_KV_ANON_PRIV) {
 			blocks[i] = lsim_kv_name_private(kv, block_hash(r, i, bs));
 			r->kv_published = true;
 		}
+	lsim_kv_release(kv, blocks, n);
 }
 
 /* Releases r's blocks; r may come back for their content (preemption). */
 static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
-	if (list_blocks(in, r, r->nblocks)) {
-		name_private(in->kv, r, r->blocks, r->nblocks,
-			     (int32_t)in->cfg.block_size);
-		lsim_kv_release(in->kv, r->blocks, r->nblocks);
-	}
+	if (list_blocks(in, r, r->nblocks))
+		release_to_return(in->kv, r, r->blocks, r->nblocks,
+				  (int32_t)in->cfg.block_size);
 	clear_blocks(r);
 }
 
@@ -581,24 +581,17 @@ static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 	}
 	if (!list_blocks(in, r, full))
 		return;
+	/* the blocks past `hashed` are fresh: anonymous, listed LSIM_KV_ANON */
 	int32_t n_priv = 0;
 	for (; r->hashed < full; r->hashed++) {
 		int32_t *b = &r->blocks[r->hashed];
-		bool shared = false;
-		uint64_t h = r->n_hashes > 0 || *b >= 0
-				     ? block_hash_of(r, r->hashed, bs, &shared)
-				     : 0;
-		if (*b < 0) {
-			if (shared) {
-				*b = lsim_kv_set_hash_anon(in->kv, h);
-			} else if (*b == LSIM_KV_ANON) {
-				*b = LSIM_KV_ANON_PRIV;
-				n_priv++;
-			}
-		} else if (shared) {
-			lsim_kv_set_hash(in->kv, *b, h);
+		bool shared;
+		uint64_t h = block_hash_of(r, r->hashed, bs, &shared);
+		if (shared) {
+			*b = lsim_kv_set_hash_anon(in->kv, h);
 		} else { /* only r can ask for it, once it has let it go */
-			lsim_kv_set_private_hash(in->kv, *b, h);
+			*b = LSIM_KV_ANON_PRIV;
+			n_priv++;
 		}
 	}
 	lsim_kv_mark_private(in->kv, n_priv);
@@ -685,8 +678,8 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		return 0;
 	if (hit > 0) {
 		r->nblocks = hit;
-		if (!list_blocks(in, r, hit)) {
-			clear_blocks(r); /* placeholders, not yet acquired */
+		if (!list_blocks(in, r, hit)) { /* out of memory: the run fails */
+			clear_blocks(r); /* nothing was acquired */
 			return 0;
 		}
 		lsim_kv_acquire(in->kv, in->hash_buf, hit, r->blocks);
@@ -1165,11 +1158,9 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
  * it when it was evicted). */
 static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 {
-	if (src->kv) {
-		name_private(src->kv, r, r->src_blocks, r->src_nblocks,
-			     (int32_t)src->cfg.block_size);
-		lsim_kv_release(src->kv, r->src_blocks, r->src_nblocks);
-	}
+	if (src->kv)
+		release_to_return(src->kv, r, r->src_blocks, r->src_nblocks,
+				  (int32_t)src->cfg.block_size);
 	free(r->src_blocks);
 	r->src_blocks = NULL;
 	r->src_nblocks = 0;

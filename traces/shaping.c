@@ -43,6 +43,7 @@ struct shaper {
 	size_t pos;
 	uint64_t kept_skipped; /* the source's skipped count at the pass's end */
 	uint64_t replay_skipped; /* ... after the row replayed last */
+	size_t last_str[5]; /* each string field's last copy in arena */
 };
 
 #define REPLAY_MAX_ROWS ((size_t)1 << 20)
@@ -77,12 +78,18 @@ static size_t keep_bytes(struct shaper *s, const void *p, size_t n)
 	return at;
 }
 
-static size_t keep_str(struct shaper *s, const char *str, bool *ok)
+/* Keeps a string, or shares the copy the field's last row kept (*last)
+ * when it is the same (a path, a column name, a label repeated). */
+static size_t keep_str(struct shaper *s, const char *str, size_t *last, bool *ok)
 {
 	if (!str)
 		return NO_OFF;
+	if (*last != NO_OFF && strcmp(s->arena + *last, str) == 0)
+		return *last;
 	size_t at = keep_bytes(s, str, strlen(str) + 1);
 	*ok &= at != NO_OFF;
+	if (at != NO_OFF)
+		*last = at;
 	return at;
 }
 
@@ -94,6 +101,8 @@ static void stop_recording(struct shaper *s)
 	s->kept = NULL;
 	s->arena = NULL;
 	s->n_kept = s->cap_kept = s->n_arena = s->cap_arena = 0;
+	for (int i = 0; i < 5; i++)
+		s->last_str[i] = NO_OFF;
 }
 
 /* Keeps the first pass's request r (its source has skipped `skipped`
@@ -121,11 +130,11 @@ static void record(struct shaper *s, const struct lsim_req_spec *r, uint64_t ski
 		k.hashes = keep_bytes(s, r->hashes, (size_t)r->n_hashes * sizeof *r->hashes);
 		ok &= k.hashes != NO_OFF;
 	}
-	k.class_label = keep_str(s, r->class_label, &ok);
-	k.model_label = keep_str(s, r->model_label, &ok);
-	k.tenant_label = keep_str(s, r->tenant_label, &ok);
-	k.src_path = keep_str(s, r->src_path, &ok);
-	k.src_key = keep_str(s, r->src_key, &ok);
+	k.class_label = keep_str(s, r->class_label, &s->last_str[0], &ok);
+	k.model_label = keep_str(s, r->model_label, &s->last_str[1], &ok);
+	k.tenant_label = keep_str(s, r->tenant_label, &s->last_str[2], &ok);
+	k.src_path = keep_str(s, r->src_path, &s->last_str[3], &ok);
+	k.src_key = keep_str(s, r->src_key, &s->last_str[4], &ok);
 	if (!ok) {
 		stop_recording(s);
 		return;
@@ -288,6 +297,8 @@ int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
 	s->p = *p;
 	s->rng = rng;
 	s->recording = p->repeat > 1;
+	for (int i = 0; i < 5; i++)
+		s->last_str[i] = NO_OFF;
 	int rc = open(ctx, &s->src, d);
 	if (rc != 0) {
 		free(s);
