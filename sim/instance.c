@@ -78,6 +78,7 @@ static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 		return LSIM_ENOMEM;
 	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
 	size_t i = in->wait_len++;
+	lsim_instance_touch(in);
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 		if (!wait_less(&e, &in->wait[parent]))
@@ -118,6 +119,7 @@ static int32_t wait_front(const struct lsim_instance *in)
 static void wait_pop_front(struct lsim_instance *in)
 {
 	struct lsim_wait_entry last = in->wait[--in->wait_len];
+	lsim_instance_touch(in);
 	size_t n = in->wait_len, i = 0;
 	if (n == 0)
 		return;
@@ -212,6 +214,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		blocks = INT32_MAX / 2;
 	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
 	in->kv_blocks = (int32_t)blocks;
+	lsim_instance_touch(in);
 	in->kv_block_bytes = lsim_model_kv_bytes_per_token(model) * (double)in->cfg.block_size;
 	size_t cap = (size_t)cfg->max_num_seqs + 1;
 	in->sched = malloc(cap * sizeof *in->sched);
@@ -251,6 +254,7 @@ int lsim_instance_init_service(struct lsim_instance *in, struct lsim_sim *sim,
 {
 	init_common(in, sim, id, gpu);
 	in->service_mode = true;
+	lsim_instance_touch(in);
 	in->service = *svc;
 	in->cfg.max_num_seqs = servers;
 	return 0;
@@ -309,6 +313,7 @@ void lsim_instance_drop_kv(struct lsim_instance *in)
 		return;
 	lsim_kv_destroy(in->kv);
 	in->kv = NULL;
+	lsim_instance_touch(in);
 }
 
 /* ---- requests and blocks ---- */
@@ -492,6 +497,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		in->swapping_in--;
 		if (in->run_len < in->run_cap)
 			in->run[in->run_len++] = (int32_t)arg;
+		lsim_instance_touch(in);
 		if (room_for_step(in) && !in->kick_pending)
 			schedule_step(in);
 		return;
@@ -706,6 +712,7 @@ static int32_t pick_victim(struct lsim_instance *in, size_t from)
 	int32_t victim = in->run[j];
 	memmove(&in->run[j], &in->run[j + 1], (in->run_len - j - 1) * sizeof *in->run);
 	in->run_len--;
+	lsim_instance_touch(in);
 	return victim;
 }
 
@@ -794,6 +801,7 @@ static void schedule_step(struct lsim_instance *in)
 			/* its KV died with the prefill instance */
 			wait_pop_front(in);
 			in->outstanding--;
+			lsim_instance_touch(in);
 			in->queued_tokens -= work_of(r);
 			lsim_sim_requeue(s, r->kv_src, ri);
 			continue;
@@ -826,6 +834,7 @@ static void schedule_step(struct lsim_instance *in)
 		if (r->first_sched < 0)
 			r->first_sched = now;
 		in->run[in->run_len++] = ri;
+		lsim_instance_touch(in);
 		r->sched_tokens = n_new;
 		in->sched[in->n_sched++] = ri;
 		budget -= n_new;
@@ -1125,6 +1134,7 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	r->hashes = NULL;
 	r->n_hashes = 0;
 	in->outstanding--;
+	lsim_instance_touch(in);
 	lsim_sim_request_done(in->sim, ri);
 }
 
@@ -1136,6 +1146,7 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
 	struct lsim_req *r = &s->reqs[ri];
 	in->queued_tokens -= work_of(r);
 	in->outstanding--;
+	lsim_instance_touch(in);
 	in->handing_over++;
 	/* the blocks stay taken here until the copy is done (listed: their
 	 * release names the private ones) */
@@ -1233,6 +1244,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 			in->run[k++] = ri;
 	}
 	in->run_len = k;
+	lsim_instance_touch(in);
 }
 
 static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
@@ -1637,6 +1649,7 @@ static void service_start(struct lsim_instance *in, int32_t ri)
 	if (dt < 1)
 		dt = 1;
 	in->busy_servers++;
+	lsim_instance_touch(in);
 	in->busy_ns += dt; /* server-time; divided by servers in reports */
 	in->iterations++;
 	in->tokens += r->prompt + r->output;
@@ -1660,6 +1673,7 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	r->status = LSIM_REQ_FINISHED;
 	in->busy_servers--;
 	in->outstanding--;
+	lsim_instance_touch(in);
 	lsim_sim_request_done(in->sim, ri);
 	if (in->wait_len > 0) {
 		int32_t next = wait_front(in);
@@ -1676,6 +1690,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 	struct lsim_req *r = &s->reqs[ri];
 	r->instance = in->id;
 	in->outstanding++;
+	lsim_instance_touch(in);
 	in->queued_tokens += work_of(r);
 	if (in->service_mode) {
 		if (in->busy_servers < in->cfg.max_num_seqs)
@@ -1692,6 +1707,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 		r->reject_reason = LSIM_REJECT_NEVER_FITS;
 		r->finish = lsim_now(s->eng);
 		in->outstanding--;
+		lsim_instance_touch(in);
 		in->queued_tokens -= work_of(r);
 		lsim_sim_request_done(s, ri);
 		return;

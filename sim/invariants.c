@@ -12,7 +12,9 @@
  *   - links never carry more than their bandwidth, and flows never have
  *     more bytes left than they started with (lsim_net_check);
  *   - training jobs are conserved and no GPU is over-used, through the
- *     check hook the scenario sets (lsim_jobs_check).
+ *     check hook the scenario sets (lsim_jobs_check);
+ *   - the routers' kept view of the instances agrees with them but for
+ *     the instances listed as touched (lsim_sim_check_view).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,6 +154,8 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 		}
 	}
 
+	if (lsim_sim_check_view(s, why, sizeof why))
+		return broken(d, s, why);
 	if (s->net && lsim_net_check(s->net, why, sizeof why))
 		return broken(d, s, why);
 	if (s->check_hook && s->check_hook(s->check_hook_ctx, why, sizeof why))

@@ -295,6 +295,7 @@ static void evict(struct lsim_sim *s, struct lsim_instance *in)
 	}
 	in->outstanding = 0;
 	in->queued_tokens = 0;
+	lsim_instance_touch(in);
 	/* its GPUs' memory is gone: the cache goes too (a handed-over KV
 	 * still referenced from a decode instance is released there as a
 	 * no-op); a day with many failures would otherwise keep them all */

@@ -71,6 +71,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->node_ev);
 	free(s->inst_info);
 	free(s->route_map);
+	free(s->info_stale);
 	free(s->held);
 	free(s->inv_mark);
 	free(s->inv_kv);
@@ -232,21 +233,61 @@ static inline void describe(struct lsim_instance *in, struct lsim_instance_info 
 }
 
 /* Fills inst_info with every instance (a loop for each kind of router:
- * per arrival, it describes every instance). */
+ * per arrival, it describes every instance). For counts-only routers
+ * the view is kept from one arrival to the next: only the instances
+ * touched since are described again (lsim_instance_touch). */
 static void snapshot(struct lsim_sim *s, bool counts_only)
 {
 	lsim_time now = lsim_now(s->eng);
-	if (counts_only) {
-		for (size_t i = 0; i < s->n_inst; i++) {
-			describe(s->inst[i], &s->inst_info[i], now, true);
-			s->route_map[i] = (int32_t)i;
+	if (counts_only && s->info_n == s->n_inst) {
+		for (size_t k = 0; k < s->n_info_stale; k++) {
+			struct lsim_instance *in = s->inst[s->info_stale[k]];
+			in->info_stale = false;
+			describe(in, &s->inst_info[in->id], now, true);
 		}
+		s->n_info_stale = 0;
 		return;
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {
-		describe(s->inst[i], &s->inst_info[i], now, false);
+		describe(s->inst[i], &s->inst_info[i], now, counts_only);
 		s->route_map[i] = (int32_t)i;
+		s->inst[i]->info_stale = false;
 	}
+	s->n_info_stale = 0;
+	s->info_n = counts_only ? s->n_inst : 0;
+}
+
+int lsim_sim_check_view(const struct lsim_sim *s, char *why, size_t n)
+{
+	if (s->info_n != s->n_inst)
+		return 0;
+	lsim_time now = lsim_now(s->eng);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		const struct lsim_instance_info *o = &s->inst_info[i];
+		if (in->info_stale)
+			continue;
+		struct lsim_instance_info f;
+		describe(in, &f, now, true);
+		if (s->route_map[i] != (int32_t)i || f.id != o->id ||
+		    f.outstanding != o->outstanding || f.waiting != o->waiting ||
+		    f.running != o->running || f.kv_total_blocks != o->kv_total_blocks ||
+		    memcmp(&f.mon_gpu_util, &o->mon_gpu_util, sizeof f.mon_gpu_util) ||
+		    memcmp(&f.mon_kv_util, &o->mon_kv_util, sizeof f.mon_kv_util) ||
+		    memcmp(&f.mon_arrival_rate, &o->mon_arrival_rate,
+			   sizeof f.mon_arrival_rate) ||
+		    memcmp(&f.mon_pcie_util, &o->mon_pcie_util, sizeof f.mon_pcie_util)) {
+			snprintf(why, n, "instance %d changed without a touch: routers "
+				 "see %lld outstanding, %lld waiting, %lld running, "
+				 "it has %lld, %lld, %lld",
+				 (int)in->id, (long long)o->outstanding,
+				 (long long)o->waiting, (long long)o->running,
+				 (long long)f.outstanding, (long long)f.waiting,
+				 (long long)f.running);
+			return LSIM_ESTATE;
+		}
+	}
+	return 0;
 }
 
 /* Takes new requests of model m (decode instances get theirs from prefill
@@ -266,6 +307,7 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m, bool counts_only)
 	}
 	size_t k = 0;
 	lsim_time now = lsim_now(s->eng);
+	s->info_n = 0; /* inst_info holds another view */
 	for (size_t i = 0; i < s->n_inst; i++)
 		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
 			describe(s->inst[i], &s->inst_info[k], now, counts_only);
@@ -875,7 +917,10 @@ int lsim_sim_grow_arrays(struct lsim_sim *s)
 	int32_t *m = a ? realloc(s->route_map, c * sizeof *m) : NULL;
 	if (m)
 		s->route_map = m;
-	if (!a || !m)
+	int32_t *st = m ? realloc(s->info_stale, c * sizeof *st) : NULL;
+	if (st)
+		s->info_stale = st;
+	if (!a || !m || !st)
 		return LSIM_ENOMEM;
 	s->cap_info = c;
 	return 0;
@@ -907,6 +952,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				bool ready = in->state == LSIM_INST_READY;
 				if (in->state > LSIM_INST_READY || ready != (pass == 0))
 					continue;
+				s->info_n = 0; /* inst_info holds another view */
 				describe(in, &s->inst_info[sg.live], now, false);
 				sg.live++;
 				sg.ready += ready;
@@ -1084,6 +1130,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		};
 		in->routed_since_sample = 0;
 		in->mon = raw;
+		lsim_instance_touch(in);
 		if (s->monitor) {
 			const struct lsim_monitor_ops *ops = s->monitor->type->ops;
 			ops->observe(s->monitor->state, &raw, &in->mon);
@@ -1134,6 +1181,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->workload = w;
 	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
 	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
+	s->info_stale = calloc(s->n_inst, sizeof *s->info_stale);
 	s->cap_info = s->n_inst;
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
@@ -1158,7 +1206,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		if (s->ctx_by_model[m] == INT64_MAX)
 			s->ctx_by_model[m] = 0;
 	s->records = lsim_recstore_create(s->records_in_memory);
-	if (!s->inst_info || !s->route_map || !s->rr_model || !s->ctx_by_model ||
+	if (!s->inst_info || !s->route_map || !s->info_stale || !s->rr_model || !s->ctx_by_model ||
 	    !s->link_util || !s->sample_link || !s->sample_util || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	s->n_ready = 0;

@@ -167,6 +167,7 @@ struct lsim_instance {
 	/* What routing reads of every instance (run.c's describe), side by
 	 * side: two cache lines, not seven. */
 	bool service_mode;
+	bool info_stale; /* listed in sim->info_stale (below) */
 	int32_t busy_servers; /* service mode */
 	int32_t m_slot, m_kvp; /* macro steps (below) */
 	lsim_time m_next;
@@ -373,7 +374,14 @@ struct lsim_sim {
 	size_t n_bg;
 	struct lsim_instance **inst; /* each allocated on its own: stable */
 	size_t n_inst, cap_inst;
-	size_t cap_info;	     /* inst_info and route_map entries */
+	size_t cap_info;	     /* inst_info, route_map, info_stale entries */
+	/* inst_info as counts-only routers see every instance (identity
+	 * route_map), kept between arrivals: the first info_n instances'
+	 * entries are current but for those in info_stale, described again
+	 * at the next arrival (0: none kept; see lsim_instance_touch) */
+	size_t info_n;
+	int32_t *info_stale;
+	size_t n_info_stale;
 	struct lsim_group *groups;   /* borrowed; n_groups 0: no scaling */
 	size_t n_groups;
 	struct lsim_fleet_ops fleet;
@@ -611,6 +619,23 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 void lsim_sim_dispatch(struct lsim_sim *s, int32_t req);
 /* inst_info and route_map hold an entry per instance (after an add). */
 int lsim_sim_grow_arrays(struct lsim_sim *s);
+
+/* Something routers read of in (its counts, KV size, monitor sample)
+ * changed: its entry in the kept view is described again before the
+ * next route. Every write of describe's fields calls it; builds with
+ * invariants check that none is missed (lsim_sim_check_view). */
+static inline void lsim_instance_touch(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->info_stale || (size_t)in->id >= s->info_n)
+		return;
+	in->info_stale = true;
+	s->info_stale[s->n_info_stale++] = in->id;
+}
+
+/* The kept view agrees with every instance not listed as stale; else
+ * writes why. */
+int lsim_sim_check_view(const struct lsim_sim *s, char *why, size_t n);
 /* Every request has ended: failures still to come are dropped, so that
  * they do not keep the run going. */
 void lsim_sim_disarm_failures(struct lsim_sim *s);

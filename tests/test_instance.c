@@ -392,6 +392,7 @@ struct run_opts {
 	bool macro;
 	lsim_time limit;
 	void (*setup)(struct lsim_sim *s, void *ctx);
+	int n_inst; /* instances alike (0: one) */
 };
 
 /* Writes a CSV trace (seconds) and runs it through one instance. */
@@ -416,9 +417,11 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 		.gpu_memory_utilization = 0.9, .enable_prefix_caching = true,
 		.enable_chunked_prefill = true,
 	};
-	struct lsim_instance *in = lsim_sim_add_instance(s);
-	assert_int_equal(lsim_instance_init(in, s, 0, &cfg, &toy_gpu, &toy_model, 1,
-					    linear_perf(), &d), 0);
+	for (int i = 0; i < (o->n_inst > 0 ? o->n_inst : 1); i++) {
+		struct lsim_instance *in = lsim_sim_add_instance(s);
+		assert_int_equal(lsim_instance_init(in, s, i, &cfg, &toy_gpu, &toy_model,
+						    1, linear_perf(), &d), 0);
+	}
 	struct lsim_csv_map map = {"t", LSIM_TF_SECONDS, "p", "o"};
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_csv_open(path, &map, &w, &d), 0);
@@ -573,6 +576,100 @@ static void test_invariants(void **state)
 	s.inv_last = lsim_now(s.eng) + 1;
 	expect_broken(&s, "clock went back");
 	lsim_sim_release(&s);
+}
+
+/* The routers' kept view: a counts-only router sees at every arrival
+ * what describing each instance afresh would give, though only the
+ * instances touched since the last arrival are described again; a count
+ * changed without a touch is caught by the invariant check. */
+struct view_probe {
+	struct lsim_sim *s;
+	struct lsim_policy pol;
+	int64_t routes, wrong;
+	char caught[320];
+};
+
+/* Mid-run, with the view just made current: a count changed behind the
+ * routers' back is caught, and is not once touched. */
+static void probe_mutation(struct view_probe *p)
+{
+	struct lsim_instance *in = p->s->inst[1];
+	assert_int_equal(lsim_sim_check_view(p->s, p->caught, sizeof p->caught), 0);
+	in->outstanding++;
+	assert_int_equal(lsim_sim_check_view(p->s, p->caught, sizeof p->caught),
+			 LSIM_ESTATE);
+	lsim_instance_touch(in);
+	char why[320];
+	assert_int_equal(lsim_sim_check_view(p->s, why, sizeof why), 0);
+	in->outstanding--; /* touched: described again at the next arrival */
+}
+
+static int32_t probe_route(void *state, const struct lsim_request_info *r,
+			   const struct lsim_instance_info *inst, int32_t n)
+{
+	(void)r;
+	struct view_probe *p = state;
+	int32_t best = 0;
+	for (int32_t i = 0; i < n; i++) {
+		const struct lsim_instance *in = p->s->inst[i];
+		if (inst[i].id != in->id || inst[i].outstanding != in->outstanding ||
+		    inst[i].waiting != (int64_t)in->wait_len ||
+		    inst[i].running != (int64_t)in->run_len ||
+		    inst[i].kv_total_blocks != in->kv_blocks)
+			p->wrong++;
+		if (inst[i].outstanding < inst[best].outstanding)
+			best = i;
+	}
+	if (++p->routes == 45)
+		probe_mutation(p);
+	return best;
+}
+
+static const struct lsim_scheduler_ops probe_ops = {.route = probe_route};
+
+static const struct lsim_policy_type probe_type = {
+	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY, .name = "probe",
+	.summary = "least outstanding, checking what it is shown", .ops = &probe_ops,
+};
+
+static void probe_setup(struct lsim_sim *s, void *ctx)
+{
+	struct view_probe *p = ctx;
+	p->s = s;
+	p->pol = (struct lsim_policy){.type = &probe_type, .role = LSIM_ROLE_ROUTER,
+				      .state = p};
+	s->router = &p->pol;
+}
+
+static void test_kept_routing_view(void **state)
+{
+	(void)state;
+	char rows[8192] = "";
+	for (int i = 0; i < 90; i++) /* bursts, and prompts and outputs of all sizes */
+		snprintf(rows + strlen(rows), sizeof rows - strlen(rows), "%.3f,%d,%d\n",
+			 (i / 6) * 0.05, 20 + (i * 37) % 300, 1 + (i * 53) % 120);
+	for (int macro = 0; macro < 2; macro++) {
+		struct lsim_sim s;
+		struct view_probe p = {0};
+		run_trace_ex(&s, rows, 60, 512, 8,
+			     &(struct run_opts){.macro = macro, .setup = probe_setup,
+						.ctx = &p, .n_inst = 3});
+		printf("  macro %d: %lld routes, %lld stale entries seen, %d preemptions\n",
+		       macro, (long long)p.routes, (long long)p.wrong,
+		       (int)(s.inst[0]->preemptions + s.inst[1]->preemptions +
+			     s.inst[2]->preemptions));
+		assert_int_equal(p.routes, 90);
+		assert_int_equal(p.wrong, 0);
+		assert_int_equal(s.n_done, 90);
+		/* every instance took some: the router did spread them */
+		for (int i = 0; i < 3; i++)
+			assert_true(s.inst[i]->iterations > 0);
+		assert_int_equal(s.info_n, 3); /* the view was kept */
+		printf("  caught: %s\n", p.caught);
+		assert_non_null(strstr(p.caught, "instance 1 changed without a touch"));
+		lsim_sim_release(&s);
+	}
 }
 
 /* Runs rows step by step and as macro steps (ending at limit, if not 0):
@@ -856,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_chunked_prefill_and_batching),
 		cmocka_unit_test(test_preemption_bounded),
 		cmocka_unit_test(test_invariants),
+		cmocka_unit_test(test_kept_routing_view),
 		cmocka_unit_test(test_macro_steps),
 		cmocka_unit_test(test_macro_settle),
 		cmocka_unit_test(test_reject_never_fits),
