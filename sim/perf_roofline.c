@@ -65,6 +65,9 @@ struct t_terms {
 	double post[MAX_POST], post_w[MAX_POST];
 	int n_post;
 	double once, once_w;
+	/* per layer besides attention: pre + the launches of the attention
+	 * kernels + the post terms in order, time and work (roof_layers) */
+	double rest, rest_w;
 };
 
 /* Achieved fraction of peak for a GEMM with m rows. */
@@ -160,6 +163,12 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
 		push(c, 2.0 * (ring + s->ar_lat), 0.0);
 	}
+	c->rest = c->pre + 2 * s->launch;
+	c->rest_w = c->pre_w;
+	for (int i = 0; i < c->n_post; i++) {
+		c->rest += c->post[i];
+		c->rest_w += c->post_w[i];
+	}
 	c->once = c->once_w = 0.0;
 	c->once += elementwise(s, &c->once_w, 2.0 * T * h);		     /* embedding gather */
 	c->once += op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
@@ -237,15 +246,12 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 	const double kv_w = 2.0 * s->kvw, q_elems = 2.0 * T * s->q;
 	/* KV-cache write + attention, op(s, &wl, flops, s->mfu_max, bytes,
 	 * 2): compute time and work divide the FLOPs by peak * mfu_max and
-	 * peak, memory time and work the bytes by bw and hbm; the time adds
-	 * two launches (the work lane adds 0: the same double) */
+	 * peak, memory time and work the bytes by bw and hbm; its two
+	 * launches are in the rest of the layer's terms, summed once per
+	 * token count (t_terms.rest) */
 	const v2d flop_div = {s->peak * s->mfu_max, s->peak}, byte_div = {s->bw, s->hbm};
-	const v2d launches = {2 * s->launch, 0.0}, pre = {c->pre, c->pre_w};
-	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm, wo};
-	const v2d cpu = {s->cpu, 0.0};
-	v2d post[MAX_POST];
-	for (int i = 0; i < c->n_post; i++)
-		post[i] = (v2d){c->post[i], c->post_w[i]};
+	const v2d rest = {c->rest, c->rest_w};
+	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm + s->cpu, wo};
 	for (int32_t k = 0; k < n; k++) {
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = flops_per_pair * pairs;
@@ -254,11 +260,7 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 		v2d tc = (v2d){flops, flops} / flop_div, tm = (v2d){bytes, bytes} / byte_div;
 		v2l over = tc > tm; /* max(tc, tm), tm on ties, lane by lane */
 		v2d att = (v2d)((over & (v2l)tc) | (~over & (v2l)tm));
-		v2d layer = pre; /* per layer: its time and its work */
-		layer += att + launches;
-		for (int i = 0; i < c->n_post; i++)
-			layer += post[i];
-		v2d out = layers * layer + once + cpu;
+		v2d out = layers * (att + rest) + once;
 		sec[k] = out[0];
 		work[k] = out[1];
 		pairs += T;
