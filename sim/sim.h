@@ -261,8 +261,11 @@ struct lsim_instance {
 	 * none); m_tokens the output tokens of its ended steps, not streamed
 	 * yet. The first m_settled ended steps have been applied to the
 	 * requests, and m_kvp blocks are taken by the others, not yet
-	 * allocated. (m_slot, m_next, m_kvp, m_n, m_done, m_settled, m_tokens:
-	 * above.) */
+	 * allocated. m_more: the run stops at its bound LSIM_RUN_STEPS, not
+	 * at a request's last token or the free blocks, so step_end carries
+	 * it on (extend_run). (m_slot, m_next, m_kvp, m_n, m_done, m_settled,
+	 * m_tokens: above.) */
+	bool m_more;
 	struct lsim_run_step {
 		lsim_time dt, end; /* its time, and when it ends */
 		double work;	   /* in ns */

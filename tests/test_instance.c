@@ -736,7 +736,8 @@ static void test_macro_steps(void **state)
 	 * macro steps: a's arrival, the kick, its prefill, the run planned
 	 * for 32 steps and cut at 200.119 ms (20 steps), b's arrival, the
 	 * step with b's prefill, a run of 4 to b's end, and a's last 34
-	 * steps in runs of 32 and 2: 9 events */
+	 * steps, a run planned for 32 and carried on at their end for the
+	 * last 2 (extend_run): 9 events */
 	assert_int_equal(ev[0], 63);
 	assert_int_equal(ev[1], 9);
 
