@@ -67,10 +67,17 @@ const struct lsim_policy_type lsim_sched_random = {
 static int32_t lo_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
+	/* (the least so far in a register: each step waits on a compare,
+	 * not on a load from the entry it picked) */
 	int32_t best = 0;
-	for (int32_t i = 1; i < n; i++)
-		if (inst[i].outstanding < inst[best].outstanding)
+	int64_t least = inst[0].outstanding;
+	for (int32_t i = 1; i < n; i++) {
+		int64_t v = inst[i].outstanding;
+		if (v < least) {
+			least = v;
 			best = i;
+		}
+	}
 	return best;
 }
 
@@ -90,9 +97,14 @@ static int32_t lt_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
 	int32_t best = 0;
-	for (int32_t i = 1; i < n; i++)
-		if (inst[i].queued_tokens < inst[best].queued_tokens)
+	int64_t least = inst[0].queued_tokens;
+	for (int32_t i = 1; i < n; i++) {
+		int64_t v = inst[i].queued_tokens;
+		if (v < least) {
+			least = v;
 			best = i;
+		}
+	}
 	return best;
 }
 
