@@ -69,7 +69,7 @@ static long count_field(const char *s)
 /* Splits a tab-separated line into exactly 5 fields. */
 static void parse_row(char *line, int lineno, struct bad_case *c)
 {
-	char *f[5];
+	char *f[5] = {0};
 	int n = 0;
 	for (char *p = line; n < 5; n++) {
 		f[n] = p;

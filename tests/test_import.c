@@ -118,7 +118,8 @@ static char *slurp(const char *path)
 static void write_text(const char *dir, const char *rel, const char *text)
 {
 	char path[2048];
-	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	int len = snprintf(path, sizeof path, "%s/%s", dir, rel);
+	assert_true(len > 0 && (size_t)len < sizeof path);
 	char parent[2048];
 	snprintf(parent, sizeof parent, "%s", path);
 	char *slash = strrchr(parent, '/');
