@@ -1243,8 +1243,10 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n
 		} else
 			in->run[k++] = ri;
 	}
-	in->run_len = k;
-	lsim_instance_touch(in);
+	if (k != in->run_len) {
+		in->run_len = k;
+		lsim_instance_touch(in);
+	}
 }
 
 static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
@@ -1326,10 +1328,10 @@ static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
 
 /* The run's n steps (times dts, works in ns, or from step 1 on in s
  * as the perf model gives them: in_s): their ends, from the run's start
- * now, and the changes at each step's start: a request still predicted
- * to generate more has one token less of work, and one whose next token
- * starts a block takes that block. Returns the run's span. */
-static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time now,
+ * at start, and the changes at each step's start: a request still
+ * predicted to generate more has one token less of work, and one whose
+ * next token starts a block takes that block. Returns the run's span. */
+static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start,
 			    const lsim_time *dts, const double *works, bool in_s)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
@@ -1346,7 +1348,7 @@ static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time now,
 				db[k]++;
 	}
 	int32_t falling = (int32_t)in->n_sched, cdq = 0, cdb = 0;
-	lsim_time end = now;
+	lsim_time end = start;
 	for (int32_t k = 0; k < n; k++) {
 		if (k > 0) {
 			falling -= stop[k - 1];
@@ -1360,7 +1362,7 @@ static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time now,
 			.work = k > 0 && in_s ? work_ns(works[k], dts[k]) : works[k],
 			.cdq = cdq, .cdb = cdb};
 	}
-	return end - now;
+	return end - start;
 }
 
 /* In the sim's list of instances with a step end to catch up on, at t. */

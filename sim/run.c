@@ -932,6 +932,7 @@ int lsim_sim_grow_arrays(struct lsim_sim *s)
 static int adapt(struct lsim_sim *s, lsim_time now)
 {
 	const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
+	s->info_n = 0; /* inst_info is the groups' view below */
 	for (size_t g = 0; g < s->n_groups; g++) {
 		struct lsim_group *gr = &s->groups[g];
 		struct lsim_scale_group sg = {
@@ -952,7 +953,6 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				bool ready = in->state == LSIM_INST_READY;
 				if (in->state > LSIM_INST_READY || ready != (pass == 0))
 					continue;
-				s->info_n = 0; /* inst_info holds another view */
 				describe(in, &s->inst_info[sg.live], now, false);
 				sg.live++;
 				sg.ready += ready;

@@ -222,14 +222,12 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 				s->recording = false;
 				s->replaying = true;
 			}
+			lsim_workload_destroy(s->src);
+			s->src = NULL;
 			if (s->replaying) {
-				lsim_workload_destroy(s->src);
-				s->src = NULL;
 				s->pos = 0;
 				continue;
 			}
-			lsim_workload_destroy(s->src);
-			s->src = NULL;
 			rc = s->open(s->ctx, &s->src, d);
 			if (rc != 0)
 				return rc;
