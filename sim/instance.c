@@ -1752,6 +1752,22 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 /* ---- submission ---- */
 
+/* A request on its way does not change between the two calls (nothing
+ * computes it), so the work added is the work taken back. */
+void lsim_instance_reserve(struct lsim_instance *in, int32_t ri)
+{
+	in->in_transit++;
+	in->transit_tokens += work_of(&in->sim->reqs[ri]);
+	lsim_instance_touch(in);
+}
+
+void lsim_instance_unreserve(struct lsim_instance *in, int32_t ri)
+{
+	in->in_transit--;
+	in->transit_tokens -= work_of(&in->sim->reqs[ri]);
+	lsim_instance_touch(in);
+}
+
 void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 {
 	struct lsim_sim *s = in->sim;

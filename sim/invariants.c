@@ -14,7 +14,10 @@
  *   - training jobs are conserved and no GPU is over-used, through the
  *     check hook the scenario sets (lsim_jobs_check);
  *   - the routers' kept view of the instances agrees with them but for
- *     the instances listed as touched (lsim_sim_check_view).
+ *     the instances listed as touched (lsim_sim_check_view);
+ *   - every live request that no instance holds yet is the one pulled and
+ *     not arrived, held while the control plane or its instances start,
+ *     or counted in transit on exactly the instance it was routed to.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +112,29 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 			 (unsigned long long)s->n_arrived,
 			 (unsigned long long)s->n_done,
 			 (unsigned long long)live);
+		return broken(d, s, why);
+	}
+	/* requests on no instance: pending, held, or in transit */
+	uint64_t nowhere = 0, transit = 0;
+	for (size_t i = 0; i < s->n_reqs; i++)
+		nowhere += s->reqs[i].live && s->reqs[i].instance < 0;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		const struct lsim_instance *in = s->inst[i];
+		if (in->in_transit < 0 || in->transit_tokens < 0 ||
+		    (in->in_transit == 0 && in->transit_tokens != 0)) {
+			snprintf(why, sizeof why, "instance %d counts %lld requests "
+				 "in transit with %lld tokens of work",
+				 (int)in->id, (long long)in->in_transit,
+				 (long long)in->transit_tokens);
+			return broken(d, s, why);
+		}
+		transit += (uint64_t)in->in_transit;
+	}
+	if (nowhere != transit + s->held_len + (s->pending_slot >= 0)) {
+		snprintf(why, sizeof why, "%llu live requests are on no instance, "
+			 "but %llu are in transit, %llu held and %d pending",
+			 (unsigned long long)nowhere, (unsigned long long)transit,
+			 (unsigned long long)s->held_len, s->pending_slot >= 0);
 		return broken(d, s, why);
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {

@@ -219,16 +219,18 @@ static inline void describe(struct lsim_instance *in, struct lsim_instance_info 
 		lsim_instance_advance(in, now);
 	{
 		o->id = in->id;
-		o->outstanding = in->outstanding;
-		o->waiting = (int64_t)in->wait_len;
+		o->outstanding = in->outstanding + in->in_transit;
+		o->waiting = (int64_t)in->wait_len + in->in_transit;
 		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
-		o->queued_tokens = counts_only ? -1 : in->queued_tokens;
+		o->queued_tokens = counts_only ? -1 : in->queued_tokens + in->transit_tokens;
 		o->kv_free_blocks = counts_only ? -1 : lsim_instance_kv_free(in);
 		o->kv_total_blocks = in->kv ? in->kv_blocks : 0;
 		o->mon_gpu_util = in->mon.gpu_util;
 		o->mon_kv_util = in->mon.kv_util;
 		o->mon_arrival_rate = in->mon.arrival_rate;
 		o->mon_pcie_util = in->mon.pcie_util;
+		o->in_transit = in->in_transit;
+		o->kv_block_tokens = in->service_mode ? 0 : (int32_t)in->cfg.block_size;
 	}
 }
 
@@ -272,6 +274,7 @@ int lsim_sim_check_view(const struct lsim_sim *s, char *why, size_t n)
 		if (s->route_map[i] != (int32_t)i || f.id != o->id ||
 		    f.outstanding != o->outstanding || f.waiting != o->waiting ||
 		    f.running != o->running || f.kv_total_blocks != o->kv_total_blocks ||
+		    f.in_transit != o->in_transit ||
 		    memcmp(&f.mon_gpu_util, &o->mon_gpu_util, sizeof f.mon_gpu_util) ||
 		    memcmp(&f.mon_kv_util, &o->mon_kv_util, sizeof f.mon_kv_util) ||
 		    memcmp(&f.mon_arrival_rate, &o->mon_arrival_rate,
@@ -633,6 +636,7 @@ static void dispatch(struct lsim_sim *s, int32_t req);
 static void request_delivered(void *ctx, uint64_t arg)
 {
 	struct lsim_instance *in = ctx;
+	lsim_instance_unreserve(in, (int32_t)arg);
 	if (in->state == LSIM_INST_STOPPED) {
 		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
 		return;
@@ -660,14 +664,15 @@ static int node_path(const struct lsim_sim *s, int32_t node, bool in_bound,
 	return n;
 }
 
-/* Hands the request to the instance: over the network from the front
- * end when messages are modelled, else at once. */
+/* Hands the request, reserved on the instance, to it: over the network
+ * from the front end when messages are modelled, else at once. */
 static void hand_over_request(struct lsim_sim *s, struct lsim_instance *in,
 			      int32_t req)
 {
 	int32_t path[2];
 	int n = s->messages && in->node >= 0 ? node_path(s, in->node, true, path) : 0;
 	if (n == 0) {
+		lsim_instance_unreserve(in, req);
 		lsim_instance_submit(in, req);
 		return;
 	}
@@ -695,9 +700,10 @@ void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
 static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_instance *in = subject;
-	if (in->state == LSIM_INST_STOPPED)
+	if (in->state == LSIM_INST_STOPPED) {
+		lsim_instance_unreserve(in, (int32_t)arg);
 		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
-	else
+	} else
 		hand_over_request(in->sim, in, (int32_t)arg);
 	if (in->sim->error)
 		lsim_stop(eng);
@@ -778,6 +784,8 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 		lsim_time delay = dispatch_delay(s, req);
 		if (s->error)
 			return;
+		/* counted on the instance from now on (what routers see) */
+		lsim_instance_reserve(in, req);
 		if (delay <= 0)
 			hand_over_request(s, in, req);
 		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
@@ -990,7 +998,8 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 			for (size_t i = 0; i < s->n_inst; i++) {
 				struct lsim_instance *in = s->inst[i];
 				if (in->group == (int32_t)g && in->state == LSIM_INST_READY &&
-				    (!victim || in->outstanding <= victim->outstanding))
+				    (!victim || in->outstanding + in->in_transit <=
+						    victim->outstanding + victim->in_transit))
 					victim = in;
 			}
 			if (!victim)

@@ -171,9 +171,12 @@ struct lsim_instance {
 	int32_t busy_servers; /* service mode */
 	int32_t m_slot, m_kvp; /* macro steps (below) */
 	lsim_time m_next;
-	int64_t outstanding; /* routed and not finished */
+	int64_t outstanding; /* submitted and not finished */
 	size_t wait_len, run_len;
 	int64_t queued_tokens; /* prompt tokens of waiting requests */
+	/* routed to it and still on the way (run.c: a network message or a
+	 * dispatch delay), with their work in tokens: routers count them */
+	int64_t in_transit, transit_tokens;
 	struct lsim_kvcache *kv;     /* NULL once stopped empty (kv_blocks kept) */
 	int32_t kv_blocks;	     /* its size (0 in service mode) */
 	struct lsim_monitor_sample mon; /* the monitor's latest output */
@@ -520,6 +523,10 @@ void lsim_instance_release(struct lsim_instance *in);
 
 /* Hands a request to the instance (queued; a step starts if idle). */
 void lsim_instance_submit(struct lsim_instance *in, int32_t req);
+/* The request is routed to the instance and on its way (reserve) or has
+ * arrived or been turned back (unreserve): routers count it meanwhile. */
+void lsim_instance_reserve(struct lsim_instance *in, int32_t req);
+void lsim_instance_unreserve(struct lsim_instance *in, int32_t req);
 /* A request handed over by prefill instance src found no decode
  * instance: src frees the blocks it kept for it. */
 void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req);

@@ -32,8 +32,11 @@
 #include "llmsim/params.h"
 
 /* 2: lsim_instance_info and lsim_monitor_sample gained PCIe utilisation;
- *    the adaptor decides per instance group (lsim_scale_group). */
-#define LSIM_POLICY_ABI 2u
+ *    the adaptor decides per instance group (lsim_scale_group).
+ * 3: lsim_instance_info counts requests routed to an instance and not yet
+ *    arrived (in_transit) in outstanding, waiting and queued_tokens, and
+ *    gives the KV block size (kv_block_tokens). */
+#define LSIM_POLICY_ABI 3u
 
 enum lsim_policy_kind {
 	LSIM_KIND_MONITOR,
@@ -66,11 +69,16 @@ struct lsim_request_info {
 
 /* What a router may know about one instance, at the time of the call
  * (queued_tokens and kv_free_blocks are -1 for a policy whose type sets
- * LSIM_POLICY_COUNTS_ONLY). */
+ * LSIM_POLICY_COUNTS_ONLY). A request routed to the instance counts from
+ * the moment it is routed: while it still travels there (a network
+ * message, a synchronizer's dispatch delay) it is in outstanding, in
+ * waiting and, with its prompt and predicted output, in queued_tokens, as
+ * it will be on arrival; in_transit says how many such requests there are.
+ * Routers that see simultaneous arrivals therefore spread them. */
 struct lsim_instance_info {
 	int32_t id;
-	int64_t outstanding;	/* routed, not finished */
-	int64_t waiting;	/* queued, not admitted */
+	int64_t outstanding;	/* routed, not finished (in transit included) */
+	int64_t waiting;	/* queued or on the way, not admitted */
 	int64_t running;	/* admitted sequences */
 	int64_t queued_tokens;	/* prompt tokens of waiting requests + remaining
 				 * predicted work of running ones */
@@ -81,6 +89,8 @@ struct lsim_instance_info {
 	double mon_kv_util;	 /* used / total KV blocks */
 	double mon_arrival_rate; /* requests routed to it per second */
 	double mon_pcie_util;	 /* PCIe load of its GPUs (0 without links) */
+	int64_t in_transit;	 /* routed to it, not arrived yet (ABI 3) */
+	int32_t kv_block_tokens; /* tokens per KV block (0 in service mode) */
 };
 
 /* Handed to init. */

@@ -64,20 +64,47 @@ const struct lsim_policy_type lsim_sched_random = {
 
 /* ---- least_outstanding ---- */
 
-static int32_t lo_route(void *state, const struct lsim_request_info *r,
-			const struct lsim_instance_info *inst, int32_t n)
+/*
+ * Ties go to the tied instances in turn (as NGINX's least_conn does):
+ * the scan starts after the instance chosen last, so an idle cluster is
+ * served round robin rather than by its first instance.
+ */
+struct lo_state {
+	int32_t next;
+};
+
+/* The instance with the fewest outstanding requests, the first of the
+ * tied ones from start on. */
+static int32_t least_outstanding(const struct lsim_instance_info *inst, int32_t n,
+				 int32_t start)
 {
 	/* (the least so far in a register: each step waits on a compare,
 	 * not on a load from the entry it picked) */
-	int32_t best = 0;
-	int64_t least = inst[0].outstanding;
-	for (int32_t i = 1; i < n; i++) {
+	int32_t best = start;
+	int64_t least = inst[start].outstanding;
+	for (int32_t i = start + 1; i < n; i++) {
 		int64_t v = inst[i].outstanding;
 		if (v < least) {
 			least = v;
 			best = i;
 		}
 	}
+	for (int32_t i = 0; i < start; i++) {
+		int64_t v = inst[i].outstanding;
+		if (v < least) {
+			least = v;
+			best = i;
+		}
+	}
+	return best;
+}
+
+static int32_t lo_route(void *state, const struct lsim_request_info *r,
+			const struct lsim_instance_info *inst, int32_t n)
+{
+	struct lo_state *s = state;
+	int32_t best = least_outstanding(inst, n, s->next < n ? s->next : 0);
+	s->next = best + 1;
 	return best;
 }
 
@@ -88,23 +115,31 @@ const struct lsim_policy_type lsim_sched_least_outstanding = {
 	.flags = LSIM_POLICY_COUNTS_ONLY,
 	.name = "least_outstanding",
 	.summary = "route to the instance with the fewest unfinished requests",
-	.ops = &lo_ops,
+	.state_size = sizeof(struct lo_state), .ops = &lo_ops,
 };
 
 /* ---- least_tokens ---- */
 
+struct lt_state {
+	int32_t next;
+};
+
 static int32_t lt_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
-	int32_t best = 0;
-	int64_t least = inst[0].queued_tokens;
-	for (int32_t i = 1; i < n; i++) {
+	struct lt_state *s = state; /* ties in turn, as least_outstanding */
+	int32_t start = s->next < n ? s->next : 0;
+	int32_t best = start;
+	int64_t least = inst[start].queued_tokens;
+	for (int32_t k = 1; k < n; k++) {
+		int32_t i = start + k < n ? start + k : start + k - n;
 		int64_t v = inst[i].queued_tokens;
 		if (v < least) {
 			least = v;
 			best = i;
 		}
 	}
+	s->next = best + 1;
 	return best;
 }
 
@@ -114,25 +149,39 @@ const struct lsim_policy_type lsim_sched_least_tokens = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
 	.name = "least_tokens",
 	.summary = "route to the instance with the least queued work in tokens",
-	.ops = &lt_ops,
+	.state_size = sizeof(struct lt_state), .ops = &lt_ops,
 };
 
 /* ---- kv_aware ---- */
 
+struct kv_state {
+	int32_t next;
+};
+
 static int32_t kv_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
-	/* Most free KV blocks net of what its queue will claim. */
-	int32_t best = 0;
+	/* The largest share of KV blocks left free once the work already
+	 * routed to it has its blocks: free blocks less the blocks of its
+	 * queued tokens (prompts still to compute, in transit included, and
+	 * predicted output still to generate). Ties in turn. */
+	struct kv_state *s = state;
+	int32_t start = s->next < n ? s->next : 0;
+	int32_t best = start;
 	double best_v = 0;
-	for (int32_t i = 0; i < n; i++) {
+	for (int32_t k = 0; k < n; k++) {
+		int32_t i = start + k < n ? start + k : start + k - n;
 		double total = inst[i].kv_total_blocks > 0 ? inst[i].kv_total_blocks : 1;
-		double v = (inst[i].kv_free_blocks - (double)inst[i].waiting) / total;
-		if (i == 0 || v > best_v) {
+		double claimed = inst[i].kv_block_tokens > 0
+					 ? (double)inst[i].queued_tokens / inst[i].kv_block_tokens
+					 : (double)inst[i].waiting;
+		double v = (inst[i].kv_free_blocks - claimed) / total;
+		if (k == 0 || v > best_v) {
 			best = i;
 			best_v = v;
 		}
 	}
+	s->next = best + 1;
 	return best;
 }
 
@@ -142,7 +191,7 @@ const struct lsim_policy_type lsim_sched_kv_aware = {
 	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
 	.name = "kv_aware",
 	.summary = "route to the instance with the largest free share of KV cache",
-	.ops = &kv_ops,
+	.state_size = sizeof(struct kv_state), .ops = &kv_ops,
 };
 
 /* ---- power_of_two ---- */
@@ -200,6 +249,7 @@ const struct lsim_policy_type lsim_sched_power_of_two = {
 struct pa_state {
 	int64_t blocks;
 	double max_load;
+	int32_t next; /* ties of the least loaded in turn */
 };
 
 static uint64_t pa_mix(uint64_t x)
@@ -213,10 +263,12 @@ static uint64_t pa_mix(uint64_t x)
 static int32_t pa_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
-	const struct pa_state *s = state;
-	int32_t least = lo_route(NULL, r, inst, n);
-	if (r->n_prefix_ids <= 0)
+	struct pa_state *s = state;
+	int32_t least = least_outstanding(inst, n, s->next < n ? s->next : 0);
+	if (r->n_prefix_ids <= 0) {
+		s->next = least + 1;
 		return least;
+	}
 	int32_t k = r->n_prefix_ids < s->blocks ? r->n_prefix_ids : (int32_t)s->blocks;
 	uint64_t key = 0;
 	for (int32_t i = 0; i < k; i++)
@@ -231,7 +283,10 @@ static int32_t pa_route(void *state, const struct lsim_request_info *r,
 		}
 	}
 	double limit = s->max_load * (double)(inst[least].outstanding + 1);
-	return (double)inst[best].outstanding > limit ? least : best;
+	if ((double)inst[best].outstanding <= limit)
+		return best;
+	s->next = least + 1;
+	return least;
 }
 
 static const struct lsim_scheduler_ops pa_ops = {.route = pa_route};
