@@ -2725,3 +2725,29 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		lsim_cfg_doc(b, secs[i].keys, secs[i].n);
 	}
 }
+
+int lsim_scenario_longer(const struct lsim_scenario *sc, int64_t factor,
+			 char sets[][64], size_t *n)
+{
+	*n = 0;
+	const struct wl_cfg *w = &sc->wl;
+	if (sc->top.duration > 0) /* a run cut at a time: cut it later */
+		snprintf(sets[(*n)++], 64, "duration=%.9gs",
+			 lsim_time_to_s(sc->top.duration) * (double)factor);
+	if (w->kind != WL_GENERATOR) {
+		if (w->repeat > INT64_MAX / factor)
+			return LSIM_ERANGE;
+		snprintf(sets[(*n)++], 64, "workload.repeat=%lld",
+			 (long long)(w->repeat * factor));
+		return 0;
+	}
+	if (w->count > 0) {
+		if (w->count > INT64_MAX / factor)
+			return LSIM_ERANGE;
+		snprintf(sets[(*n)++], 64, "workload.count=%lld", (long long)(w->count * factor));
+	}
+	if (w->duration > 0)
+		snprintf(sets[(*n)++], 64, "workload.duration=%.9gs",
+			 lsim_time_to_s(w->duration) * (double)factor);
+	return 0;
+}

@@ -26,6 +26,12 @@ const char *lsim_scenario_effective(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
 /* Stable id of (effective config, seed): 16 hex digits. */
 const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
+/* The overrides that make the run factor times longer: the workload's
+ * request count and arrival window (a generator) or its passes (a trace,
+ * workload.repeat), and the run's duration if it has one; up to three
+ * into sets, *n of them. LSIM_ERANGE when a count would overflow. */
+int lsim_scenario_longer(const struct lsim_scenario *sc, int64_t factor,
+			 char sets[][64], size_t *n);
 /* GPUs of the scenario's cluster (0 without one). */
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 

@@ -1,11 +1,13 @@
 /*
- * search.c - `llmsim search FILE.yaml --slo ...`: capacity search. For
- * each configuration (a scenario alone, or each point of a sweep file's
- * axes), the highest request rate at which the SLO constraints hold, by
- * bisection over the rate key, each evaluation the mean of the metrics
- * over the seeds; with the cost per million tokens at that rate. The
- * question Vidur-Search and DistServe answer, over llmsim's wider model.
- * Runs are in process, one after the other.
+ * search.c - `llmsim search FILE.yaml --slo ...`: capacity search at
+ * steady state. For each configuration (a scenario alone, or each point
+ * of a sweep file's axes) and each seed, the highest request rate at which
+ * the run is stable and the SLO constraints hold after its warm-up
+ * (steady.h: MSER-5, a backlog trend test), by bisection over the rate key;
+ * the capacity is the lower 95% confidence bound of the seeds' mean, and
+ * runs ten times longer at that rate check it. The question Vidur-Search
+ * and DistServe answer, over llmsim's wider model. Runs are in process,
+ * one after the other.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -13,10 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "cli.h"
 #include "config.h"
 #include "report.h"
 #include "scenario.h"
+#include "steady.h"
 #include "sweep.h"
 
 struct constraint {
@@ -34,6 +40,9 @@ struct search {
 	size_t n_seeds;
 	struct constraint c[16];
 	size_t n_c;
+	int64_t verify; /* the check's runs are this many times longer (0: none) */
+	const char *user_sets[64]; /* --set, before each configuration's own */
+	size_t n_user;
 	bool csv;
 };
 
@@ -87,127 +96,261 @@ static int parse_slo(struct search *s, const char *text)
 	return rc;
 }
 
-/* One evaluation: the scenario with sets + rate, over the seeds; mean of
- * every constraint's metric (m[i]) and of the cost per Mtok. Returns 0,
- * or an exit status after printing the error. */
+/* One run: the configuration at a rate with one seed (and extra sets),
+ * judged at steady state (steady.h). */
+struct point {
+	double m[16];	/* each constraint's metric over the kept window */
+	double cost;	/* cost_per_mtok_usd of the run */
+	bool ok;	/* stable, and every constraint holds */
+	struct lsim_steady st;
+};
+
+/* Runs the point; returns 0, or an exit status after printing the error. */
 static int evaluate(const struct search *s, const char *const *sets, size_t n_sets, double rate,
-		    double *m, double *cost, bool *ok)
+		    size_t seed, const char *const *extra, size_t n_extra, struct point *p)
 {
-	const char **all = calloc(n_sets + 2, sizeof *all);
+	const char **all = calloc(s->n_user + n_sets + n_extra + 2, sizeof *all);
 	char rate_set[300], seed_set[64];
 	if (!all)
 		return lsim_cli_nomem();
+	size_t n = 0;
+	for (size_t k = 0; k < s->n_user; k++)
+		all[n++] = s->user_sets[k];
 	for (size_t k = 0; k < n_sets; k++)
-		all[k] = sets[k];
+		all[n++] = sets[k];
 	snprintf(rate_set, sizeof rate_set, "%s=%.9g", s->rate_key, rate);
-	all[n_sets] = rate_set;
-	size_t ns = s->n_seeds ? s->n_seeds : 1;
-	for (size_t i = 0; i < s->n_c; i++)
-		m[i] = 0;
-	*cost = 0;
-	int status = 0;
-	for (size_t r = 0; r < ns && status == 0; r++) {
-		size_t n = n_sets + 1;
-		if (s->seeds) {
-			snprintf(seed_set, sizeof seed_set, "seed=%lld", (long long)s->seeds[r]);
-			all[n++] = seed_set;
-		}
-		struct lsim_diag d = {0};
-		struct lsim_scenario *sc = NULL;
-		const struct lsim_results *res = NULL;
-		int rc = lsim_scenario_load(s->scenario, all, n, &sc, &d);
-		if (rc == 0)
-			rc = lsim_scenario_run(sc, NULL, NULL, &res, &d);
-		if (rc != 0) {
-			fprintf(stderr, "llmsim: search at %s:", rate_set);
-			for (size_t k = 0; k < n; k++)
-				fprintf(stderr, " %s", all[k]);
-			fputc('\n', stderr);
-			status = lsim_cli_fail(&d, rc);
-		} else {
-			for (size_t i = 0; i < s->n_c; i++) {
-				double v = NAN;
-				summary_value(&res->summary, s->c[i].name, &v);
-				m[i] += v / (double)ns;
-			}
-			*cost += res->summary.cost_per_mtok_usd / (double)ns;
-		}
-		lsim_scenario_destroy(sc);
+	all[n++] = rate_set;
+	if (s->seeds) {
+		snprintf(seed_set, sizeof seed_set, "seed=%lld", (long long)s->seeds[seed]);
+		all[n++] = seed_set;
 	}
-	*ok = true;
-	for (size_t i = 0; i < s->n_c; i++)
-		if (!(s->c[i].at_least ? m[i] >= s->c[i].bound : m[i] <= s->c[i].bound))
-			*ok = false;
+	for (size_t k = 0; k < n_extra; k++)
+		all[n++] = extra[k];
+	struct lsim_diag d = {0};
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *res = NULL;
+	int rc = lsim_scenario_load(s->scenario, all, n, &sc, &d);
+	if (rc == 0)
+		rc = lsim_scenario_run(sc, NULL, NULL, &res, &d);
+	if (rc == 0)
+		rc = lsim_steady_analyse(res, &p->st);
+	int status = 0;
+	if (rc != 0) {
+		fprintf(stderr, "llmsim: search at %s:", rate_set);
+		for (size_t k = 0; k < n; k++)
+			fprintf(stderr, " %s", all[k]);
+		fputc('\n', stderr);
+		status = lsim_cli_fail(&d, rc);
+	} else {
+		p->ok = p->st.stable;
+		for (size_t i = 0; i < s->n_c; i++) {
+			p->m[i] = NAN;
+			summary_value(&p->st.summary, s->c[i].name, &p->m[i]);
+			const struct constraint *c = &s->c[i];
+			if (!(c->at_least ? p->m[i] >= c->bound : p->m[i] <= c->bound))
+				p->ok = false;
+		}
+		p->cost = res->summary.cost_per_mtok_usd;
+	}
+	lsim_scenario_destroy(sc);
 	free(all);
 	return status;
 }
 
-/* The search for one configuration; prints its row. */
+/* The run lengths a configuration may use: its own (x1), then 4 and 16
+ * times longer for a run too short to settle; the check's runs are
+ * s->verify times the longest used. */
+#define N_LENGTHS 3
+static const int64_t length_factor[N_LENGTHS] = {1, 4, 16};
+
+struct lengths {
+	char sets[2 * N_LENGTHS][3][64]; /* [f]: x factor; [N_LENGTHS + f]: x verify too */
+	const char *ptr[2 * N_LENGTHS][3];
+	size_t n[2 * N_LENGTHS];
+	int used; /* the longest used so far */
+};
+
+static int lengths_init(const struct search *s, const char *const *sets, size_t n_sets,
+			struct lengths *L)
+{
+	struct lsim_diag d = {0};
+	struct lsim_scenario *sc = NULL;
+	const char **base = calloc(s->n_user + n_sets + 1, sizeof *base);
+	if (!base)
+		return lsim_cli_nomem();
+	for (size_t k = 0; k < s->n_user; k++)
+		base[k] = s->user_sets[k];
+	for (size_t k = 0; k < n_sets; k++)
+		base[s->n_user + k] = sets[k];
+	int rc = lsim_scenario_load(s->scenario, base, s->n_user + n_sets, &sc, &d);
+	free(base);
+	L->used = 0;
+	for (int f = 0; f < 2 * N_LENGTHS && rc == 0; f++) {
+		int64_t k = length_factor[f % N_LENGTHS] * (f >= N_LENGTHS ? s->verify : 1);
+		L->n[f] = 0;
+		if (k > 1)
+			rc = lsim_scenario_longer(sc, k, L->sets[f], &L->n[f]);
+		for (size_t i = 0; i < L->n[f]; i++)
+			L->ptr[f][i] = L->sets[f][i];
+	}
+	lsim_scenario_destroy(sc);
+	return rc != 0 ? lsim_cli_fail(&d, rc) : 0;
+}
+
+/* One seed at one rate: a run that cannot tell whether it settled (MSER-5
+ * found no cut in its first half) while its backlog does not grow is run
+ * again 4, then 16 times longer; a run that still does not settle fails. */
+static int judge(const struct search *s, const char *const *sets, size_t n_sets, double rate,
+		 size_t seed, struct lengths *L, struct point *p, int *evals)
+{
+	for (int f = L->used; f < N_LENGTHS; f++) {
+		int st = evaluate(s, sets, n_sets, rate, seed, L->ptr[f], L->n[f], p);
+		(*evals)++;
+		if (st != 0)
+			return st;
+		if (f > L->used)
+			L->used = f;
+		if (p->st.settled || p->st.growing || p->st.unfinished > 0)
+			break;
+	}
+	return 0;
+}
+
+/* The highest rate in [lo, hi] that passes for one seed, by bisection;
+ * NAN when lo fails; hi when hi passes. */
+static int bisect(const struct search *s, const char *const *sets, size_t n_sets, size_t seed,
+		  struct lengths *L, double *cap, int *evals)
+{
+	struct point p;
+	int st = judge(s, sets, n_sets, s->lo, seed, L, &p, evals);
+	if (st != 0)
+		return st;
+	if (!p.ok) {
+		*cap = NAN;
+		return 0;
+	}
+	st = judge(s, sets, n_sets, s->hi, seed, L, &p, evals);
+	if (st != 0)
+		return st;
+	if (p.ok) {
+		*cap = s->hi;
+		return 0;
+	}
+	double lo = s->lo, hi = s->hi;
+	while (hi - lo > s->tol * lo) {
+		double mid = 0.5 * (lo + hi);
+		st = judge(s, sets, n_sets, mid, seed, L, &p, evals);
+		if (st != 0)
+			return st;
+		if (p.ok)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*cap = lo;
+	return 0;
+}
+
+/* The search for one configuration: a bisection per seed, the capacity
+ * as the lower 95% confidence bound of their mean, checked on runs
+ * s->verify times longer; prints its row. */
 static int search_one(const struct search *s, const char *label, const char *const *sets,
 		      size_t n_sets)
 {
-	double m_lo[16], m_hi[16], m_mid[16], c_lo, c_hi, c_mid;
-	bool ok_lo, ok_hi, ok_mid;
-	int evals = 2;
-	int st = evaluate(s, sets, n_sets, s->lo, m_lo, &c_lo, &ok_lo);
-	if (st == 0)
-		st = evaluate(s, sets, n_sets, s->hi, m_hi, &c_hi, &ok_hi);
+	size_t ns = s->n_seeds ? s->n_seeds : 1;
+	struct lengths *L = malloc(sizeof *L);
+	double *caps = malloc(ns * sizeof *caps);
+	int evals = 0, st = L && caps ? lengths_init(s, sets, n_sets, L) : lsim_cli_nomem();
+	size_t below = 0, above = 0;
+	for (size_t k = 0; k < ns && st == 0; k++) {
+		st = bisect(s, sets, n_sets, k, L, &caps[k], &evals);
+		below += isnan(caps[k]);
+		above += caps[k] == s->hi;
+	}
+	double mean = NAN, ci = NAN, cap = NAN;
+	const char *note = "";
+	if (st == 0 && below > 0) {
+		note = below == ns ? "below --lo" : "below --lo for some seeds";
+	} else if (st == 0) {
+		mean = gsl_stats_mean(caps, 1, ns);
+		if (ns > 1)
+			ci = gsl_cdf_tdist_Pinv(0.975, (double)(ns - 1)) *
+			     gsl_stats_sd(caps, 1, ns) / sqrt((double)ns);
+		cap = ns > 1 ? mean - ci : mean;
+		if (cap < s->lo)
+			cap = s->lo;
+		if (above == ns)
+			note = "at least --hi";
+	}
+	free(caps);
+
+	/* the check: the capacity on runs verify x longer, every seed */
+	double m[16] = {0}, cost = 0;
+	const char *verified = "-";
+	if (st == 0 && !isnan(cap) && s->verify > 1) {
+		bool ok = true;
+		int f = N_LENGTHS + L->used;
+		for (size_t k = 0; k < ns && st == 0; k++) {
+			struct point p;
+			st = evaluate(s, sets, n_sets, cap, k, L->ptr[f], L->n[f], &p);
+			ok = ok && p.st.stable;
+			for (size_t i = 0; i < s->n_c; i++)
+				m[i] += p.m[i] / (double)ns;
+			cost += p.cost / (double)ns;
+		}
+		for (size_t i = 0; i < s->n_c; i++) {
+			const struct constraint *c = &s->c[i];
+			if (!(c->at_least ? m[i] >= c->bound : m[i] <= c->bound))
+				ok = false;
+		}
+		verified = ok ? "yes" : "no";
+		if (st == 0 && !ok)
+			fprintf(stderr, "llmsim: warning: %s: the constraints fail at %.6g on runs %lld "
+				"times longer: the runs are too short to settle it (make the "
+				"workload longer)\n", label, cap,
+				(long long)(s->verify * length_factor[L->used]));
+	} else {
+		for (size_t i = 0; i < s->n_c; i++)
+			m[i] = NAN;
+		cost = NAN;
+	}
+	int used = L ? L->used : 0;
+	free(L);
 	if (st != 0)
 		return st;
-	double lo = s->lo, hi = s->hi, best = NAN, cost = NAN, *m = m_lo;
-	const char *note = "";
-	if (!ok_lo) {
-		note = "below --lo";
-	} else if (ok_hi) {
-		best = hi;
-		cost = c_hi;
-		m = m_hi;
-		note = "at least --hi";
-	} else {
-		while (hi - lo > s->tol * lo) {
-			double mid = 0.5 * (lo + hi);
-			st = evaluate(s, sets, n_sets, mid, m_mid, &c_mid, &ok_mid);
-			evals++;
-			if (st != 0)
-				return st;
-			if (ok_mid) {
-				lo = mid;
-				c_lo = c_mid;
-				memcpy(m_lo, m_mid, sizeof m_lo);
-			} else {
-				hi = mid;
-			}
-		}
-		best = lo;
-		cost = c_lo;
-		m = m_lo;
-	}
 	const char *sep = s->csv ? "," : "  ";
-	printf("%s%s%.6g%s%d", label, sep, best, sep, evals);
+	printf("%s%s%.6g%s%.6g%s%.3g%s%d%s%lld", label, sep, cap, sep, mean, sep, ci, sep, evals,
+	       sep, (long long)length_factor[used]);
 	for (size_t i = 0; i < s->n_c; i++)
-		printf("%s%.6g", sep, isnan(best) ? NAN : m[i]);
-	printf("%s%.6g%s%s\n", sep, cost, sep, note);
+		printf("%s%.6g", sep, m[i]);
+	printf("%s%.6g%s%s%s%s\n", sep, cost, sep, verified, sep, note);
 	fflush(stdout);
 	return 0;
 }
 
 static const char usage_search[] =
 	"usage: llmsim search FILE.yaml --slo NAME<=V[,NAME>=V...] [--rate-key KEY]\n"
-	"                    [--lo R] [--hi R] [--tol F] [--seeds N] [--csv]\n"
+	"                    [--lo R] [--hi R] [--tol F] [--seeds N] [--verify K]\n"
+	"                    [--set key=value]... [--csv]\n"
 	"\n"
-	"Capacity search. FILE is a scenario (one configuration) or a sweep file (each\n"
-	"point of its axes is a configuration; its seeds replicate). For each, the\n"
-	"highest value of the rate key (default workload.rate; workload.rate_scale for\n"
-	"a trace) in [--lo, --hi] (default 1, 64) at which every constraint holds on\n"
-	"the mean over the seeds (--seeds N: seeds 1..N, overriding the file's), found\n"
-	"by bisection to a relative width --tol (default 0.02), assuming the metrics\n"
-	"worsen with the rate. Constraints name summary metrics (docs/output.md), e.g.\n"
-	"--slo ttft_p99_s<=2,slo_attainment>=0.95. Prints per configuration the rate,\n"
-	"the evaluations, each constraint's metric and cost_per_mtok_usd at that rate.\n";
+	"Capacity search at steady state. FILE is a scenario (one configuration) or a\n"
+	"sweep file (each point of its axes is a configuration). For each, and for each\n"
+	"seed (--seeds N: seeds 1..N; else the sweep file's seeds; else 1..5), the\n"
+	"highest value of the rate key (default workload.rate; workload.rate_scale for a\n"
+	"trace) in [--lo, --hi] (default 1, 64) at which the run is stable and every\n"
+	"constraint holds, found by bisection to a relative width --tol (default 0.02).\n"
+	"Each run is judged after its warm-up (MSER-5 on the backlog); a run whose\n"
+	"backlog trends up, that does not settle in its first half, or that ends with\n"
+	"requests unfinished fails whatever its percentiles. The capacity printed is\n"
+	"the lower 95%% confidence bound of the seeds' mean, checked on runs --verify\n"
+	"times longer (default 10; 0: no check): the metrics printed are those runs'.\n"
+	"Constraints name summary metrics (docs/output.md), e.g.\n"
+	"--slo ttft_p99_s<=2,slo_attainment>=0.95. docs/sweeps.md explains the rules.\n";
 
 int lsim_cli_search(int argc, char **argv)
 {
-	struct search s = {.rate_key = "workload.rate", .lo = 1, .hi = 64, .tol = 0.02};
+	struct search s = {.rate_key = "workload.rate", .lo = 1, .hi = 64, .tol = 0.02,
+			   .verify = 10};
 	const char *slo = NULL;
 	long nseeds = 0;
 	for (int i = 1; i < argc; i++) {
@@ -234,6 +377,19 @@ int lsim_cli_search(int argc, char **argv)
 				fprintf(stderr, "llmsim: --seeds: '%s' is not 1 to 1000\n", argv[i]);
 				return LSIM_EXIT_BADINPUT;
 			}
+		} else if (!strcmp(a, "--verify") && i + 1 < argc) {
+			long v = strtol(argv[++i], &end, 10);
+			if (*end || v < 0 || v > 1000 || v == 1) {
+				fprintf(stderr, "llmsim: --verify: '%s' is not 0 or 2 to 1000\n", argv[i]);
+				return LSIM_EXIT_BADINPUT;
+			}
+			s.verify = v;
+		} else if (!strcmp(a, "--set") && i + 1 < argc) {
+			if (s.n_user == sizeof s.user_sets / sizeof *s.user_sets) {
+				fprintf(stderr, "llmsim: more than 64 --set\n");
+				return LSIM_EXIT_BADINPUT;
+			}
+			s.user_sets[s.n_user++] = argv[++i];
 		} else if (!strcmp(a, "--csv")) {
 			s.csv = true;
 		} else if (a[0] == '-' || s.file) {
@@ -278,16 +434,25 @@ int lsim_cli_search(int argc, char **argv)
 			own[k] = k + 1;
 		s.seeds = own;
 		s.n_seeds = (size_t)nseeds;
-	} else {
+	} else if (fs) {
 		s.seeds = (int64_t *)fs;
-		if (!fs)
-			s.n_seeds = 0;
+	} else { /* several seeds, for the answer's confidence interval */
+		own = malloc(5 * sizeof *own);
+		if (!own) {
+			lsim_sweep_destroy(sw);
+			return lsim_cli_nomem();
+		}
+		for (int k = 0; k < 5; k++)
+			own[k] = k + 1;
+		s.seeds = own;
+		s.n_seeds = 5;
 	}
 	const char *sep = s.csv ? "," : "  ";
-	printf("configuration%smax_%s%sevaluations", sep, s.rate_key, sep);
+	printf("configuration%smax_%s%smean%sci95%sevaluations%slength", sep, s.rate_key, sep, sep,
+	       sep, sep);
 	for (size_t i = 0; i < s.n_c; i++)
 		printf("%s%s", sep, s.c[i].name);
-	printf("%scost_per_mtok_usd%snote\n", sep, sep);
+	printf("%scost_per_mtok_usd%sverified%snote\n", sep, sep, sep);
 	size_t per = sw ? lsim_sweep_n_runs(sw) / n_points : 1;
 	for (size_t p = 0; p < n_points && rc == 0; p++) {
 		size_t n_sets = 0;
@@ -298,6 +463,17 @@ int lsim_cli_search(int argc, char **argv)
 		}
 		if (n_sets > 0 && !strncmp(sets[n_sets - 1], "seed=", 5))
 			n_sets--; /* the search sets its own seeds */
+		size_t kl = strlen(s.rate_key);
+		for (size_t k = 0; k < n_sets; k++)
+			if (!strncmp(sets[k], s.rate_key, kl) && sets[k][kl] == '=') {
+				fprintf(stderr, "llmsim: %s: axes.%s: the search sets this key itself "
+					"(it is the rate it varies); remove the axis, or search over "
+					"another key with --rate-key\n", s.file, s.rate_key);
+				rc = LSIM_EXIT_BADINPUT;
+				break;
+			}
+		if (rc != 0)
+			break;
 		char label[1024] = "";
 		size_t len = 0;
 		for (size_t k = 0; k < n_sets && len < sizeof label; k++)
