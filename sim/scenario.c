@@ -128,7 +128,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of GPU memory for weights and KV"},
 	{"max_model_len", LSIM_K_INT, I(eng.max_model_len), "0", 0, 1e8, NULL, "longest prompt+output accepted (0: the model's)"},
 	{"enable_prefix_caching", LSIM_K_BOOL, I(eng.enable_prefix_caching), "true", LSIM_NOBOUNDS, NULL, "reuse KV blocks by content hash"},
-	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations"},
+	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations (false: max_num_batched_tokens must be at least max_model_len, as vLLM requires, or a longer request could never be scheduled)"},
 	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
@@ -1031,6 +1031,46 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/*
+ * vLLM's rule: without chunked prefill a prompt is prefilled in one
+ * iteration, so the token budget must hold the longest sequence the
+ * instance accepts (prompt and output: a request preempted by recompute
+ * prefills both). With less, such a request waits at the head of the
+ * queue for ever and the run ends with it unfinished.
+ */
+static int check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (ic->perf == PERF_SERVICE || ic->eng.enable_chunked_prefill)
+			continue;
+		int64_t len = ic->eng.max_model_len > 0 ? ic->eng.max_model_len
+							: sc->models[i].max_context;
+		int64_t budget = ic->eng.max_num_batched_tokens;
+		if (budget >= len)
+			continue;
+		struct lsim_node *at = lsim_node_get(list->items[i], "max_num_batched_tokens");
+		if (!at)
+			at = lsim_node_get(list->items[i], "enable_chunked_prefill");
+		char key[64], from[160];
+		snprintf(key, sizeof key, "instances[%zu].max_num_batched_tokens", i);
+		if (ic->eng.max_model_len > 0)
+			snprintf(from, sizeof from, "max_model_len %lld", (long long)len);
+		else
+			snprintf(from, sizeof from, "max_model_len %lld (the context of %s)",
+				 (long long)len, sc->models[i].name);
+		return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, LSIM_EINVAL,
+				      "%lld is below %s with enable_chunked_prefill: false, so a "
+				      "longer request could never be scheduled (vLLM refuses this "
+				      "too); raise max_num_batched_tokens to at least %lld, lower "
+				      "max_model_len to at most %lld, or set enable_chunked_prefill: "
+				      "true", (long long)budget, from, (long long)len,
+				      (long long)budget);
+	}
+	return 0;
+}
+
 /* workload.traces: several trace files merged as tenants 0, 1, ... */
 static int bind_traces(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -1470,6 +1510,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "set count or duration, or the workload never ends");
 	if (rc == 0)
 		rc = load_hw(sc, d);
+	if (rc == 0)
+		rc = check_chunked_prefill(sc, d);
 	if (rc == 0 && sc->n_nodes > 0)
 		rc = place(sc, d);
 	if (rc == 0) {
