@@ -2030,6 +2030,18 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 					       &in, d);
 			if (rc == 0 && ic->cold_start)
 				rc = lsim_instance_cold_start(in, ic->engine_init, d);
+			if (rc != 0 && d && !d->file[0] && d->key[0] && !strchr(d->key, '.') &&
+			    !strchr(d->key, '[')) {
+				/* an instance key (tp: the model does not fit): name
+				 * the scenario's group, where the key is written */
+				struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+				struct lsim_node *at = lsim_node_get(list->items[i], d->key);
+				char key[160], msg[sizeof d->msg];
+				snprintf(key, sizeof key, "instances[%zu].%s", i, d->key);
+				snprintf(msg, sizeof msg, "%s", d->msg);
+				lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, rc,
+					       "%s", msg);
+			}
 			if (rc != 0)
 				return rc;
 		}
@@ -2646,17 +2658,32 @@ static void progress_hook(void *ctx, const struct lsim_sim *s, lsim_time now)
 	b->fn(b->ctx, lsim_time_to_s(now), s->n_done, s->n_reqs);
 }
 
-int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
-		      void *progress_ctx, const struct lsim_results **res,
-		      struct lsim_diag *d)
+static void free_rngs(struct run_rngs *rngs)
+{
+	gsl_rng_free(rngs->arrivals);
+	gsl_rng_free(rngs->lengths);
+	for (size_t i = 0; i < 64; i++)
+		gsl_rng_free(rngs->shaping[i]);
+	free(rngs->trace.path);
+	memset(rngs, 0, sizeof *rngs);
+}
+
+/*
+ * Assembles a run: a fresh engine, the policies (again after the first
+ * run), the links, the fleet and its instances (memory fit included), the
+ * jobs and the request workload, opened in *w. Every refusal a run can
+ * meet before its first event is met here, so `check` finds it too.
+ */
+static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
+		    struct lsim_workload **w, struct lsim_diag *d)
 {
 	release_run(sc);
 	int rc = lsim_sim_init(&sc->sim, (uint64_t)sc->top.seed, d);
 	if (rc != 0)
-		return lsim_diag_ensure(d, rc);
+		return rc;
 	sc->sim_live = true;
 	if (sc->runs++ > 0 && (rc = make_policies(sc, d)) != 0)
-		return lsim_diag_ensure(d, rc);
+		return rc;
 	sc->sim.router = sc->policies[LSIM_ROLE_ROUTER];
 	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
@@ -2681,13 +2708,6 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.sample_period = sc->output.sample_period;
 	sc->sim.macro_steps = sc->top.macro_steps;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
-	struct progress_bridge bridge = {progress, progress_ctx};
-	if (progress) {
-		sc->sim.progress = progress_hook;
-		sc->sim.progress_ctx = &bridge;
-	}
-	struct run_rngs rngs = {0};
-	struct lsim_workload *w = NULL;
 	rc = build_network(sc, d);
 	if (rc == 0)
 		rc = setup_fleet(sc);
@@ -2704,7 +2724,33 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 		sc->sim.check_hook_ctx = sc;
 	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
-		rc = open_workload(sc, &rngs, &w, d);
+		rc = open_workload(sc, rngs, w, d);
+	return rc;
+}
+
+int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct run_rngs rngs = {0};
+	struct lsim_workload *w = NULL;
+	int rc = assemble(sc, &rngs, &w, d);
+	lsim_workload_destroy(w);
+	free_rngs(&rngs);
+	release_run(sc);
+	return rc != 0 ? lsim_diag_ensure(d, rc) : 0;
+}
+
+int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
+		      void *progress_ctx, const struct lsim_results **res,
+		      struct lsim_diag *d)
+{
+	struct run_rngs rngs = {0};
+	struct lsim_workload *w = NULL;
+	int rc = assemble(sc, &rngs, &w, d);
+	struct progress_bridge bridge = {progress, progress_ctx};
+	if (progress) {
+		sc->sim.progress = progress_hook;
+		sc->sim.progress_ctx = &bridge;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (rc == 0)
@@ -2718,11 +2764,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 				      &sc->rec_insts, &sc->rec_classes);
 	if (rc == 0)
 		rc = job_results(sc);
-	gsl_rng_free(rngs.arrivals);
-	gsl_rng_free(rngs.lengths);
-	for (size_t i = 0; i < 64; i++)
-		gsl_rng_free(rngs.shaping[i]);
-	free(rngs.trace.path);
+	free_rngs(&rngs);
 	if (rc != 0) /* allocation failures come bare: give them a message */
 		return lsim_diag_ensure(d, rc);
 	sc->res.wall_s = (double)(t1.tv_sec - t0.tv_sec) +

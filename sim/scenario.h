@@ -29,6 +29,14 @@ const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
 /* GPUs of the scenario's cluster (0 without one). */
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 
+/*
+ * Assembles the run as lsim_scenario_run would (links, instances with
+ * their memory, jobs, the workload opened) without simulating, and takes
+ * it down again: a scenario this accepts meets no refusal before the
+ * run's first event. `llmsim check`.
+ */
+int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d);
+
 typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
 				 size_t arrived);
 
