@@ -221,6 +221,11 @@ static int cmd_run(int argc, char **argv)
 	if (rc == 0) {
 		print_summary(res);
 		printf("  report     %s/report.h5\n", a.outdir);
+		char why[400];
+		if (lsim_scenario_unfinished(sc, why, sizeof why)) {
+			fflush(stdout);
+			fprintf(stderr, "llmsim: warning: %s\n", why);
+		}
 	}
 	lsim_scenario_destroy(sc);
 	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);

@@ -480,6 +480,9 @@ struct lsim_scenario {
 	struct lsim_sim sim;
 	bool sim_live;
 	int runs;
+	bool hit_limit;	   /* it stopped at duration, events still queued */
+	int64_t serving;   /* instances neither stopped nor failed at its end */
+	double jobs_unfinished; /* training jobs queued or running at its end */
 	struct lsim_results res;
 	struct lsim_inst_record *rec_insts;
 	struct lsim_class_record *rec_classes;
@@ -2532,6 +2535,7 @@ static int job_results(struct lsim_scenario *sc)
 	struct lsim_summary *s = &sc->res.summary;
 	s->jobs = (double)js.n_jobs;
 	s->jobs_finished = (double)js.n_finished;
+	sc->jobs_unfinished = (double)js.n_unfinished;
 	s->jobs_makespan_s = js.makespan_s;
 	s->jct_mean_s = js.jct_mean_s;
 	s->jct_p99_s = js.jct_p99_s;
@@ -2758,6 +2762,15 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	else
 		lsim_workload_destroy(w);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == 0) {
+		sc->hit_limit = sc->top.duration > 0 &&
+				lsim_now(sc->sim.eng) >= sc->top.duration;
+		sc->serving = 0;
+		sc->jobs_unfinished = 0; /* job_results sets it */
+		for (size_t i = 0; i < sc->sim.n_inst; i++)
+			sc->serving += sc->sim.inst[i]->state != LSIM_INST_STOPPED &&
+				       !sc->sim.inst[i]->failed;
+	}
 	sc->sim.progress = NULL;
 	if (rc == 0)
 		rc = lsim_sim_results(&sc->sim, &sc->res,
@@ -2780,6 +2793,33 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	info->perf_model = sc->perf_desc;
 	*res = &sc->res;
 	return 0;
+}
+
+bool lsim_scenario_unfinished(const struct lsim_scenario *sc, char *buf, size_t size)
+{
+	const struct lsim_summary *m = &sc->res.summary;
+	double jobs_left = sc->jobs_unfinished;
+	if (sc->runs == 0 || (m->unfinished <= 0 && jobs_left <= 0))
+		return false;
+	char what[160] = "", dur[48];
+	size_t n = 0;
+	if (m->unfinished > 0)
+		n += (size_t)snprintf(what, sizeof what, "%.0f of %.0f requests",
+				      m->unfinished, m->requests);
+	if (jobs_left > 0 && n < sizeof what)
+		snprintf(what + n, sizeof what - n, "%s%.0f of %.0f jobs",
+			 n ? " and " : "", jobs_left, m->jobs);
+	lsim_units_format(LSIM_K_TIME, (double)sc->top.duration, dur, sizeof dur);
+	if (sc->hit_limit)
+		snprintf(buf, size, "%s unfinished at the end of the run (it stopped at "
+			 "duration %s with them in flight)", what, dur);
+	else if (sc->serving == 0 && m->unfinished > 0)
+		snprintf(buf, size, "%s unfinished at the end of the run (no serving "
+			 "instance was left to finish them)", what);
+	else
+		snprintf(buf, size, "%s unfinished at the end of the run (nothing was left "
+			 "to happen while they waited: they stalled)", what);
+	return true;
 }
 
 void lsim_scenario_reference(struct lsim_buf *b)

@@ -125,6 +125,14 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 			fputc('\n', stderr);
 			status = lsim_cli_fail(&d, rc);
 		} else {
+			char why[400];
+			if (lsim_scenario_unfinished(sc, why, sizeof why)) {
+				/* the latencies leave them out: say so */
+				fprintf(stderr, "llmsim: warning: search at %s", rate_set);
+				if (s->seeds)
+					fprintf(stderr, " %s", seed_set);
+				fprintf(stderr, ": %s\n", why);
+			}
 			for (size_t i = 0; i < s->n_c; i++) {
 				double v = NAN;
 				summary_value(&res->summary, s->c[i].name, &v);

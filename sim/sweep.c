@@ -638,6 +638,8 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 	}
 	if (rc == 0 && o->csv)
 		rc = lsim_report_csv_write(tmp, res, &d);
+	char why[400];
+	bool unfinished = rc == 0 && lsim_scenario_unfinished(sc, why, sizeof why);
 	if (rc == 0 && (remove_dir(fin) != 0 || rename(tmp, fin) != 0)) {
 		struct stat st;
 		if ((errno == ENOTEMPTY || errno == EEXIST) && stat(fin, &st) == 0)
@@ -655,6 +657,8 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 		fputc('\n', stderr);
 		return lsim_cli_fail(&d, rc);
 	}
+	if (unfinished)
+		fprintf(stderr, "llmsim: warning: run %s: %s\n", id, why);
 	return 0;
 }
 
