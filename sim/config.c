@@ -610,7 +610,8 @@ static const char *type_name(enum lsim_ktype t)
 
 static int bind_one(const struct lsim_doc *doc, const struct lsim_node *n,
 		    const char *fullkey, const struct lsim_keydef *k,
-		    const char *text, void *obj, struct lsim_diag *d)
+		    const char *text, bool is_default, void *obj,
+		    struct lsim_diag *d)
 {
 	char *field = (char *)obj + k->offset;
 	switch (k->type) {
@@ -640,6 +641,12 @@ static int bind_one(const struct lsim_doc *doc, const struct lsim_node *n,
 	}
 	double v;
 	const char *why;
+	char hint[160];
+	if (lsim_units_missing(k->type, text, hint, sizeof hint))
+		return lsim_cfg_error(d, doc, n, fullkey, LSIM_EINVAL,
+				      "%s%s has no unit; %s",
+				      is_default ? "the declared default " : "",
+				      text, hint);
 	if (lsim_units_parse(k->type, text, &v, &why) != 0)
 		return lsim_cfg_error(d, doc, n, fullkey, LSIM_EINVAL,
 				      "'%s' is not a valid %s: %s", text,
@@ -719,7 +726,7 @@ int lsim_cfg_bind(const struct lsim_doc *doc, const struct lsim_node *map,
 			return lsim_cfg_error(d, doc, map, fullkey, LSIM_EINVAL,
 					      "missing required key");
 		}
-		int rc = bind_one(doc, v ? v : map, fullkey, k, text, obj, d);
+		int rc = bind_one(doc, v ? v : map, fullkey, k, text, !v, obj, d);
 		if (rc != 0)
 			return rc;
 	}

@@ -57,10 +57,20 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 /*
  * Parses text as a value of type t (INT, DOUBLE, TIME, BYTES, BW, POWER,
  * PRICE) into *out (as double; TIME in ns). Returns 0, or LSIM_EINVAL with
- * a short reason in *why.
+ * a short reason in *why. TIME, BYTES, BW, POWER and PRICE need a unit
+ * unless the value is 0.
  */
 int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 		     const char **why);
+
+/*
+ * Whether text is a number other than 0 written without the unit that a
+ * value of type t (TIME, BYTES, BW, POWER, PRICE) must carry ("400" for a
+ * bandwidth, "$2.5" for a price); then hint holds what to write instead
+ * ("write 400GB/s or 400Gb/s"). lsim_units_parse refuses such text.
+ */
+bool lsim_units_missing(enum lsim_ktype t, const char *text, char *hint,
+			size_t size);
 
 /* Formats a value of type t with a readable unit, e.g. "3.35e+12B/s". */
 void lsim_units_format(enum lsim_ktype t, double v, char *buf, size_t size);

@@ -201,9 +201,11 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		if (blocks < 1) {
 			lsim_perf_destroy(perf);
 			in->perf = NULL;
-			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances.tp",
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "tp",
 					     "model %s (%.1f GB of weights) does not fit on %d x %s "
-					     "with gpu_memory_utilization %.2f",
+					     "with gpu_memory_utilization %.2f: raise tp or pp, "
+					     "choose a GPU with more memory or raise "
+					     "gpu_memory_utilization",
 					     model->name,
 					     lsim_model_weight_bytes(model) / 1e9,
 					     (int)in->n_gpus, gpu->name,

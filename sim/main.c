@@ -56,7 +56,10 @@ static const char usage_check[] =
 	"usage: llmsim check SCENARIO.yaml [--seed N] [--set key=value]...\n"
 	"\n"
 	"Validates the scenario (keys, units, bounds, hardware profiles, models,\n"
-	"placement) and prints the effective configuration as YAML.\n";
+	"placement) and assembles its run as `run` would (links, instances and their\n"
+	"memory, jobs, the workload opened) without simulating it: whatever `run`\n"
+	"refuses before its first event, `check` refuses too. Prints the effective\n"
+	"configuration as YAML.\n";
 
 static const char usage_validate[] =
 	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--cpu-overhead SECONDS]\n"
@@ -218,6 +221,11 @@ static int cmd_run(int argc, char **argv)
 	if (rc == 0) {
 		print_summary(res);
 		printf("  report     %s/report.h5\n", a.outdir);
+		char why[400];
+		if (lsim_scenario_unfinished(sc, why, sizeof why)) {
+			fflush(stdout);
+			fprintf(stderr, "llmsim: warning: %s\n", why);
+		}
 	}
 	lsim_scenario_destroy(sc);
 	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
@@ -231,6 +239,11 @@ static int cmd_check(int argc, char **argv)
 	int rc = load_from_args(argc, argv, &a, usage_check, false, &sc, &d);
 	if (rc != 0)
 		return rc;
+	rc = lsim_scenario_check(sc, &d);
+	if (rc != 0) {
+		lsim_scenario_destroy(sc);
+		return lsim_cli_fail(&d, rc);
+	}
 	printf("# effective configuration of %s (run id %s)\n%s", a.scenario,
 	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc));
 	lsim_scenario_destroy(sc);

@@ -128,7 +128,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of GPU memory for weights and KV"},
 	{"max_model_len", LSIM_K_INT, I(eng.max_model_len), "0", 0, 1e8, NULL, "longest prompt+output accepted (0: the model's)"},
 	{"enable_prefix_caching", LSIM_K_BOOL, I(eng.enable_prefix_caching), "true", LSIM_NOBOUNDS, NULL, "reuse KV blocks by content hash"},
-	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations"},
+	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations (false: max_num_batched_tokens must be at least max_model_len, as vLLM requires, or a longer request could never be scheduled)"},
 	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
 	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
@@ -480,6 +480,9 @@ struct lsim_scenario {
 	struct lsim_sim sim;
 	bool sim_live;
 	int runs;
+	bool hit_limit;	   /* it stopped at duration, events still queued */
+	int64_t serving;   /* instances neither stopped nor failed at its end */
+	double jobs_unfinished; /* training jobs queued or running at its end */
 	struct lsim_results res;
 	struct lsim_inst_record *rec_insts;
 	struct lsim_class_record *rec_classes;
@@ -1031,6 +1034,46 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	return 0;
 }
 
+/*
+ * vLLM's rule: without chunked prefill a prompt is prefilled in one
+ * iteration, so the token budget must hold the longest sequence the
+ * instance accepts (prompt and output: a request preempted by recompute
+ * prefills both). With less, such a request waits at the head of the
+ * queue for ever and the run ends with it unfinished.
+ */
+static int check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (ic->perf == PERF_SERVICE || ic->eng.enable_chunked_prefill)
+			continue;
+		int64_t len = ic->eng.max_model_len > 0 ? ic->eng.max_model_len
+							: sc->models[i].max_context;
+		int64_t budget = ic->eng.max_num_batched_tokens;
+		if (budget >= len)
+			continue;
+		struct lsim_node *at = lsim_node_get(list->items[i], "max_num_batched_tokens");
+		if (!at)
+			at = lsim_node_get(list->items[i], "enable_chunked_prefill");
+		char key[64], from[160];
+		snprintf(key, sizeof key, "instances[%zu].max_num_batched_tokens", i);
+		if (ic->eng.max_model_len > 0)
+			snprintf(from, sizeof from, "max_model_len %lld", (long long)len);
+		else
+			snprintf(from, sizeof from, "max_model_len %lld (the context of %s)",
+				 (long long)len, sc->models[i].name);
+		return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, LSIM_EINVAL,
+				      "%lld is below %s with enable_chunked_prefill: false, so a "
+				      "longer request could never be scheduled (vLLM refuses this "
+				      "too); raise max_num_batched_tokens to at least %lld, lower "
+				      "max_model_len to at most %lld, or set enable_chunked_prefill: "
+				      "true", (long long)budget, from, (long long)len,
+				      (long long)budget);
+	}
+	return 0;
+}
+
 /* workload.traces: several trace files merged as tenants 0, 1, ... */
 static int bind_traces(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -1470,6 +1513,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "set count or duration, or the workload never ends");
 	if (rc == 0)
 		rc = load_hw(sc, d);
+	if (rc == 0)
+		rc = check_chunked_prefill(sc, d);
 	if (rc == 0 && sc->n_nodes > 0)
 		rc = place(sc, d);
 	if (rc == 0) {
@@ -1988,6 +2033,18 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 					       &in, d);
 			if (rc == 0 && ic->cold_start)
 				rc = lsim_instance_cold_start(in, ic->engine_init, d);
+			if (rc != 0 && d && !d->file[0] && d->key[0] && !strchr(d->key, '.') &&
+			    !strchr(d->key, '[')) {
+				/* an instance key (tp: the model does not fit): name
+				 * the scenario's group, where the key is written */
+				struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+				struct lsim_node *at = lsim_node_get(list->items[i], d->key);
+				char key[160], msg[sizeof d->msg];
+				snprintf(key, sizeof key, "instances[%zu].%s", i, d->key);
+				snprintf(msg, sizeof msg, "%s", d->msg);
+				lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, rc,
+					       "%s", msg);
+			}
 			if (rc != 0)
 				return rc;
 		}
@@ -2478,6 +2535,7 @@ static int job_results(struct lsim_scenario *sc)
 	struct lsim_summary *s = &sc->res.summary;
 	s->jobs = (double)js.n_jobs;
 	s->jobs_finished = (double)js.n_finished;
+	sc->jobs_unfinished = (double)js.n_unfinished;
 	s->jobs_makespan_s = js.makespan_s;
 	s->jct_mean_s = js.jct_mean_s;
 	s->jct_p99_s = js.jct_p99_s;
@@ -2604,17 +2662,32 @@ static void progress_hook(void *ctx, const struct lsim_sim *s, lsim_time now)
 	b->fn(b->ctx, lsim_time_to_s(now), s->n_done, s->n_reqs);
 }
 
-int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
-		      void *progress_ctx, const struct lsim_results **res,
-		      struct lsim_diag *d)
+static void free_rngs(struct run_rngs *rngs)
+{
+	gsl_rng_free(rngs->arrivals);
+	gsl_rng_free(rngs->lengths);
+	for (size_t i = 0; i < 64; i++)
+		gsl_rng_free(rngs->shaping[i]);
+	free(rngs->trace.path);
+	memset(rngs, 0, sizeof *rngs);
+}
+
+/*
+ * Assembles a run: a fresh engine, the policies (again after the first
+ * run), the links, the fleet and its instances (memory fit included), the
+ * jobs and the request workload, opened in *w. Every refusal a run can
+ * meet before its first event is met here, so `check` finds it too.
+ */
+static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
+		    struct lsim_workload **w, struct lsim_diag *d)
 {
 	release_run(sc);
 	int rc = lsim_sim_init(&sc->sim, (uint64_t)sc->top.seed, d);
 	if (rc != 0)
-		return lsim_diag_ensure(d, rc);
+		return rc;
 	sc->sim_live = true;
 	if (sc->runs++ > 0 && (rc = make_policies(sc, d)) != 0)
-		return lsim_diag_ensure(d, rc);
+		return rc;
 	sc->sim.router = sc->policies[LSIM_ROLE_ROUTER];
 	sc->sim.queue = sc->policies[LSIM_ROLE_QUEUE];
 	sc->sim.profiler = sc->policies[LSIM_ROLE_PROFILER];
@@ -2639,13 +2712,6 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	sc->sim.sample_period = sc->output.sample_period;
 	sc->sim.macro_steps = sc->top.macro_steps;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
-	struct progress_bridge bridge = {progress, progress_ctx};
-	if (progress) {
-		sc->sim.progress = progress_hook;
-		sc->sim.progress_ctx = &bridge;
-	}
-	struct run_rngs rngs = {0};
-	struct lsim_workload *w = NULL;
 	rc = build_network(sc, d);
 	if (rc == 0)
 		rc = setup_fleet(sc);
@@ -2662,7 +2728,33 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 		sc->sim.check_hook_ctx = sc;
 	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
-		rc = open_workload(sc, &rngs, &w, d);
+		rc = open_workload(sc, rngs, w, d);
+	return rc;
+}
+
+int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct run_rngs rngs = {0};
+	struct lsim_workload *w = NULL;
+	int rc = assemble(sc, &rngs, &w, d);
+	lsim_workload_destroy(w);
+	free_rngs(&rngs);
+	release_run(sc);
+	return rc != 0 ? lsim_diag_ensure(d, rc) : 0;
+}
+
+int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
+		      void *progress_ctx, const struct lsim_results **res,
+		      struct lsim_diag *d)
+{
+	struct run_rngs rngs = {0};
+	struct lsim_workload *w = NULL;
+	int rc = assemble(sc, &rngs, &w, d);
+	struct progress_bridge bridge = {progress, progress_ctx};
+	if (progress) {
+		sc->sim.progress = progress_hook;
+		sc->sim.progress_ctx = &bridge;
+	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (rc == 0)
@@ -2670,17 +2762,22 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	else
 		lsim_workload_destroy(w);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == 0) {
+		sc->hit_limit = sc->top.duration > 0 &&
+				lsim_now(sc->sim.eng) >= sc->top.duration;
+		sc->serving = 0;
+		sc->jobs_unfinished = 0; /* job_results sets it */
+		for (size_t i = 0; i < sc->sim.n_inst; i++)
+			sc->serving += sc->sim.inst[i]->state != LSIM_INST_STOPPED &&
+				       !sc->sim.inst[i]->failed;
+	}
 	sc->sim.progress = NULL;
 	if (rc == 0)
 		rc = lsim_sim_results(&sc->sim, &sc->res,
 				      &sc->rec_insts, &sc->rec_classes);
 	if (rc == 0)
 		rc = job_results(sc);
-	gsl_rng_free(rngs.arrivals);
-	gsl_rng_free(rngs.lengths);
-	for (size_t i = 0; i < 64; i++)
-		gsl_rng_free(rngs.shaping[i]);
-	free(rngs.trace.path);
+	free_rngs(&rngs);
 	if (rc != 0) /* allocation failures come bare: give them a message */
 		return lsim_diag_ensure(d, rc);
 	sc->res.wall_s = (double)(t1.tv_sec - t0.tv_sec) +
@@ -2696,6 +2793,33 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	info->perf_model = sc->perf_desc;
 	*res = &sc->res;
 	return 0;
+}
+
+bool lsim_scenario_unfinished(const struct lsim_scenario *sc, char *buf, size_t size)
+{
+	const struct lsim_summary *m = &sc->res.summary;
+	double jobs_left = sc->jobs_unfinished;
+	if (sc->runs == 0 || (m->unfinished <= 0 && jobs_left <= 0))
+		return false;
+	char what[160] = "", dur[48];
+	size_t n = 0;
+	if (m->unfinished > 0)
+		n += (size_t)snprintf(what, sizeof what, "%.0f of %.0f requests",
+				      m->unfinished, m->requests);
+	if (jobs_left > 0 && n < sizeof what)
+		snprintf(what + n, sizeof what - n, "%s%.0f of %.0f jobs",
+			 n ? " and " : "", jobs_left, m->jobs);
+	lsim_units_format(LSIM_K_TIME, (double)sc->top.duration, dur, sizeof dur);
+	if (sc->hit_limit)
+		snprintf(buf, size, "%s unfinished at the end of the run (it stopped at "
+			 "duration %s with them in flight)", what, dur);
+	else if (sc->serving == 0 && m->unfinished > 0)
+		snprintf(buf, size, "%s unfinished at the end of the run (no serving "
+			 "instance was left to finish them)", what);
+	else
+		snprintf(buf, size, "%s unfinished at the end of the run (nothing was left "
+			 "to happen while they waited: they stalled)", what);
+	return true;
 }
 
 void lsim_scenario_reference(struct lsim_buf *b)

@@ -7,6 +7,7 @@
 #ifndef LLMSIM_SCENARIO_H
 #define LLMSIM_SCENARIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,14 @@ int lsim_scenario_longer(const struct lsim_scenario *sc, int64_t factor,
 /* GPUs of the scenario's cluster (0 without one). */
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 
+/*
+ * Assembles the run as lsim_scenario_run would (links, instances with
+ * their memory, jobs, the workload opened) without simulating, and takes
+ * it down again: a scenario this accepts meets no refusal before the
+ * run's first event. `llmsim check`.
+ */
+int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d);
+
 typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
 				 size_t arrived);
 
@@ -45,6 +54,16 @@ typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
 int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 		      void *progress_ctx, const struct lsim_results **res,
 		      struct lsim_diag *d);
+
+/*
+ * After a run that left requests (or training jobs) unfinished: writes
+ * "N of M requests unfinished at the end of the run (why)" into buf - it
+ * stopped at duration with them in flight, no serving instance was left,
+ * or they stalled with no event left - and returns true; false when every
+ * request and job ended (or before any run). The summary's unfinished
+ * field holds the count.
+ */
+bool lsim_scenario_unfinished(const struct lsim_scenario *sc, char *buf, size_t size);
 
 /* Appends the Markdown reference of every scenario key to b. */
 void lsim_scenario_reference(struct lsim_buf *b);

@@ -638,6 +638,8 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 	}
 	if (rc == 0 && o->csv)
 		rc = lsim_report_csv_write(tmp, res, &d);
+	char why[400];
+	bool unfinished = rc == 0 && lsim_scenario_unfinished(sc, why, sizeof why);
 	if (rc == 0 && (remove_dir(fin) != 0 || rename(tmp, fin) != 0)) {
 		struct stat st;
 		if ((errno == ENOTEMPTY || errno == EEXIST) && stat(fin, &st) == 0)
@@ -655,6 +657,8 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 		fputc('\n', stderr);
 		return lsim_cli_fail(&d, rc);
 	}
+	if (unfinished)
+		fprintf(stderr, "llmsim: warning: run %s: %s\n", id, why);
 	return 0;
 }
 
@@ -665,8 +669,31 @@ struct plan {
 	size_t n;
 };
 
-/* Loads every run's configuration of the shard; errors name the run. */
-static int plan_runs(struct lsim_sweep *sw, const struct opts *o, struct plan *p)
+/* Says which run failed (at its axis where the key is one), then why;
+ * returns the exit status. */
+static int run_refused(const struct lsim_sweep *sw, const struct opts *o, size_t i,
+		       const char *const *sets, size_t n_sets, const struct lsim_diag *d,
+		       int rc)
+{
+	int line, col;
+	const char *axis;
+	if (lsim_sweep_where(sw, i, d->key, &line, &col, &axis))
+		fprintf(stderr, "llmsim: %s:%d:%d: axes.%s: run %zu:", o->sweep,
+			line, col, axis, i + 1);
+	else
+		fprintf(stderr, "llmsim: %s: run %zu:", o->sweep, i + 1);
+	for (size_t k = 0; k < n_sets; k++)
+		fprintf(stderr, " %s", sets[k]);
+	fputc('\n', stderr);
+	return lsim_cli_fail(d, rc);
+}
+
+/* Loads every run's configuration of the shard (errors name the run), and
+ * no two may be the same. With assemble, then assembles each as a run
+ * would (lsim_scenario_check): what a run would refuse before its first
+ * event stops the sweep before any run. */
+static int plan_runs(struct lsim_sweep *sw, const struct opts *o, bool assemble,
+		     struct plan *p)
 {
 	size_t total = lsim_sweep_n_runs(sw);
 	p->run = malloc((total ? total : 1) * sizeof *p->run);
@@ -684,19 +711,8 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, struct plan *p
 		struct lsim_diag d = {0};
 		struct lsim_scenario *sc = NULL;
 		int rc = lsim_scenario_load(lsim_sweep_scenario(sw), sets, n_sets, &sc, &d);
-		if (rc != 0) {
-			int line, col;
-			const char *axis;
-			if (lsim_sweep_where(sw, i, d.key, &line, &col, &axis))
-				fprintf(stderr, "llmsim: %s:%d:%d: axes.%s: run %zu:", o->sweep,
-					line, col, axis, i + 1);
-			else
-				fprintf(stderr, "llmsim: %s: run %zu:", o->sweep, i + 1);
-			for (size_t k = 0; k < n_sets; k++)
-				fprintf(stderr, " %s", sets[k]);
-			fputc('\n', stderr);
-			return lsim_cli_fail(&d, rc);
-		}
+		if (rc != 0)
+			return run_refused(sw, o, i, sets, n_sets, &d, rc);
 		snprintf(p->id[p->n], sizeof p->id[p->n], "%s", lsim_scenario_run_id(sc));
 		lsim_scenario_destroy(sc);
 		for (size_t k = 0; k < p->n; k++)
@@ -708,6 +724,20 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, struct plan *p
 				return LSIM_EXIT_BADINPUT;
 			}
 		p->run[p->n++] = i;
+	}
+	for (size_t k = 0; assemble && k < p->n; k++) {
+		size_t n_sets = 0;
+		const char *const *sets = lsim_sweep_sets(sw, p->run[k], &n_sets);
+		if (!sets)
+			return lsim_cli_nomem();
+		struct lsim_diag d = {0};
+		struct lsim_scenario *sc = NULL;
+		int rc = lsim_scenario_load(lsim_sweep_scenario(sw), sets, n_sets, &sc, &d);
+		if (rc == 0)
+			rc = lsim_scenario_check(sc, &d);
+		lsim_scenario_destroy(sc);
+		if (rc != 0)
+			return run_refused(sw, o, p->run[k], sets, n_sets, &d, rc);
 	}
 	return 0;
 }
@@ -741,7 +771,7 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 		     const char *how)
 {
 	memset(f, 0, sizeof *f);
-	int status = plan_runs(sw, o, &f->p);
+	int status = plan_runs(sw, o, true, &f->p);
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
 	if (status == 0 && lsim_cli_make_dirs(f->runs) != 0) {
@@ -975,7 +1005,7 @@ static int sweep_run_mpi(struct lsim_sweep *sw, const struct opts *o, int rank, 
 static int sweep_status(struct lsim_sweep *sw, const struct opts *o)
 {
 	struct plan p = {0};
-	int status = plan_runs(sw, o, &p);
+	int status = plan_runs(sw, o, false, &p);
 	char dbpath[4200];
 	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", o->outdir);
 	sqlite3 *db = NULL;

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,57 @@ static int find_unit(const struct unit *u, size_t n, const char *suffix,
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+static const char why_no_unit[] = "no unit";
+static const char why_no_time_unit[] = "no time unit (write $N/h)";
+
+static bool dimensioned(enum lsim_ktype t)
+{
+	return t == LSIM_K_TIME || t == LSIM_K_BYTES || t == LSIM_K_BW ||
+	       t == LSIM_K_POWER || t == LSIM_K_PRICE;
+}
+
+bool lsim_units_missing(enum lsim_ktype t, const char *text, char *hint,
+			size_t size)
+{
+	double v;
+	const char *why = NULL;
+	if (!dimensioned(t) || !text ||
+	    lsim_units_parse(t, text, &v, &why) == 0 ||
+	    (why != why_no_unit && why != why_no_time_unit))
+		return false;
+	/* the number as written, without blanks and a leading '$' */
+	while (isspace((unsigned char)*text))
+		text++;
+	if (*text == '$')
+		text++;
+	char num[64];
+	size_t len = strlen(text);
+	while (len > 0 && isspace((unsigned char)text[len - 1]))
+		len--;
+	if (len >= sizeof num)
+		len = sizeof num - 1;
+	memcpy(num, text, len);
+	num[len] = '\0';
+	switch (t) {
+	case LSIM_K_TIME:
+		snprintf(hint, size, "write %ss or %sms", num, num);
+		break;
+	case LSIM_K_BYTES:
+		snprintf(hint, size, "write %sGB, %sGiB or %sB", num, num, num);
+		break;
+	case LSIM_K_BW:
+		snprintf(hint, size, "write %sGB/s or %sGb/s", num, num);
+		break;
+	case LSIM_K_POWER:
+		snprintf(hint, size, "write %sW or %skW", num, num);
+		break;
+	default:
+		snprintf(hint, size, "write $%s/h", num);
+		break;
+	}
+	return true;
+}
+
 int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 		     const char **why)
 {
@@ -73,7 +125,8 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 	}
 	while (isspace((unsigned char)*text))
 		text++;
-	if (t == LSIM_K_PRICE && *text == '$')
+	bool dollar = t == LSIM_K_PRICE && *text == '$';
+	if (dollar)
 		text++;
 	if (!*text) {
 		*why = "empty value";
@@ -99,6 +152,13 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 	memcpy(suffix, end, len);
 	suffix[len] = '\0';
 
+	/* a dimensioned quantity says its unit: a bare 400 for a bandwidth
+	 * would be 400 B/s, rarely what was meant. Exactly 0 reads the same
+	 * in every unit. */
+	if (dimensioned(t) && v != 0 && !suffix[0]) {
+		*why = dollar ? why_no_time_unit : why_no_unit;
+		return LSIM_EINVAL;
+	}
 	double f = 1.0;
 	int rc = 0;
 	switch (t) {

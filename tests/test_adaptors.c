@@ -510,9 +510,9 @@ static void test_schedule_lookup(void **state)
 	assert_int_equal(ask(&p, &g, NULL, hms(18, 0, 0)), 1);
 	pol_close(&p);
 
-	/* plain numbers are seconds; a 1 h period; an offset of 40 min */
+	/* 0 needs no unit; a 1 h period; an offset of 40 min */
 	pol_start(&p, "schedule",
-		  "{table: \"0:1,1800:7,45min:2\", period: 1h, offset: 40min}");
+		  "{table: \"0:1,1800s:7,45min:2\", period: 1h, offset: 40min}");
 	assert_int_equal(ask(&p, &g, NULL, 0), 7);		  /* 40 min */
 	assert_int_equal(ask(&p, &g, NULL, hms(0, 5, 0)), 2);	  /* 45 min */
 	assert_int_equal(ask(&p, &g, NULL, hms(0, 20, 0)), 1);	  /* 0 min */
@@ -540,6 +540,7 @@ static void test_schedule_bad_tables(void **state)
 		"24h:1",	   /* not before the period */
 		"-1h:2",	   /* negative time */
 		"8 parsecs:2",	   /* unknown unit */
+		"0h:1,8:2",	   /* no unit */
 		"0h:99999999999", /* too large */
 	};
 	char yaml[128];

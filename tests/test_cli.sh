@@ -2,7 +2,8 @@
 # test_cli.sh - the command line end to end: help and version, `check`,
 # bad input (exit 2, message naming file, line and key, no report left
 # behind), `run` outputs, --set and --seed, determinism (byte-identical
-# CSV and HDF5 for the same seed), and the golden summary of small.yaml.
+# CSV and HDF5 for the same seed), the warning about unfinished requests,
+# and the golden summary of small.yaml.
 set -u
 exe=${LSIM_EXE:?}
 src=${LSIM_SOURCE_ROOT:?}
@@ -662,6 +663,19 @@ if grep -qx 'trace_lines_skipped,3,' "$tmp/big/summary.csv" && grep -qx 'request
 else
 	bad "2^31 - 1 tokens with on_error: skip: $(grep -E '^(requests|trace_lines_skipped),' "$tmp/big/summary.csv" 2>&1)"
 fi
+
+# unfinished requests: one warning line on stderr, the count in the summary,
+# exit 0 (the simulation is complete as asked); none on a clean run. At
+# duration 5s, 99 of small.yaml's requests have arrived and 44 are in flight.
+"$exe" run "$scen/small.yaml" -o "$tmp/cut" --csv --quiet --set duration=5s >/dev/null 2>"$tmp/err"; rc=$?
+want="llmsim: warning: 44 of 99 requests unfinished at the end of the run (it stopped at duration 5s with them in flight)"
+st3=$(tail -n +2 "$tmp/cut/requests.csv" | awk -F, '$10 == 3 { n++ } END { print n + 0 }')
+[ $rc -eq 0 ] && [ "$(cat "$tmp/err")" = "$want" ] && grep -qx 'unfinished,44,' "$tmp/cut/summary.csv" && [ "$st3" = 44 ] \
+	&& ok "unfinished requests: one warning line, summary unfinished 44" \
+	|| bad "unfinished warning: rc=$rc status-3 rows $st3, stderr: $(cat "$tmp/err")"
+"$exe" run "$scen/small.yaml" -o "$tmp/clean" --quiet >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && ok "a run that finishes every request warns of nothing" \
+	|| bad "clean run: rc=$rc stderr: $(cat "$tmp/err")"
 
 # golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
 if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then

@@ -79,6 +79,18 @@ static void test_errors_name_line_and_key(void **state)
 	assert_int_equal(bind_text("sec:\n  rate: 1\n  period: 3 furlongs\n", &o, &d), LSIM_EINVAL);
 	assert_string_equal(d.key, "sec.period");
 	assert_non_null(strstr(d.msg, "time unit"));
+	/* a duration or size without a unit, at its line and column, with
+	 * what to write; 0 needs none */
+	assert_int_equal(bind_text("sec:\n  rate: 1\n  period: 3\n", &o, &d), LSIM_EINVAL);
+	assert_int_equal(d.line, 3);
+	assert_int_equal(d.col, 11);
+	assert_string_equal(d.key, "sec.period");
+	assert_string_equal(d.msg, "3 has no unit; write 3s or 3ms");
+	assert_int_equal(bind_text("sec:\n  rate: 1\n  memory: 80\n", &o, &d), LSIM_EINVAL);
+	assert_string_equal(d.msg, "80 has no unit; write 80GB, 80GiB or 80B");
+	assert_int_equal(bind_text("sec:\n  rate: 1\n  period: 0\n  memory: 0.0\n", &o, &d), 0);
+	assert_int_equal(o.period, 0);
+	assert_true(o.mem == 0);
 	/* missing required */
 	assert_int_equal(bind_text("sec:\n  count: 2\n", &o, &d), LSIM_EINVAL);
 	assert_string_equal(d.key, "sec.rate");
@@ -88,6 +100,26 @@ static void test_errors_name_line_and_key(void **state)
 	/* a section where a value belongs */
 	assert_int_equal(bind_text("sec:\n  rate:\n    a: 1\n", &o, &d), LSIM_EINVAL);
 	assert_int_equal(d.line, 3);
+}
+
+/* A table whose default has no unit (a policy's declaration, say) is
+ * refused where it is used, naming the default as the culprit. */
+static void test_default_without_unit(void **state)
+{
+	(void)state;
+	static const struct lsim_keydef bad[] = {
+		{"window", LSIM_K_TIME, D(period), "30", LSIM_NOBOUNDS, NULL, "a window"},
+	};
+	struct lsim_doc *doc = NULL;
+	struct lsim_diag d = {0};
+	struct demo o;
+	assert_int_equal(lsim_doc_load_string("sec: {}\n", "demo.yaml", &doc, &d), 0);
+	assert_int_equal(lsim_cfg_bind(doc, lsim_node_get(doc->root, "sec"), "sec", bad, 1,
+				       NULL, &o, &d),
+			 LSIM_EINVAL);
+	assert_string_equal(d.key, "sec.window");
+	assert_string_equal(d.msg, "the declared default 30 has no unit; write 30s or 30ms");
+	lsim_doc_destroy(doc);
 }
 
 static void test_yaml_errors(void **state)
@@ -166,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_units),
 		cmocka_unit_test(test_errors_name_line_and_key),
+		cmocka_unit_test(test_default_without_unit),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_overrides),
 		cmocka_unit_test(test_dump_reparses),

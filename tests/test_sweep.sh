@@ -7,6 +7,7 @@
 #    the database passes PRAGMA integrity_check, holds every run exactly
 #    once and the same results; no half-written run folder is left, and
 #    every run folder holds an HDF5 report;
+#  - a run leaving requests unfinished gets one warning line;
 #  - bad sweep files and arguments get a message and exit 2.
 set -u
 exe=${LSIM_EXE:?}
@@ -224,6 +225,18 @@ expect_bad "range outside random" "a range {min, max} needs mode: random" "scena
 axes: {workload.rate_scale: {min: 1, max: 2}}"
 "$exe" sweep "$sweep" --jobs 0 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "jobs: '0' is not a number of processes" "$tmp/err" && ok "bad --jobs" || bad "--jobs 0: rc=$rc"
+
+# a run that leaves requests unfinished (small.yaml stopped at 5 s: 44 of
+# its 99 arrived requests in flight) is recorded, and the sweep says so in
+# one warning line naming the run; the full run next to it says nothing
+printf 'scenario: %s\naxes:\n  duration: [5s, 0]\n' "$src/tests/data/scenarios/small.yaml" > "$tmp/cut.yaml"
+"$exe" sweep "$tmp/cut.yaml" -o "$tmp/cut" --quiet >/dev/null 2>"$tmp/err"; rc=$?
+w=$(grep -c . "$tmp/err")
+[ $rc -eq 0 ] && [ "$w" = 1 ] \
+	&& grep -q '^llmsim: warning: run [0-9a-f]\{16\}: 44 of 99 requests unfinished at the end of the run (it stopped at duration 5s' "$tmp/err" \
+	&& [ "$(sqlite3 "$tmp/cut/results.sqlite" "SELECT group_concat(value) FROM (SELECT value FROM metrics WHERE name = 'unfinished' ORDER BY value)")" = "0.0,44.0" ] \
+	&& ok "a run with unfinished requests: one warning line, recorded with unfinished 44" \
+	|| bad "sweep unfinished warning: rc=$rc lines $w: $(cat "$tmp/err")"
 
 # random sampling: the draws depend on sample_seed only
 printf 'scenario: quickstart.yaml\nmode: random\nsamples: 3\naxes:\n  workload.rate_scale: {min: 0.5, max: 2, log: true}\n  scheduler.router: [round_robin, least_outstanding]\n' > "$tmp/rand.yaml"

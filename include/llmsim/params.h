@@ -16,11 +16,13 @@ enum lsim_ktype {
 	LSIM_K_BOOL,   /* bool */
 	LSIM_K_STRING, /* const char * (points into the doc or a literal) */
 	LSIM_K_ENUM,   /* int: index into choices "a|b|c" */
-	LSIM_K_TIME,   /* lsim_time ns: "250ms", "2s"; plain number = seconds */
-	LSIM_K_BYTES,  /* double bytes: "80GB", "24GiB"; plain = bytes */
-	LSIM_K_BW,     /* double B/s: "64GB/s", "100Gb/s"; plain = B/s */
-	LSIM_K_POWER,  /* double W: "700W", "1.2kW"; plain = W */
-	LSIM_K_PRICE,  /* double USD/hour: "$2.5/h"; plain = USD/hour */
+	/* values with a dimension: the text must give a unit (only 0 may go
+	 * without); a bare number is refused, defaults included */
+	LSIM_K_TIME,   /* lsim_time ns: "250ms", "2s" */
+	LSIM_K_BYTES,  /* double bytes: "80GB", "24GiB", "512B" */
+	LSIM_K_BW,     /* double B/s: "64GB/s", "100Gb/s" */
+	LSIM_K_POWER,  /* double W: "700W", "1.2kW" */
+	LSIM_K_PRICE,  /* double USD/hour: "$2.5/h" */
 };
 
 struct lsim_keydef {
