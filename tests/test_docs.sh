@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_docs.sh - the figures quoted in README.md and docs/ that come from
-# running llmsim (tests/docs/figures.tsv, described in
+# running llmsim (tests/docs/*.tsv, one per document, described in
 # tests/docs/README.md): for each row, the quoted text must stand in its
 # document, and the command written beside it, run now, must give the
 # quoted value to its printed precision. One ok/FAIL line per figure.
@@ -10,7 +10,7 @@ set -u
 exe=${LSIM_EXE:?}
 src=${LSIM_SOURCE_ROOT:?}
 which=${1:-fast}
-catalogue=${LSIM_FIGURES:-$src/tests/docs/figures.tsv}
+catalogues=${LSIM_FIGURES:-$src/tests/docs/*.tsv}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0 n=0
@@ -94,7 +94,7 @@ while IFS=$'\t' read -r doc quoted speed value extract cmd; do
 	else
 		ok "$label ($got)"
 	fi
-done < "$catalogue"
+done < <(cat $catalogues)
 
 echo "$n figures, $fails failed"
 [ "$n" -gt 0 ] && [ "$fails" -eq 0 ]
