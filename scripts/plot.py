@@ -4,7 +4,8 @@ matplotlib; run it with /usr/bin/python3).
 
   scripts/plot.py RUN_DIR -o FIG_DIR
       latency.png      TTFT and end-to-end latency CDFs
-      utilisation.png  GPU utilisation per instance and active instances over time
+      utilisation.png  GPU utilisation (work at peak rates / time: the time series'
+                       gpu_util) per instance and active instances over time
       queues.png       waiting requests per instance over time
 
   scripts/plot.py SWEEP_DIR -o FIG_DIR [--by KEY]
@@ -103,7 +104,7 @@ def plot_run(path, out):
     for i in np.unique(ts["instance"]):
         s = ts[ts["instance"] == i]
         ax[0].plot(s["t"], s["gpu_util"], lw=0.8, label=f"instance {i}")
-    ax[0].set_ylabel("GPU utilisation")
+    ax[0].set_ylabel("GPU utilisation\n(work at peak rates / time)")
     ax[0].legend(fontsize=7, ncol=4)
     t, n = active(ts)
     ax[1].step(t, n, where="post")
@@ -179,7 +180,7 @@ def plot_sweep(path, out, by):
         ax[0].plot(t0, u[:m] / len(rs), lw=0.8, label=f"{by} = {v}")
         ax[1].step(t0, n[:m] / len(rs), where="post", label=f"{by} = {v}")
         aq.plot(t0, q[:m] / len(rs), lw=0.8, label=f"{by} = {v}")
-    ax[0].set_ylabel("mean GPU utilisation")
+    ax[0].set_ylabel("mean GPU utilisation\n(work at peak rates / time)")
     ax[1].set_ylabel("active instances")
     ax[1].set_xlabel("time (s)")
     ax[0].legend(fontsize=8)

@@ -1108,7 +1108,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		struct lsim_ts_sample *t = &s->ts[s->n_ts++];
 		t->t = lsim_time_to_s(now);
 		t->instance = in->id;
-		t->gpu_util = util;
+		t->gpu_util = power_u;
 		int32_t total = lsim_instance_kv_blocks(in);
 		t->kv_util = total > 0 ? 1.0 - (double)lsim_kv_free(in->kv) /
 						       (double)total
@@ -1116,9 +1116,9 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->queue_len = (int32_t)in->wait_len;
 		t->running = in->service_mode ? in->busy_servers
 					      : (int32_t)in->run_len;
-		/* Power follows the GPUs' utilisation (work at peak rates); the
-		 * busy fraction, KV and rate columns are what the monitor
-		 * reports. */
+		/* Power follows the GPUs' utilisation (work at peak rates, of
+		 * the steps that ended since the last account); the busy
+		 * fraction, KV and rate columns are what the monitor reports. */
 		t->power_w = in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
 		struct lsim_monitor_sample raw = {
 			.t = now, .instance = in->id, .gpu_util = util,
@@ -1135,7 +1135,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 			const struct lsim_monitor_ops *ops = s->monitor->type->ops;
 			ops->observe(s->monitor->state, &raw, &in->mon);
 		}
-		t->gpu_util = in->mon.gpu_util;
+		t->gpu_busy = in->mon.gpu_util;
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
 	}
@@ -1538,6 +1538,14 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		if (in->service_mode)
 			busy /= (double)in->cfg.max_num_seqs;
 		o->busy_s = busy;
+		/* service mode: its service times are all it does */
+		if (in->service_mode)
+			o->work_s = busy;
+		o->model_flops = in->flops * in->tp;
+		o->hbm_bytes = in->bytes * in->tp;
+		bool model = !in->service_mode && in->gpu;
+		lsim_inst_record_rates(o, model ? in->gpu->bf16_flops : 0,
+				       model ? in->gpu->hbm_bw : 0);
 		o->iterations = in->iterations;
 		o->tokens = in->tokens;
 		o->preemptions = in->preemptions;

@@ -490,6 +490,42 @@ energy_ok() {
 "$exe" run "$scen/pp_saturated.yaml" -o "$tmp/pw2" --csv --quiet --set power.alpha=1 >/dev/null 2>&1
 energy_ok "$tmp/pw1" && energy_ok "$tmp/pw2" && ok "energy from utilisation: idle x lifetime + (tdp - idle) x work, per GPU" \
 	|| bad "energy: $(cut -d, -f4,6,8,14,24,26 "$tmp/pw1/instances.csv" "$tmp/pw2/instances.csv")"
+# MFU and MBU by hand (docs/output.md): one request of 1,000 prompt and 200
+# output tokens on one H100-SXM (989 TFLOP/s, 3.35 TB/s) serving
+# Llama-3.1-8B (32 layers, hidden 4096, 32 heads and 8 KV heads of 128, MLP
+# 14,336 gated, vocabulary 128,256, 2 B a value): a prefill of 1,000 tokens
+# (its first token), then 199 decodes at contexts 1,000 .. 1,198. A step of
+# T tokens after p cached ones does 32 x (2 T x 218,103,808 + 4 x 128 x 32
+# x (T p + T (T + 1) / 2)) FLOPs plus 2 x 4,096 x 128,256 for the LM head
+# of its one sequence, and moves the bytes of the roofline's operator table
+# (docs/perf-model.md: weights once, activations, the KV it reads and
+# writes). MFU = FLOPs / ((stop - start) x 989e12), MBU = bytes / ((stop -
+# start) x 3.35e12); the summary's, over one instance, are its own.
+printf 'name: one\nseed: 1\ninstances: [{model: Llama-3.1-8B, gpu: H100-SXM, replicas: 1}]\nworkload: {rate: 1, count: 1, prompt: {dist: fixed, value: 1000}, output: {dist: fixed, value: 200}}\n' > "$tmp/mfu.yaml"
+"$exe" run "$tmp/mfu.yaml" -o "$tmp/mfu" --csv > "$tmp/mfu.out" 2>"$tmp/err" || bad "MFU run: $(cat "$tmp/err")"
+hand=$(awk -F, 'function step(T, p,   pairs, lay) {
+		pairs = T * p + T * (T + 1) / 2
+		F += 32 * (2 * T * 218103808 + 4 * 128 * 32 * pairs) + 2 * 4096 * 128256
+		lay = 2 * (2 * T * h + h) + h * (q + 2 * kv) + T * (h + q + 2 * kv) + 2 * T * (q + kv) \
+			+ 2 * kv * (p + T + T) + 2 * T * q + q * h + T * (q + h) + 2 * h * f + T * (h + 2 * f) \
+			+ 3 * T * f + f * h + T * (f + h)
+		B += (32 * lay + 2 * T * h + (2 * T * h + h) + h * V + (h + V)) * 2 }
+	NR == 2 { h = 4096; q = 4096; kv = 1024; f = 14336; V = 128256
+		step(1000, 0); for (k = 0; k < 199; k++) step(1, 1000 + k)
+		t = $8 - $6; mfu = F / (t * 989e12); mbu = B / (t * 3.35e12)
+		d = ($30 - F) / F; e = ($31 - B) / B; g = ($32 - mfu) / mfu; i = ($33 - mbu) / mbu
+		ok = d * d < 1e-20 && e * e < 1e-20 && g * g < 1e-18 && i * i < 1e-18
+		printf "%s MFU %.4f MBU %.4f (%.6g FLOPs, %.6g B over %.9g s)", ok ? "ok" : "bad", mfu, mbu, F, B, t }' "$tmp/mfu/instances.csv")
+printed=$(grep -o 'MFU [0-9.]*  MBU [0-9.]*' "$tmp/mfu.out" | tr -s ' ')
+case "$hand" in
+ok*"$printed "*) ok "MFU and MBU by hand: $hand" ;;
+*) bad "MFU/MBU: hand $hand, printed '$printed', csv $(cut -d, -f8,30-33 "$tmp/mfu/instances.csv" | tail -1)" ;;
+esac
+for k in mfu mbu; do
+	[ "$(grep "^$k," "$tmp/mfu/summary.csv" | cut -d, -f2)" = "$(tail -1 "$tmp/mfu/instances.csv" | cut -d, -f$([ $k = mfu ] && echo 32 || echo 33))" ] \
+		|| bad "summary $k is not the one instance's"
+done
+
 # cost and carbon: an offer's price per GPU (aws-p5.48xlarge: $55.04/h for
 # 8 GPUs) with its billing (per second, 60 s minimum: the 19 s run pays 60 s);
 # carbon = facility energy x 481 g/kWh
@@ -535,9 +571,9 @@ same=$(tail -n +2 "$tmp/nf/instances.csv" | awk -F, '$22 >= 0 { if ($5 in t && t
 "$exe" run "$src/examples/failures.yaml" -o "$tmp/mix" --csv --quiet --set failures.mtbf=0 \
 	--set instances.0.price=gcp-a3-highgpu-8g --set instances.0.spot=true --set failures.spot_mtbr=10min \
 	--set instances.0.on_demand_base=1 --set instances.0.on_demand_percent=50 >/dev/null 2>"$tmp/err" || bad "spot mix: $(cat "$tmp/err")"
-# (the spot flag is the last column of /instances; replacements of the
+# (the spot flag is column 27 of /instances; replacements of the
 # reclaimed spot replica are spot again, the on-demand share being kept)
-mix=$(awk -F, 'NR > 1 { printf "%s", $NF }' "$tmp/mix/instances.csv")
+mix=$(awk -F, 'NR == 1 && $27 != "spot" { exit } NR > 1 { printf "%s", $27 }' "$tmp/mix/instances.csv")
 case "$mix" in 0010*) ;; *) mix=bad ;; esac
 [ "$mix" != bad ] && [ -z "$(printf '%s' "${mix#0010}" | tr -d 1)" ] && [ -n "${mix#0010}" ] \
 	&& [ "$(fs mix completed)" = "$(fs mix requests)" ] && [ "$(fs mix spot_reclaims)" -gt 0 ] \
