@@ -176,14 +176,20 @@ static void print_summary(const struct lsim_results *r)
 	fmt_or_na(mbu, sizeof mbu, 4, s->mbu);
 	printf("  GPU        util %.3f  busy %.3f  MFU %s  MBU %s   preemptions %.0f\n",
 	       s->gpu_util, s->gpu_busy, mfu, mbu, s->preemptions);
-	printf("  SLO        attainment %.3f   goodput %.3f req/s\n", s->slo_attainment,
-	       s->goodput_rps);
+	if (isnan(s->slo_attainment))
+		printf("  SLO        no SLO declared\n");
+	else
+		printf("  SLO        attainment %.3f   goodput %.3f req/s\n", s->slo_attainment,
+		       s->goodput_rps);
 	for (size_t i = 0; i < r->n_classes; i++) {
 		const struct lsim_class_record *c = &r->classes[i];
-		printf("    %-12s %5.0f requests  %5.0f rejected  attainment %.3f  "
-		       "TTFT mean %.4f s\n",
-		       c->name, c->requests, c->rejected, c->slo_attainment,
-		       c->ttft_mean_s);
+		char att[32];
+		if (isnan(c->slo_attainment))
+			snprintf(att, sizeof att, "no SLO declared");
+		else
+			snprintf(att, sizeof att, "attainment %.3f", c->slo_attainment);
+		printf("    %-12s %5.0f requests  %5.0f rejected  %s  TTFT mean %.4f s\n",
+		       c->name, c->requests, c->rejected, att, c->ttft_mean_s);
 	}
 	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_kwh, s->cost_usd);
 	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,

@@ -212,8 +212,8 @@ struct lsim_class_record {
 	X(prefix_hit_rate, "", "share of admitted prompt tokens found in the prefix cache") \
 	X(trace_lines_skipped, "", "malformed trace lines skipped (workload.on_error: skip)") \
 	X(trace_zero_output, "", "trace requests with 0 output tokens, failed in the trace (workload.zero_output)") \
-	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
-	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
+	X(slo_attainment, "", "of the requests of classes with a target, the fraction finished within every target of their class (NaN: no SLO declared)") \
+	X(goodput_rps, "1/s", "requests within every target of their class per second of makespan (NaN: no SLO declared)") \
 	X(gpu_util, "", "GPUs' utilisation: work at peak rates / GPU-time held")  \
 	X(gpu_busy, "", "share of the GPU-time held with a batch running")      \
 	X(mfu, "", "model FLOPs / (GPU-time held x peak FLOP/s)")               \

@@ -5,6 +5,7 @@
  * handed to the report sinks.
  */
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1264,6 +1265,13 @@ static double ns_to_s_or_neg(lsim_time t)
 	return t < 0 ? -1.0 : lsim_time_to_s(t);
 }
 
+/* Whether class c declares a target (an SLO): attainment is defined
+ * only against one. */
+static bool declares_slo(const struct lsim_qos_class *c)
+{
+	return c && (c->ttft > 0 || c->tpot > 0 || c->e2e > 0);
+}
+
 /* Did request q finish within each target of class c? (bit 0 TTFT,
  * bit 1 TPOT, bit 2 E2E; a missing target is met.) */
 static int targets_met(const struct lsim_req_record *q,
@@ -1296,6 +1304,7 @@ static int add_to_class(void *ctx, const struct lsim_req_record *q)
 	struct class_acc *a = ctx;
 	struct lsim_class_record *c = &a->cr[q->qos_class];
 	int m = targets_met(q, &a->s->classes[q->qos_class]);
+	/* (attainments of targets the class lacks are NaN in the end) */
 	c->requests += 1;
 	c->completed += q->status == LSIM_REQ_FINISHED;
 	c->rejected += q->status == LSIM_REQ_REJECTED;
@@ -1335,6 +1344,7 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 	double span = r->summary.makespan_s;
 	for (size_t c = 0; c < n; c++) {
 		struct lsim_class_record *k = &cr[c];
+		const struct lsim_qos_class *q = &s->classes[c];
 		if (span > 0)
 			k->goodput_rps = k->slo_attainment / span;
 		if (k->completed > 0)
@@ -1345,6 +1355,15 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 			k->e2e_attainment /= k->requests;
 			k->slo_attainment /= k->requests;
 		}
+		/* attainment only against a declared target */
+		if (q->ttft <= 0)
+			k->ttft_attainment = NAN;
+		if (q->tpot <= 0)
+			k->tpot_attainment = NAN;
+		if (q->e2e <= 0)
+			k->e2e_attainment = NAN;
+		if (!declares_slo(q))
+			k->slo_attainment = k->goodput_rps = NAN;
 	}
 	free(ttft_sum);
 	if (rc != 0) {
@@ -1386,8 +1405,8 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 		double span = (double)(q->finish - q->first_sched) * (in ? in->n_gpus : 1);
 		o->gpu_util_mean = q->gpu_ns / span;
 	}
-	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
-						 : NULL) == 7;
+	const struct lsim_qos_class *c = s->n_classes ? &s->classes[q->qos_class] : NULL;
+	o->slo_met = !declares_slo(c) ? -1 : targets_met(o, c) == 7;
 }
 
 struct tenant_acc {

@@ -1570,6 +1570,14 @@ const char *lsim_scenario_run_id(const struct lsim_scenario *sc)
 	return sc->run_id;
 }
 
+bool lsim_scenario_declares_slo(const struct lsim_scenario *sc)
+{
+	for (size_t i = 0; i < sc->n_classes; i++)
+		if (sc->classes[i].ttft > 0 || sc->classes[i].tpot > 0 || sc->classes[i].e2e > 0)
+			return true;
+	return false;
+}
+
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc)
 {
 	int64_t n = 0;

@@ -7,6 +7,7 @@
 #ifndef LLMSIM_SCENARIO_H
 #define LLMSIM_SCENARIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,9 @@ const char *lsim_scenario_effective(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
 /* Stable id of (effective config, seed): 16 hex digits. */
 const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
+/* Whether a QoS class declares a target (classes[].ttft, tpot or e2e):
+ * slo_attainment and goodput_rps are defined only then. */
+bool lsim_scenario_declares_slo(const struct lsim_scenario *sc);
 /* GPUs of the scenario's cluster (0 without one). */
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 

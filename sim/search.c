@@ -49,6 +49,12 @@ static bool summary_value(const struct lsim_summary *s, const char *name, double
 	return false;
 }
 
+/* Whether a metric is defined only against declared SLOs. */
+static bool slo_metric(const char *name)
+{
+	return !strcmp(name, "slo_attainment") || !strcmp(name, "goodput_rps");
+}
+
 /* Parses "name<=v,name>=v"; names must be summary fields. */
 static int parse_slo(struct search *s, const char *text)
 {
@@ -116,6 +122,17 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 		struct lsim_scenario *sc = NULL;
 		const struct lsim_results *res = NULL;
 		int rc = lsim_scenario_load(s->scenario, all, n, &sc, &d);
+		for (size_t i = 0; rc == 0 && i < s->n_c; i++)
+			if (slo_metric(s->c[i].name) && !lsim_scenario_declares_slo(sc)) {
+				fprintf(stderr,
+					"llmsim: --slo: %s: no SLO declared in %s: no classes[] entry "
+					"sets a ttft, tpot or e2e target (declare one, or constrain a "
+					"latency such as ttft_p99_s)\n",
+					s->c[i].name, s->scenario);
+				lsim_scenario_destroy(sc);
+				free(all);
+				return LSIM_EXIT_BADINPUT;
+			}
 		if (rc == 0)
 			rc = lsim_scenario_run(sc, NULL, NULL, &res, &d);
 		if (rc != 0) {
@@ -125,10 +142,17 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 			fputc('\n', stderr);
 			status = lsim_cli_fail(&d, rc);
 		} else {
-			for (size_t i = 0; i < s->n_c; i++) {
+			for (size_t i = 0; i < s->n_c && status == 0; i++) {
 				double v = NAN;
 				summary_value(&res->summary, s->c[i].name, &v);
 				m[i] += v / (double)ns;
+				if (isnan(v)) { /* e.g. mfu with no model (service mode) */
+					fprintf(stderr,
+						"llmsim: --slo: %s is not defined in the run at %s "
+						"(docs/output.md)\n",
+						s->c[i].name, rate_set);
+					status = LSIM_EXIT_BADINPUT;
+				}
 			}
 			*cost += res->summary.cost_per_mtok_usd / (double)ns;
 		}
@@ -202,8 +226,9 @@ static const char usage_search[] =
 	"the mean over the seeds (--seeds N: seeds 1..N, overriding the file's), found\n"
 	"by bisection to a relative width --tol (default 0.02), assuming the metrics\n"
 	"worsen with the rate. Constraints name summary metrics (docs/output.md), e.g.\n"
-	"--slo ttft_p99_s<=2,slo_attainment>=0.95. Prints per configuration the rate,\n"
-	"the evaluations, each constraint's metric and cost_per_mtok_usd at that rate.\n";
+	"--slo ttft_p99_s<=2,slo_attainment>=0.95 (slo_attainment and goodput_rps need\n"
+	"a class with a target). Prints per configuration the rate, the evaluations,\n"
+	"each constraint's metric and cost_per_mtok_usd at that rate.\n";
 
 int lsim_cli_search(int argc, char **argv)
 {
@@ -282,6 +307,33 @@ int lsim_cli_search(int argc, char **argv)
 		s.seeds = (int64_t *)fs;
 		if (!fs)
 			s.n_seeds = 0;
+	}
+	/* refuse an SLO constraint without a declared SLO before any output */
+	for (size_t i = 0; rc == 0 && i < s.n_c; i++) {
+		if (!slo_metric(s.c[i].name))
+			continue;
+		size_t n_sets = 0;
+		const char *const *sets = sw ? lsim_sweep_sets(sw, 0, &n_sets) : NULL;
+		struct lsim_scenario *sc = NULL;
+		if (sw && !sets) {
+			rc = lsim_cli_nomem();
+		} else if ((rc = lsim_scenario_load(s.scenario, sets, n_sets, &sc, &d)) != 0) {
+			rc = lsim_cli_fail(&d, rc);
+		} else if (!lsim_scenario_declares_slo(sc)) {
+			fprintf(stderr,
+				"llmsim: --slo: %s: no SLO declared in %s: no classes[] entry sets a "
+				"ttft, tpot or e2e target (declare one, or constrain a latency such "
+				"as ttft_p99_s)\n",
+				s.c[i].name, s.scenario);
+			rc = LSIM_EXIT_BADINPUT;
+		}
+		lsim_scenario_destroy(sc);
+		break;
+	}
+	if (rc != 0) {
+		free(own);
+		lsim_sweep_destroy(sw);
+		return rc;
 	}
 	const char *sep = s.csv ? "," : "  ";
 	printf("configuration%smax_%s%sevaluations", sep, s.rate_key, sep);

@@ -131,7 +131,7 @@ void lsim_inst_record_rates(struct lsim_inst_record *o, double peak_flops,
 struct totals {
 	struct lsim_summary *s;
 	size_t seen;
-	double first_arrival, last_finish, out_tokens, met;
+	double first_arrival, last_finish, out_tokens, met, judged;
 	size_t n_ttft, n_tpot, n_e2e, n_wait;
 	long double wait_mean; /* gsl_stats_mean's recurrence, streamed */
 };
@@ -143,7 +143,8 @@ static int add_totals(void *ctx, const struct lsim_req_record *q)
 	if (t->seen++ == 0 || q->arrival < t->first_arrival)
 		t->first_arrival = q->arrival;
 	s->preemptions += q->preemptions;
-	t->met += q->slo_met ? 1.0 : 0.0;
+	t->met += q->slo_met == 1 ? 1.0 : 0.0;
+	t->judged += q->slo_met >= 0 ? 1.0 : 0.0; /* its class declares an SLO */
 	switch (q->status) {
 	case LSIM_REQ_FINISHED:
 		if (s->completed == 0.0 || q->finish > t->last_finish)
@@ -234,14 +235,18 @@ int lsim_summary_compute(struct lsim_results *r)
 		return rc;
 	size_t n = r->n_reqs;
 	s->requests = (double)n;
-	if (n > 0)
-		s->slo_attainment = t.met / (double)n;
 	if (s->completed > 0.0 && t.last_finish > t.first_arrival) {
 		s->makespan_s = t.last_finish - t.first_arrival;
 		s->throughput_rps = s->completed / s->makespan_s;
 		s->output_tokens_per_s = t.out_tokens / s->makespan_s;
 		s->goodput_rps = t.met / s->makespan_s;
 	}
+	/* attainment only against declared SLOs: NaN when no request's class
+	 * declares a target */
+	if (t.judged > 0)
+		s->slo_attainment = t.met / t.judged;
+	else
+		s->slo_attainment = s->goodput_rps = NAN;
 	s->queue_wait_mean_s = (double)t.wait_mean;
 
 	/* Latency distributions over completed requests. */

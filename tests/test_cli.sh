@@ -672,6 +672,28 @@ zf() { grep "^$2," "$tmp/z_$1/summary.csv" | cut -d, -f2; }
 n=$(($(wc -l < "$tmp/a/requests.csv") - 1))
 [ "$n" -eq 300 ] && ok "300 requests recorded" || bad "requests.csv has $n rows"
 
+# SLO attainment is defined only against declared SLOs: small.yaml has no
+# class, so no target - "no SLO declared" on stdout, nan in summary.csv,
+# slo_met -1 on every request. With one class of a TTFT target and one
+# without, the summary counts the first class alone, and the second has no
+# attainment of its own.
+grep -q '^  SLO        no SLO declared$' "$tmp/a.out" \
+	&& grep -qx 'slo_attainment,nan,' "$tmp/a/summary.csv" && grep -qx 'goodput_rps,nan,1/s' "$tmp/a/summary.csv" \
+	&& [ "$(awk -F, 'NR > 1 { print $14 }' "$tmp/a/requests.csv" | sort -u)" = "-1" ] \
+	&& ok "no class declares a target: no SLO declared, slo_attainment nan, slo_met -1" \
+	|| bad "no SLO: $(grep SLO "$tmp/a.out"), $(grep -E '^(slo_attainment|goodput_rps),' "$tmp/a/summary.csv" | tr '\n' ' ')"
+{ cat "$scen/small.yaml"; printf 'classes:\n  - {name: a, share: 0.5, ttft: 30ms}\n  - {name: b, share: 0.5}\n'; } > "$tmp/slo.yaml"
+"$exe" run "$tmp/slo.yaml" -o "$tmp/slo" --csv > "$tmp/slo.out" 2>&1 || bad "classes run: $(cat "$tmp/slo.out")"
+a=$(awk -F, '$1 == "a" { print $12 }' "$tmp/slo/classes.csv")
+b=$(awk -F, '$1 == "b" { print $9 "/" $10 "/" $11 "/" $12 "/" $13 }' "$tmp/slo/classes.csv")
+met=$(awk -F, 'NR > 1 && $11 == 0 { n++; m += $14 } NR > 1 && $11 == 1 && $14 != -1 { x = 1 } END { if (!x) printf "%.17g", m / n }' "$tmp/slo/requests.csv")
+att=$(grep '^slo_attainment,' "$tmp/slo/summary.csv" | cut -d, -f2)
+[ "$b" = "nan/nan/nan/nan/nan" ] && [ -n "$met" ] && [ "$att" = "$a" ] \
+	&& awk -v a="$att" -v m="$met" 'BEGIN { d = a - m; exit !(d * d < 1e-24 && a > 0 && a < 1) }' \
+	&& grep -q '^    b .* no SLO declared ' "$tmp/slo.out" \
+	&& ok "a class without a target: left out of slo_attainment ($att, class a's), its own attainment nan" \
+	|| bad "classes: a $a, b $b, met $met, summary $att, $(grep -A2 SLO "$tmp/slo.out")"
+
 # per-request resource use: every step's time is shared out over its
 # requests by tokens, so their GPU-seconds add up to the instances' busy time
 g=$(awk -F, 'NR > 1 { g += $18 } END { printf "%.6f", g }' "$tmp/a/requests.csv")

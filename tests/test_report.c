@@ -146,6 +146,32 @@ static void test_summary_values(void **state)
 	assert_true(s->sim_events == 1234); /* the caller's, untouched */
 }
 
+/* SLO attainment only against declared SLOs: requests whose class sets no
+ * target (slo_met -1) are left out; with none left it is not defined. Of
+ * the eight requests, five are judged and three met: 0.6, and goodput
+ * 3 per 6 s of makespan. */
+static void test_summary_slo(void **state)
+{
+	(void)state;
+	struct lsim_req_record q[N_REQS];
+	memcpy(q, reqs, sizeof q);
+	const int32_t met[N_REQS] = {1, 1, 0, -1, -1, 1, 0, -1};
+	for (size_t i = 0; i < N_REQS; i++)
+		q[i].slo_met = met[i];
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.reqs = q;
+	r.n_reqs = N_REQS;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_near(r.summary.slo_attainment, 0.6);
+	assert_near(r.summary.goodput_rps, 0.5);
+	for (size_t i = 0; i < N_REQS; i++)
+		q[i].slo_met = -1; /* no class declares a target */
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_true(isnan(r.summary.slo_attainment) && isnan(r.summary.goodput_rps));
+	assert_near(r.summary.throughput_rps, 5.0 / 6.0); /* the rest as before */
+}
+
 /* An instance's rates over the GPU-time it held: tp 2 x pp 2 GPUs from 1
  * s to 11 s are 40 GPU-s; work 5 s per GPU of a stage is 10 GPU-s (0.25),
  * busy 8 of 10 s; 4e15 FLOPs at 1e15 FLOP/s peak (0.1), 2e13 B at 1e12
@@ -740,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_summary_values),
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_instance_rates),
+		cmocka_unit_test(test_summary_slo),
 		cmocka_unit_test(test_sort_doubles),
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
 						remove_tmpdir),
