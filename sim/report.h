@@ -251,7 +251,7 @@ struct lsim_summary {
 
 /* Provenance and configuration of the run. */
 struct lsim_run_info {
-	const char *run_id;	 /* stable id of (scenario, overrides, seed) */
+	const char *run_id;	 /* stable id of (effective config and seed, data read) */
 	const char *scenario;	 /* scenario file path as given */
 	const char *config_yaml; /* effective configuration, YAML text */
 	const char *version;	 /* LSIM_VERSION */

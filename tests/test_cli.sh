@@ -672,6 +672,46 @@ zf() { grep "^$2," "$tmp/z_$1/summary.csv" | cut -d, -f2; }
 n=$(($(wc -l < "$tmp/a/requests.csv") - 1))
 [ "$n" -eq 300 ] && ok "300 requests recorded" || bad "requests.csv has $n rows"
 
+# run ids hash the contents of what a run reads, not its paths: a copy of
+# the data folder (LLMSIM_DATA_DIR) gives the same id, one profile value
+# changed in another copy a new one; a copy of a scenario and its trace
+# elsewhere the same id, one trace token changed a new one; likewise a perf
+# table folder. The seed and the configuration count as before.
+rid() { sed -n '1s/.*(run id \([0-9a-f]\{16\}\)).*/\1/p'; }
+for d in d1 d2; do
+	mkdir -p "$tmp/$d" && cp -r "$src/calibrate/profiles" "$src/calibrate/models.yaml" "$tmp/$d/"
+done
+sed -i 's/^mbu: 0.88$/mbu: 0.87/' "$tmp/d2/profiles/H100-SXM.yaml"
+i0=$("$exe" check "$scen/small.yaml" | rid)
+i1=$(LLMSIM_DATA_DIR="$tmp/d1" "$exe" check "$scen/small.yaml" | rid)
+i2=$(LLMSIM_DATA_DIR="$tmp/d2" "$exe" check "$scen/small.yaml" | rid)
+i3=$("$exe" check "$scen/small.yaml" --seed 12 | rid)
+i4=$("$exe" check "$scen/small.yaml" --set data_dir="$tmp/d1" | rid)
+mkdir -p "$tmp/q/data/azure_llm_2023"
+qt=data/azure_llm_2023/AzureLLMInferenceTrace_conv_1815-1845.csv
+cp "$src/examples/quickstart.yaml" "$tmp/q/" && cp "$src/examples/$qt" "$tmp/q/$qt"
+q0=$("$exe" check "$src/examples/quickstart.yaml" | rid)
+q1=$("$exe" check "$tmp/q/quickstart.yaml" | rid)
+q2=$("$exe" check "$tmp/q/quickstart.yaml" --set workload.path="$tmp/q/$qt" | rid)
+sed -i '2s/,\([0-9]*\),/,1\1,/' "$tmp/q/$qt" # one prompt length: 1 in front
+q3=$("$exe" check "$tmp/q/quickstart.yaml" | rid)
+tbl=calibrate/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16
+cp -r "$src/$tbl" "$tmp/t1" && cp -r "$src/$tbl" "$tmp/t2"
+sed -i '2s/^\([a-z_]*\),1,/\1,1,1/' "$tmp/t2/tp1/dense.csv" # its first time: 1 in front
+tq="instances: [{model: Llama-3.1-8B, gpu: RTX-4090, perf: table, perf_table: %s}]\nworkload: {count: 10}\n"
+t0=$(printf "$tq" "$src/$tbl" > "$tmp/tq0.yaml" && "$exe" check "$tmp/tq0.yaml" | rid)
+t1=$(printf "$tq" "$tmp/t1" > "$tmp/tq1.yaml" && "$exe" check "$tmp/tq1.yaml" | rid)
+t2=$(printf "$tq" "$tmp/t2" > "$tmp/tq2.yaml" && "$exe" check "$tmp/tq2.yaml" | rid)
+ids="data $i0 $i1 $i2, seed $i3, data_dir $i4, trace $q0 $q1 $q2 $q3, table $t0 $t1 $t2"
+[ -n "$i0" ] && [ "$i1" = "$i0" ] && [ "$i4" = "$i0" ] && [ "$i2" != "$i0" ] && [ -n "$i2" ] && [ "$i3" != "$i0" ] \
+	&& [ -n "$q0" ] && [ "$q1" = "$q0" ] && [ "$q2" = "$q0" ] && [ "$q3" != "$q0" ] && [ -n "$q3" ] \
+	&& [ -n "$t0" ] && [ "$t1" = "$t0" ] && [ "$t2" != "$t0" ] && [ -n "$t2" ] \
+	&& ok "run ids follow the contents of profiles, traces and perf tables, not their paths" \
+	|| bad "run ids: $ids"
+LLMSIM_DATA_DIR="$tmp/d2" "$exe" run "$scen/small.yaml" -o "$tmp/rid" --quiet > "$tmp/rid.out" 2>&1
+grep -q "^run $i2 " "$tmp/rid.out" && [ "$(sqlite3 "$tmp/rid/results.sqlite" "SELECT run_id FROM runs;")" = "$i2" ] \
+	&& ok "the run records the id check gives" || bad "run id of the run: $(head -1 "$tmp/rid.out")"
+
 # SLO attainment is defined only against declared SLOs: small.yaml has no
 # class, so no target - "no SLO declared" on stdout, nan in summary.csv,
 # slo_met -1 on every request. With one class of a TTFT target and one

@@ -25,6 +25,7 @@
 #include <hdf5_hl.h>
 #include <sqlite3.h>
 
+#include "digest.h"
 #include "recstore.h"
 #include "report.h"
 
@@ -170,6 +171,36 @@ static void test_summary_slo(void **state)
 	assert_int_equal(lsim_summary_compute(&r), 0);
 	assert_true(isnan(r.summary.slo_attainment) && isnan(r.summary.goodput_rps));
 	assert_near(r.summary.throughput_rps, 5.0 / 6.0); /* the rest as before */
+}
+
+/* The run id's hash is XXH64 (seed 0): the reference values (libxxhash
+ * 0.8.1) of "", "abc" and of bytes (131 i + 7) mod 256 for i < n, across
+ * the 32-byte stripe, added in pieces of every size. */
+static void test_digest_vectors(void **state)
+{
+	(void)state;
+	struct lsim_digest h;
+	lsim_digest_init(&h);
+	assert_true(lsim_digest_value(&h) == 0xef46db3751d8e999ULL);
+	lsim_digest_add(&h, "abc", 3);
+	assert_true(lsim_digest_value(&h) == 0x44bc2cf5ad770999ULL);
+	unsigned char buf[1000];
+	for (int i = 0; i < 1000; i++)
+		buf[i] = (unsigned char)(i * 131 + 7);
+	const struct {
+		size_t n;
+		uint64_t want;
+	} v[] = {{31, 0x6711d55e306b5d8fULL}, {32, 0x07f7b8e3bc5d6e25ULL},
+		 {33, 0x09f85eeb4e1cbe9fULL}, {100, 0x9ddada11d3dc2d8fULL},
+		 {1000, 0x0bf0bdbcc82eb373ULL}};
+	for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+		for (size_t piece = 1; piece <= 40; piece++) {
+			lsim_digest_init(&h);
+			for (size_t at = 0; at < v[k].n; at += piece)
+				lsim_digest_add(&h, buf + at,
+						piece < v[k].n - at ? piece : v[k].n - at);
+			assert_true(lsim_digest_value(&h) == v[k].want);
+		}
 }
 
 /* An instance's rates over the GPU-time it held: tp 2 x pp 2 GPUs from 1
@@ -767,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_instance_rates),
 		cmocka_unit_test(test_summary_slo),
+		cmocka_unit_test(test_digest_vectors),
 		cmocka_unit_test(test_sort_doubles),
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
 						remove_tmpdir),
