@@ -761,6 +761,14 @@ else
 	bad "2^31 - 1 tokens with on_error: skip: $(grep -E '^(requests|trace_lines_skipped),' "$tmp/big/summary.csv" 2>&1)"
 fi
 
+# docs/output.md defines every summary field, in the table of its "Summary
+# fields" section (first column; ttft_{mean,p50}_s stands for both)
+documented=$(sed -n '/^## Summary fields$/,/^### /p' "$src/docs/output.md" | awk -F'|' '/^\| `/ { print $2 }' \
+	| grep -o '`[a-z0-9_{},]*`' | tr -d '`' | while read -r n; do eval "printf '%s\n' $n"; done | sort)
+missing=$(cut -d, -f1 "$tmp/a/summary.csv" | tail -n +2 | sort | comm -23 - <(printf '%s\n' "$documented"))
+[ -z "$missing" ] && [ "$(cut -d, -f1 "$tmp/a/summary.csv" | tail -n +2 | wc -l)" -gt 50 ] \
+	&& ok "docs/output.md defines every summary field" || bad "summary fields not in docs/output.md: $missing"
+
 # golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
 if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then
 	ok "golden summary"
