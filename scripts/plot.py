@@ -4,7 +4,8 @@ matplotlib; run it with /usr/bin/python3).
 
   scripts/plot.py RUN_DIR -o FIG_DIR
       latency.png      TTFT and end-to-end latency CDFs
-      utilisation.png  GPU utilisation per instance and active instances over time
+      utilisation.png  GPU utilisation (work at peak rates / time: the time series'
+                       gpu_util) per instance and active instances over time
       queues.png       waiting requests per instance over time
 
   scripts/plot.py SWEEP_DIR -o FIG_DIR [--by KEY]
@@ -12,7 +13,8 @@ matplotlib; run it with /usr/bin/python3).
       utilisation_by_KEY.png  mean GPU utilisation and active instances over time per value
       queues_by_KEY.png       mean waiting requests over time per value
       cost_vs_slo.png         cost against SLO attainment, one point per configuration
-                              (mean over seeds), the Pareto front drawn
+                              (mean over seeds), the Pareto front drawn (no points
+                              when no class declares a target: no SLO declared)
 
 A run folder holds report.h5 (llmsim run -o); a sweep folder holds
 results.sqlite and runs/ (llmsim sweep -o). KEY defaults to the first swept
@@ -103,7 +105,7 @@ def plot_run(path, out):
     for i in np.unique(ts["instance"]):
         s = ts[ts["instance"] == i]
         ax[0].plot(s["t"], s["gpu_util"], lw=0.8, label=f"instance {i}")
-    ax[0].set_ylabel("GPU utilisation")
+    ax[0].set_ylabel("GPU utilisation\n(work at peak rates / time)")
     ax[0].legend(fontsize=7, ncol=4)
     t, n = active(ts)
     ax[1].step(t, n, where="post")
@@ -179,7 +181,7 @@ def plot_sweep(path, out, by):
         ax[0].plot(t0, u[:m] / len(rs), lw=0.8, label=f"{by} = {v}")
         ax[1].step(t0, n[:m] / len(rs), where="post", label=f"{by} = {v}")
         aq.plot(t0, q[:m] / len(rs), lw=0.8, label=f"{by} = {v}")
-    ax[0].set_ylabel("mean GPU utilisation")
+    ax[0].set_ylabel("mean GPU utilisation\n(work at peak rates / time)")
     ax[1].set_ylabel("active instances")
     ax[1].set_xlabel("time (s)")
     ax[0].legend(fontsize=8)
@@ -199,9 +201,15 @@ def plot_sweep(path, out, by):
             "SELECT key, value FROM params WHERE run_id = ? AND key <> 'seed' ORDER BY rowid", (run_id,)))
         m = dict(db.execute("SELECT name, value FROM metrics WHERE run_id = ? AND name IN "
                             "('cost_usd', 'slo_attainment')", (run_id,)).fetchall())
-        conf.setdefault(label, []).append((m.get("cost_usd", np.nan), m.get("slo_attainment", np.nan)))
-    pts = [(label, np.nanmean([c for c, _ in v]), np.nanmean([s for _, s in v])) for label, v in conf.items()]
+        # (NULL: not defined, as slo_attainment without a declared SLO)
+        num = {k: np.nan if m.get(k) is None else m[k] for k in ("cost_usd", "slo_attainment")}
+        conf.setdefault(label, []).append((num["cost_usd"], num["slo_attainment"]))
+    pts = [(label, np.mean([c for c, _ in v]), np.mean([s for _, s in v])) for label, v in conf.items()]
+    pts = [p for p in pts if not np.isnan(p[2])]
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    if not pts:
+        ax.text(0.5, 0.5, "no SLO declared: no class sets a ttft, tpot or e2e target",
+                ha="center", va="center", transform=ax.transAxes)
     ax.scatter([p[1] for p in pts], [p[2] for p in pts], s=18)
     # Pareto front: no other point is cheaper and at least as good
     front = sorted((p for p in pts if not any(

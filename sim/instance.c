@@ -20,7 +20,7 @@ static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
 static bool room_for_step(const struct lsim_instance *in);
 static bool ring_on(const struct lsim_instance *in);
 static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
-		       double work);
+		       struct lsim_iter_work work);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -724,19 +724,31 @@ static bool pcie_slowed(const struct lsim_instance *in)
 	return in->gpu->pcie_interference > 0 && in->sim->net && in->gpu0 >= 0;
 }
 
-/* A step's work in ns from the perf model's seconds (< 0: unknown), at
- * most the step's time dt. */
-static double work_ns(double w, lsim_time dt)
+/* A step's work from the perf model's (s in seconds, < 0: unknown): s
+ * in ns, at most the step's time dt (unknown: all of it); its FLOPs and
+ * bytes as they are (unknown: 0). */
+static struct lsim_iter_work work_ns(struct lsim_iter_work w, lsim_time dt)
 {
-	return w < 0 || w * 1e9 > (double)dt ? (double)dt : w * 1e9;
+	if (w.s < 0)
+		return (struct lsim_iter_work){.s = (double)dt};
+	w.s = w.s * 1e9 > (double)dt ? (double)dt : w.s * 1e9;
+	return w;
+}
+
+/* Adds a step's work (s in ns) to the instance's counters. */
+static void add_work(struct lsim_instance *in, const struct lsim_iter_work *w)
+{
+	in->work_ns += w->s;
+	in->flops += w->flops;
+	in->bytes += w->bytes;
 }
 
 /* The time of a step of batch b (at least 1 ns), and its work in ns of
- * its GPUs at peak rates (at most that time). */
+ * its GPUs at peak rates (at most that time), with its FLOPs and bytes. */
 static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
-			   double *work)
+			   struct lsim_iter_work *work)
 {
-	double w;
+	struct lsim_iter_work w;
 	lsim_time dt;
 	if (in->work_perf) { /* measured times, work from the roofline */
 		dt = lsim_perf_iter_time(in->perf, b);
@@ -871,7 +883,7 @@ static void schedule_step(struct lsim_instance *in)
 		.prefill_ctx = in->pf_ctx, .n_decode = nd,
 		.decode_ctx = in->dec_ctx,
 	};
-	double work;
+	struct lsim_iter_work work;
 	lsim_time dt = step_time(in, &b, &work);
 	if (in->n_inflight == 0) {
 		in->busy = true;
@@ -1056,7 +1068,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	 * the oldest */
 	lsim_time now = lsim_now(s->eng);
 	finish_batch(in, b->reqs, b->n, b->start, in->tp);
-	in->work_ns += b->work;
+	add_work(in, &b->work);
 	in->b_head = (in->b_head + 1) % in->pp;
 	if (--in->n_inflight == 0) {
 		in->busy_ns += now - in->step_start;
@@ -1092,7 +1104,7 @@ static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
 
 /* The batch just formed (in->sched) enters the pipeline at stage 0. */
 static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
-		       double work)
+		       struct lsim_iter_work work)
 {
 	int32_t k = (in->b_head + in->n_inflight) % in->pp;
 	struct lsim_pp_batch *b = &in->batches[k];
@@ -1267,7 +1279,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	if (in->m_more && extend_run(in))
 		return;
 	in->busy_ns += lsim_now(eng) - in->step_start;
-	in->work_ns += in->step_work;
+	add_work(in, &in->step_work);
 	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);
@@ -1334,7 +1346,7 @@ static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
  * predicted to generate more has one token less of work, and one whose
  * next token starts a block takes that block. Returns the run's span. */
 static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start,
-			    const lsim_time *dts, const double *works, bool in_s)
+			    const lsim_time *dts, const struct lsim_iter_work *works, bool in_s)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
@@ -1435,7 +1447,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 	}
 	settle(in); /* the last run's steps (settled at its end or cut) */
 	lsim_time dts[LSIM_RUN_STEPS];
-	double works[LSIM_RUN_STEPS];
+	struct lsim_iter_work works[LSIM_RUN_STEPS];
 	dts[0] = dt;
 	works[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)
@@ -1502,12 +1514,15 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 		return;
 	if (in->m_settled == in->m_done)
 		in->sim->macro_unsettled++;
-	/* the steps that end: each adds its work (in order: a sum of
+	/* the steps that end: each adds its work (in order: sums of
 	 * doubles); the rest is the difference of the plan's running sums */
 	int32_t d = in->m_done, k = d;
-	double work_ns = in->work_ns, step_work = in->step_work;
+	double work_ns = in->work_ns, flops = in->flops, bytes = in->bytes;
+	struct lsim_iter_work step_work = in->step_work;
 	do {
-		work_ns += step_work;
+		work_ns += step_work.s;
+		flops += step_work.flops;
+		bytes += step_work.bytes;
 		step_work = in->m_step[++k].work;
 	} while (k + 1 < in->m_n &&
 		 (in->m_step[k].end < t || (at_t && in->m_step[k].end == t)));
@@ -1515,6 +1530,8 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 	int64_t steps = k - d;
 	in->busy_ns += in->m_step[k - 1].end - in->step_start;
 	in->work_ns = work_ns;
+	in->flops = flops;
+	in->bytes = bytes;
 	in->queued_tokens += last->cdq - first->cdq;
 	in->m_kvp += last->cdb - first->cdb;
 	in->m_tokens += (int32_t)(in->n_sched * steps);

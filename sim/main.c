@@ -4,6 +4,7 @@
  * (with file:line:column: key: message), 1 on other failures.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,15 @@ static void progress(void *ctx, double sim_s, size_t done, size_t arrived)
 		sim_s, done, arrived);
 }
 
+/* x with prec decimals, or "n/a" when it is not defined (NaN). */
+static void fmt_or_na(char *buf, size_t size, int prec, double x)
+{
+	if (isnan(x))
+		snprintf(buf, size, "n/a");
+	else
+		snprintf(buf, size, "%.*f", prec, x);
+}
+
 static void print_summary(const struct lsim_results *r)
 {
 	const struct lsim_summary *s = &r->summary;
@@ -164,15 +174,25 @@ static void print_summary(const struct lsim_results *r)
 	       s->tpot_mean_s, s->tpot_p50_s, s->tpot_p90_s, s->tpot_p99_s);
 	printf("  E2E        mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
 	       s->e2e_mean_s, s->e2e_p50_s, s->e2e_p90_s, s->e2e_p99_s);
-	printf("  GPU util   %.3f   preemptions %.0f\n", s->gpu_util, s->preemptions);
-	printf("  SLO        attainment %.3f   goodput %.3f req/s\n", s->slo_attainment,
-	       s->goodput_rps);
+	char mfu[32], mbu[32];
+	fmt_or_na(mfu, sizeof mfu, 4, s->mfu);
+	fmt_or_na(mbu, sizeof mbu, 4, s->mbu);
+	printf("  GPU        util %.3f  busy %.3f  MFU %s  MBU %s   preemptions %.0f\n",
+	       s->gpu_util, s->gpu_busy, mfu, mbu, s->preemptions);
+	if (isnan(s->slo_attainment))
+		printf("  SLO        no SLO declared\n");
+	else
+		printf("  SLO        attainment %.3f   goodput %.3f req/s\n", s->slo_attainment,
+		       s->goodput_rps);
 	for (size_t i = 0; i < r->n_classes; i++) {
 		const struct lsim_class_record *c = &r->classes[i];
-		printf("    %-12s %5.0f requests  %5.0f rejected  attainment %.3f  "
-		       "TTFT mean %.4f s\n",
-		       c->name, c->requests, c->rejected, c->slo_attainment,
-		       c->ttft_mean_s);
+		char att[32];
+		if (isnan(c->slo_attainment))
+			snprintf(att, sizeof att, "no SLO declared");
+		else
+			snprintf(att, sizeof att, "attainment %.3f", c->slo_attainment);
+		printf("    %-12s %5.0f requests  %5.0f rejected  %s  TTFT mean %.4f s\n",
+		       c->name, c->requests, c->rejected, att, c->ttft_mean_s);
 	}
 	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_kwh, s->cost_usd);
 	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,

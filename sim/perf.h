@@ -35,25 +35,40 @@ struct lsim_batch {
 
 struct lsim_perf;
 
+/*
+ * What one iteration does on each GPU of its tensor-parallel group, from
+ * the model's shape (the roofline's operator counts, docs/perf-model.md):
+ *   s      its work at peak rates, in seconds: the sum over its operators
+ *          of max(FLOPs / peak FLOP/s, bytes / peak HBM bandwidth); its
+ *          ratio to the iteration time is the GPU's utilisation, what its
+ *          power follows. Negative: unknown.
+ *   flops  its model FLOPs (GEMMs, attention, LM head);
+ *   bytes  the bytes its operators move through HBM (weights, KV read
+ *          and written, activations).
+ */
+struct lsim_iter_work {
+	double s;
+	double flops;
+	double bytes;
+};
+
 struct lsim_perf_ops {
 	const char *name;
 	/* Iteration time in ns; > 0 for a non-empty batch. */
 	lsim_time (*iter_time)(const struct lsim_perf *p,
 			       const struct lsim_batch *b);
 	void (*destroy)(struct lsim_perf *p);
-	/* Optional: the iteration's work in seconds at peak rates, summed
-	 * over its operators: max(FLOPs / peak FLOP/s, bytes / peak HBM
-	 * bandwidth) each. Its ratio to the iteration time is the GPU's
-	 * utilisation, what its power follows. */
-	double (*iter_work)(const struct lsim_perf *p, const struct lsim_batch *b);
+	/* Optional: what the iteration does (struct lsim_iter_work). */
+	struct lsim_iter_work (*iter_work)(const struct lsim_perf *p,
+					   const struct lsim_batch *b);
 	/* Optional: iter_time and iter_work in one pass over the batch. */
 	lsim_time (*iter_eval)(const struct lsim_perf *p, const struct lsim_batch *b,
-			       double *work);
+			       struct lsim_iter_work *work);
 	/* Optional: iter_eval of n successive steps of a batch of decodes
 	 * only (n_prefill 0), step k's contexts k tokens longer than b's:
 	 * exactly the values iter_eval gives for each, in t[k] and w[k]. */
 	void (*decode_run)(const struct lsim_perf *p, const struct lsim_batch *b,
-			   int32_t n, lsim_time *t, double *w);
+			   int32_t n, lsim_time *t, struct lsim_iter_work *w);
 };
 
 struct lsim_perf {
@@ -70,17 +85,20 @@ static inline lsim_time lsim_perf_iter_time(const struct lsim_perf *p,
 	return p->ops->iter_time(p, b);
 }
 
-/* The iteration's work at peak rates in seconds (iter_work), or -1 if the
- * backend does not know it. */
-static inline double lsim_perf_iter_work(const struct lsim_perf *p,
-					 const struct lsim_batch *b)
+/* What the iteration does (iter_work); s = -1 (and no FLOPs or bytes) if
+ * the backend does not know it. */
+static inline struct lsim_iter_work lsim_perf_iter_work(const struct lsim_perf *p,
+							 const struct lsim_batch *b)
 {
-	return p && p->ops->iter_work ? p->ops->iter_work(p, b) : -1.0;
+	if (p && p->ops->iter_work)
+		return p->ops->iter_work(p, b);
+	return (struct lsim_iter_work){.s = -1.0};
 }
 
-/* The iteration's time, and its work in *work (as lsim_perf_iter_work). */
+/* The iteration's time, and what it does in *work (as lsim_perf_iter_work). */
 static inline lsim_time lsim_perf_iter_eval(const struct lsim_perf *p,
-					    const struct lsim_batch *b, double *work)
+					    const struct lsim_batch *b,
+					    struct lsim_iter_work *work)
 {
 	if (p->ops->iter_eval)
 		return p->ops->iter_eval(p, b, work);

@@ -59,15 +59,20 @@ struct roof_state {
  * once per iteration before the LM head (embedding, final norm). */
 #define MAX_POST 6
 #define TERM_CACHE 64
+typedef struct lsim_iter_work work_t;
 struct t_terms {
 	double tokens; /* the T they are for; 0: empty */
-	double pre, pre_w;
-	double post[MAX_POST], post_w[MAX_POST];
+	double pre;
+	work_t pre_w;
+	double post[MAX_POST];
+	work_t post_w[MAX_POST];
 	int n_post;
-	double once, once_w;
+	double once;
+	work_t once_w;
 	/* per layer besides attention: pre + the launches of the attention
 	 * kernels + the post terms in order, time and work (roof_layers) */
-	double rest, rest_w;
+	double rest;
+	work_t rest_w;
 };
 
 /* Achieved fraction of peak for a GEMM with m rows. */
@@ -77,20 +82,31 @@ static double eff(const struct roof_state *s, double m)
 }
 
 /* One operator: the slower of its compute and its memory traffic. Adds
- * to *work the time it would take at peak FLOP/s or peak HBM bandwidth,
- * whichever binds (the GPU's utilisation is work / time). */
-static double op(const struct roof_state *s, double *work, double flops, double e,
+ * to work->s the time it would take at peak FLOP/s or peak HBM bandwidth,
+ * whichever binds (the GPU's utilisation is work / time), and its FLOPs
+ * and bytes to the others. */
+static double op(const struct roof_state *s, work_t *work, double flops, double e,
 		 double bytes, int kernels)
 {
 	double tc = flops > 0.0 ? flops / (s->peak * e) : 0.0;
 	double tm = bytes / s->bw;
 	double wc = flops / s->peak, wm = bytes / s->hbm;
-	*work += wc > wm ? wc : wm;
+	work->s += wc > wm ? wc : wm;
+	work->flops += flops;
+	work->bytes += bytes;
 	return (tc > tm ? tc : tm) + kernels * s->launch;
 }
 
+/* a += b, lane by lane */
+static void work_add(work_t *a, const work_t *b)
+{
+	a->s += b->s;
+	a->flops += b->flops;
+	a->bytes += b->bytes;
+}
+
 /* A GEMM of m rows by a (k x n) weight read once: 2mkn FLOPs. */
-static double gemm(const struct roof_state *s, double *work, double m, double k, double n,
+static double gemm(const struct roof_state *s, work_t *work, double m, double k, double n,
 		   double wmats)
 {
 	double flops = 2.0 * m * k * n;
@@ -99,13 +115,13 @@ static double gemm(const struct roof_state *s, double *work, double m, double k,
 }
 
 /* An element-wise kernel moving the given number of elements. */
-static double elementwise(const struct roof_state *s, double *work, double elems)
+static double elementwise(const struct roof_state *s, work_t *work, double elems)
 {
 	return op(s, work, 0.0, 1.0, elems * s->bpp, 1);
 }
 
 /* Appends a term after attention. */
-static void push(struct t_terms *c, double time, double work)
+static void push(struct t_terms *c, double time, work_t work)
 {
 	c->post[c->n_post] = time;
 	c->post_w[c->n_post++] = work;
@@ -114,25 +130,27 @@ static void push(struct t_terms *c, double time, double work)
 static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 {
 	const double h = s->h;
-	double t, w;
+	double t;
+	work_t w;
 	c->tokens = T;
-	c->pre = c->pre_w = 0.0;
+	c->pre = 0.0;
+	c->pre_w = (work_t){0};
 	for (int i = 0; i < 2; i++) /* two RMSNorms */
 		c->pre += op(s, &c->pre_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1);
 	c->pre += gemm(s, &c->pre_w, T, h, s->q + 2.0 * s->kvw, 1.0);	  /* QKV */
 	c->pre += elementwise(s, &c->pre_w, 2.0 * T * (s->q + s->kvw)); /* rotary */
 	c->n_post = 0;
-	w = 0.0;
+	w = (work_t){0};
 	t = gemm(s, &w, T, s->q, h, 1.0); /* O */
 	push(c, t, w);
 	if (!s->moe) {
-		w = 0.0;
+		w = (work_t){0};
 		t = gemm(s, &w, T, h, (s->g - 1.0) * s->f, 1.0); /* gate+up */
 		push(c, t, w);
-		w = 0.0;
+		w = (work_t){0};
 		t = elementwise(s, &w, T * s->g * s->f); /* activation */
 		push(c, t, w);
-		w = 0.0;
+		w = (work_t){0};
 		t = gemm(s, &w, T, s->f, h, 1.0); /* down */
 		push(c, t, w);
 	} else {
@@ -141,17 +159,17 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 		double active = E * (1.0 - pow((E - k) / E, T));    /* distinct experts */
 		double m = pairs_tok / active;			     /* rows per expert */
 		double fu = (s->g - 1.0) * s->f;
-		w = 0.0; /* router GEMM (replicated) + top-k */
+		w = (work_t){0}; /* router GEMM (replicated) + top-k */
 		t = op(s, &w, 2.0 * T * h * E, eff(s, T), (h * E + T * (h + E)) * s->bpp, 2);
 		push(c, t, w);
-		w = 0.0;
+		w = (work_t){0};
 		t = op(s, &w, 2.0 * pairs_tok * h * fu, eff(s, m),
 		       (active * h * fu + pairs_tok * (h + fu)) * s->bpp, 1);
 		push(c, t, w);
-		w = 0.0;
+		w = (work_t){0};
 		t = elementwise(s, &w, pairs_tok * s->g * s->f);
 		push(c, t, w);
-		w = 0.0;
+		w = (work_t){0};
 		t = op(s, &w, 2.0 * pairs_tok * s->f * h, eff(s, m),
 		       (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
 		push(c, t, w);
@@ -161,15 +179,16 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 		double bytes = T * h * s->bpp;
 		double ring = s->ar_on_links ? 0.0
 				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
-		push(c, 2.0 * (ring + s->ar_lat), 0.0);
+		push(c, 2.0 * (ring + s->ar_lat), (work_t){0});
 	}
 	c->rest = c->pre + 2 * s->launch;
 	c->rest_w = c->pre_w;
 	for (int i = 0; i < c->n_post; i++) {
 		c->rest += c->post[i];
-		c->rest_w += c->post_w[i];
+		work_add(&c->rest_w, &c->post_w[i]);
 	}
-	c->once = c->once_w = 0.0;
+	c->once = 0.0;
+	c->once_w = (work_t){0};
 	c->once += elementwise(s, &c->once_w, 2.0 * T * h);		     /* embedding gather */
 	c->once += op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
 }
@@ -184,7 +203,7 @@ static const struct t_terms *terms_for(const struct roof_state *s, double T)
 }
 
 static double roof_sums(const struct roof_state *s, double tokens, double seqs,
-			double pairs, double kv_read, double *work);
+			double pairs, double kv_read, work_t *work);
 
 /* Adds b's decodes to the sums: a token and a sequence each, scoring and
  * reading its context and the new token. */
@@ -202,7 +221,7 @@ static void add_decodes(const struct lsim_batch *b, double *tokens, double *seqs
 
 /* The iteration's time in seconds; *work gets its work at peak rates. */
 static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
-			double *work)
+			work_t *work)
 {
 	/*
 	 * Attention work: a chunk of c new tokens after p cached ones scores
@@ -229,10 +248,10 @@ static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
  * per iteration with it, wo): what depends on the contexts. Iteration k
  * scores pairs + k * T query-key pairs and reads kv_read + k * T tokens
  * (a decode run; integers, exact in a double); sec[k] and work[k] get its
- * time and its work. */
+ * time and what it does. */
 static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 			double T, double pairs, double kv_read, double lm,
-			double wo, int32_t n, double *sec, double *work)
+			const work_t *wo, int32_t n, double *sec, work_t *work)
 {
 	/* An iteration's time and its work side by side, as the two lanes
 	 * of a vector: each lane's operations are the scalar ones (IEEE, lane
@@ -250,8 +269,10 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 	 * launches are in the rest of the layer's terms, summed once per
 	 * token count (t_terms.rest) */
 	const v2d flop_div = {s->peak * s->mfu_max, s->peak}, byte_div = {s->bw, s->hbm};
-	const v2d rest = {c->rest, c->rest_w};
-	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm + s->cpu, wo};
+	const v2d rest = {c->rest, c->rest_w.s};
+	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm + s->cpu, wo->s};
+	/* and its FLOPs and bytes, the same way */
+	const v2d rest_fb = {c->rest_w.flops, c->rest_w.bytes}, once_fb = {wo->flops, wo->bytes};
 	for (int32_t k = 0; k < n; k++) {
 		/* QK^T and PV: 2 FLOPs per multiply-add, d per pair, each head */
 		double flops = flops_per_pair * pairs;
@@ -261,8 +282,9 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 		v2l over = tc > tm; /* max(tc, tm), tm on ties, lane by lane */
 		v2d att = (v2d)((over & (v2l)tc) | (~over & (v2l)tm));
 		v2d out = layers * (att + rest) + once;
+		v2d fb = layers * ((v2d){flops, bytes} + rest_fb) + once_fb;
 		sec[k] = out[0];
-		work[k] = out[1];
+		work[k] = (work_t){out[1], fb[0], fb[1]};
 		pairs += T;
 		kv_read += T;
 	}
@@ -270,23 +292,23 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 
 /* The LM head over the last tokens of seqs sequences: its time; adds its
  * work to *wo. */
-static double lm_head(const struct roof_state *s, double seqs, double *wo)
+static double lm_head(const struct roof_state *s, double seqs, work_t *wo)
 {
 	return gemm(s, wo, seqs, s->h, s->vocab_r, 1.0);
 }
 
 /* The iteration's time in seconds from its batch's sums (roof_eval). */
 static double roof_sums(const struct roof_state *s, double tokens, double seqs,
-			double pairs, double kv_read, double *work)
+			double pairs, double kv_read, work_t *work)
 {
-	*work = 0.0;
+	*work = (work_t){0};
 	if (tokens <= 0.0)
 		return s->cpu;
 	const struct t_terms *c = terms_for(s, tokens);
-	double wo = c->once_w;
+	work_t wo = c->once_w;
 	double lm = lm_head(s, seqs, &wo);
 	double sec;
-	roof_layers(s, c, tokens, pairs, kv_read, lm, wo, 1, &sec, work);
+	roof_layers(s, c, tokens, pairs, kv_read, lm, &wo, 1, &sec, work);
 	return sec;
 }
 
@@ -299,19 +321,19 @@ static lsim_time iter_ns(double s)
 
 static lsim_time roof_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
 {
-	double work;
+	work_t work;
 	return iter_ns(roof_eval(p->state, b, &work));
 }
 
-static double roof_iter_work(const struct lsim_perf *p, const struct lsim_batch *b)
+static work_t roof_iter_work(const struct lsim_perf *p, const struct lsim_batch *b)
 {
-	double work;
+	work_t work;
 	roof_eval(p->state, b, &work);
 	return work;
 }
 
 static lsim_time roof_iter_eval(const struct lsim_perf *p, const struct lsim_batch *b,
-				double *work)
+				work_t *work)
 {
 	return iter_ns(roof_eval(p->state, b, work));
 }
@@ -320,7 +342,7 @@ static lsim_time roof_iter_eval(const struct lsim_perf *p, const struct lsim_bat
  * the sums grow by the batch's size (integers, exact in a double: the
  * same values roof_eval adds up). */
 static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *b,
-			    int32_t n, lsim_time *t, double *w)
+			    int32_t n, lsim_time *t, work_t *w)
 {
 	const struct roof_state *s = p->state;
 	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
@@ -332,12 +354,12 @@ static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *
 	}
 	/* the token-count terms and the LM head are the same in every step */
 	const struct t_terms *c = terms_for(s, tokens);
-	double wo = c->once_w;
+	work_t wo = c->once_w;
 	double lm = lm_head(s, seqs, &wo);
 	for (int32_t k0 = 0; k0 < n; k0 += 64) {
 		int32_t m = n - k0 < 64 ? n - k0 : 64;
 		double sec[64];
-		roof_layers(s, c, tokens, pairs + k0 * tokens, kv_read + k0 * tokens, lm, wo,
+		roof_layers(s, c, tokens, pairs + k0 * tokens, kv_read + k0 * tokens, lm, &wo,
 			    m, sec, w + k0);
 		for (int32_t k = 0; k < m; k++)
 			t[k0 + k] = iter_ns(sec[k]);

@@ -75,21 +75,31 @@ struct lsim_inst_record {
 	double carbon_g;  /* CO2 of its facility energy */
 	int32_t pp;	  /* pipeline stages (each on tp GPUs) */
 	double pp_bytes;  /* activations sent between its stages */
-	double work_s;	  /* its steps' work at peak rates, per GPU of a stage:
-			   * work_s / (pp x time) is its GPUs' utilisation */
+	double work_s;	  /* its steps' work at peak rates, per GPU of a stage
+			   * (service mode: busy_s) */
 	int32_t spot;	  /* 1: ran on spot capacity */
+	/* over the GPU-time it held, tp x pp x (stop - start) (all 0 when
+	 * that is 0; lsim_inst_record_rates): */
+	double gpu_util;  /* work_s x tp / GPU-time: its GPUs' utilisation */
+	double gpu_busy;  /* busy_s x tp x pp / GPU-time: share with a batch running */
+	double model_flops; /* model FLOPs of its steps, all its GPUs */
+	double hbm_bytes; /* bytes its steps moved through HBM, all its GPUs */
+	double mfu;	  /* model_flops / (GPU-time x peak FLOP/s); NaN: no model */
+	double mbu;	  /* hbm_bytes / (GPU-time x peak HBM bandwidth); NaN: no model */
 };
 
 /* One row of /timeseries: one sample of one instance. */
 struct lsim_ts_sample {
 	double t;
 	int32_t instance;
-	double gpu_util;  /* busy fraction over the sample period */
+	double gpu_busy;  /* busy fraction over the sample period (monitor's view) */
 	double kv_util;	  /* used / total KV blocks */
 	int32_t queue_len; /* waiting requests */
 	int32_t running;  /* running sequences */
 	double power_w;	  /* average power of the instance's GPUs over the period */
 	double arrival_rate; /* requests routed to it per second (monitor's view) */
+	double gpu_util;  /* its GPUs' utilisation over the period: work at peak
+			   * rates / (pp x period) */
 };
 
 /* One row of /links: a link of the cluster and what it carried. */
@@ -202,9 +212,12 @@ struct lsim_class_record {
 	X(prefix_hit_rate, "", "share of admitted prompt tokens found in the prefix cache") \
 	X(trace_lines_skipped, "", "malformed trace lines skipped (workload.on_error: skip)") \
 	X(trace_zero_output, "", "trace requests with 0 output tokens, failed in the trace (workload.zero_output)") \
-	X(slo_attainment, "", "fraction of requests finished within every target of their class") \
-	X(goodput_rps, "1/s", "requests within every target per second of makespan") \
-	X(gpu_util, "", "mean busy fraction of instances over their lifetime")   \
+	X(slo_attainment, "", "of the requests of classes with a target, the fraction finished within every target of their class (NaN: no SLO declared)") \
+	X(goodput_rps, "1/s", "requests within every target of their class per second of makespan (NaN: no SLO declared)") \
+	X(gpu_util, "", "GPUs' utilisation: work at peak rates / GPU-time held")  \
+	X(gpu_busy, "", "share of the GPU-time held with a batch running")      \
+	X(mfu, "", "model FLOPs / (GPU-time held x peak FLOP/s)")               \
+	X(mbu, "", "bytes moved through HBM / (GPU-time held x peak HBM bandwidth)") \
 	X(energy_j, "J", "GPU energy times PUE")                                 \
 	X(energy_kwh, "kWh", "energy_j in kilowatt-hours")                       \
 	X(cost_usd, "USD", "instance cost")                                      \
@@ -238,7 +251,7 @@ struct lsim_summary {
 
 /* Provenance and configuration of the run. */
 struct lsim_run_info {
-	const char *run_id;	 /* stable id of (scenario, overrides, seed) */
+	const char *run_id;	 /* stable id of (effective config and seed, data read) */
 	const char *scenario;	 /* scenario file path as given */
 	const char *config_yaml; /* effective configuration, YAML text */
 	const char *version;	 /* LSIM_VERSION */
@@ -305,6 +318,13 @@ int lsim_results_each_req(const struct lsim_results *r,
  * trace_lines_skipped, which the caller sets). Uses GSL for percentiles.
  */
 int lsim_summary_compute(struct lsim_results *r);
+
+/* Fills o's gpu_util, gpu_busy, mfu and mbu (docs/output.md) from its
+ * counters (work_s, busy_s, model_flops, hbm_bytes, start, stop, tp, pp)
+ * and its GPUs' peaks: FLOP/s and HBM bytes/s (0: no model, as in service
+ * mode: mfu and mbu NaN). */
+void lsim_inst_record_rates(struct lsim_inst_record *o, double peak_flops,
+			    double peak_bw);
 /* Sorts x ascending in place (no NaNs), as gsl_sort does, faster for
  * large n (summary.c). */
 void lsim_sort_doubles(double *x, size_t n);

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +17,14 @@
 
 #include "report.h"
 
-/* Writes x exactly, in as few digits as possible. */
+/* Writes x exactly, in as few digits as possible; NaN (not defined) as
+ * "nan". */
 static void put_real(FILE *f, double x)
 {
+	if (isnan(x)) {
+		fputs("nan", f);
+		return;
+	}
 	char buf[40];
 	for (int prec = 15; prec <= 17; prec++) {
 		snprintf(buf, sizeof buf, "%.*g", prec, x);
@@ -92,7 +98,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 	fputs("id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 	      "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
 	      "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at,carbon_g,"
-	      "pp,pp_bytes,work_s,spot\n",
+	      "pp,pp_bytes,work_s,spot,gpu_util,gpu_busy,model_flops,hbm_bytes,mfu,mbu\n",
 	      f);
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
@@ -127,26 +133,35 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		put_real(f, in->pp_bytes);
 		fputc(',', f);
 		put_real(f, in->work_s);
-		fprintf(f, ",%" PRId32 "\n", in->spot);
+		fprintf(f, ",%" PRId32, in->spot);
+		const double v[] = {in->gpu_util, in->gpu_busy, in->model_flops,
+				    in->hbm_bytes, in->mfu, in->mbu};
+		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+			fputc(',', f);
+			put_real(f, v[k]);
+		}
+		fputc('\n', f);
 	}
 	return 0;
 }
 
 static int put_timeseries(FILE *f, const struct lsim_results *r)
 {
-	fputs("t,instance,gpu_util,kv_util,queue_len,running,power_w,"
-	      "arrival_rate\n", f);
+	fputs("t,instance,gpu_busy,kv_util,queue_len,running,power_w,"
+	      "arrival_rate,gpu_util\n", f);
 	for (size_t i = 0; i < r->n_ts; i++) {
 		const struct lsim_ts_sample *s = &r->ts[i];
 		put_real(f, s->t);
 		fprintf(f, ",%" PRId32 ",", s->instance);
-		put_real(f, s->gpu_util);
+		put_real(f, s->gpu_busy);
 		fputc(',', f);
 		put_real(f, s->kv_util);
 		fprintf(f, ",%" PRId32 ",%" PRId32 ",", s->queue_len, s->running);
 		put_real(f, s->power_w);
 		fputc(',', f);
 		put_real(f, s->arrival_rate);
+		fputc(',', f);
+		put_real(f, s->gpu_util);
 		fputc('\n', f);
 	}
 	return 0;

@@ -397,6 +397,12 @@ static int write_instances(struct h5w *w, const struct lsim_results *r)
 		M(lsim_inst_record, pp_bytes, types[13]),
 		M(lsim_inst_record, work_s, types[13]),
 		M(lsim_inst_record, spot, types[14]),
+		M(lsim_inst_record, gpu_util, types[13]),
+		M(lsim_inst_record, gpu_busy, types[13]),
+		M(lsim_inst_record, model_flops, types[13]),
+		M(lsim_inst_record, hbm_bytes, types[13]),
+		M(lsim_inst_record, mfu, types[13]),
+		M(lsim_inst_record, mbu, types[13]),
 	};
 	/* Copy the rows so that the bytes after each string's NUL are zero:
 	 * fixed-length strings are written whole. */
@@ -436,12 +442,13 @@ static int write_timeseries(struct h5w *w, const struct lsim_results *r)
 	struct member m[] = {
 		M(lsim_ts_sample, t, types[0]),
 		M(lsim_ts_sample, instance, types[1]),
-		M(lsim_ts_sample, gpu_util, types[2]),
+		M(lsim_ts_sample, gpu_busy, types[2]),
 		M(lsim_ts_sample, kv_util, types[3]),
 		M(lsim_ts_sample, queue_len, types[4]),
 		M(lsim_ts_sample, running, types[5]),
 		M(lsim_ts_sample, power_w, types[6]),
 		M(lsim_ts_sample, arrival_rate, types[6]),
+		M(lsim_ts_sample, gpu_util, types[6]),
 	};
 	hid_t mt = compound(m, sizeof m / sizeof m[0],
 			    sizeof(struct lsim_ts_sample));

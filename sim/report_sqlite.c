@@ -6,6 +6,7 @@
  * same id; a database created by a call that fails is removed. Schema in
  * docs/output.md.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -47,6 +48,13 @@ static int db_fail(sqlite3 *db, const char *path, const char *what,
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	return sqlite3_bind_text(st, i, s ? s : "", -1, SQLITE_STATIC);
+}
+
+/* A real, or NULL for NaN (a metric that is not defined, such as
+ * slo_attainment without a declared SLO). */
+static int bind_real(sqlite3_stmt *st, int i, double x)
+{
+	return isnan(x) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, x);
 }
 
 /* Inserts the runs row; returns an SQLite result code. */
@@ -102,7 +110,7 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 	if (e == SQLITE_OK)                                                   \
 		e = bind_text(st, 2, #name);                                  \
 	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_bind_double(st, 3, r->summary.name);              \
+		e = bind_real(st, 3, r->summary.name);                        \
 	if (e == SQLITE_OK)                                                   \
 		e = bind_text(st, 4, unit);                                   \
 	if (e == SQLITE_OK)                                                   \

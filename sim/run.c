@@ -5,6 +5,7 @@
  * handed to the report sinks.
  */
 #include <gsl/gsl_rng.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -1117,7 +1118,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		struct lsim_ts_sample *t = &s->ts[s->n_ts++];
 		t->t = lsim_time_to_s(now);
 		t->instance = in->id;
-		t->gpu_util = util;
+		t->gpu_util = power_u;
 		int32_t total = lsim_instance_kv_blocks(in);
 		t->kv_util = total > 0 ? 1.0 - (double)lsim_kv_free(in->kv) /
 						       (double)total
@@ -1125,9 +1126,9 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->queue_len = (int32_t)in->wait_len;
 		t->running = in->service_mode ? in->busy_servers
 					      : (int32_t)in->run_len;
-		/* Power follows the GPUs' utilisation (work at peak rates); the
-		 * busy fraction, KV and rate columns are what the monitor
-		 * reports. */
+		/* Power follows the GPUs' utilisation (work at peak rates, of
+		 * the steps that ended since the last account); the busy
+		 * fraction, KV and rate columns are what the monitor reports. */
 		t->power_w = in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
 		struct lsim_monitor_sample raw = {
 			.t = now, .instance = in->id, .gpu_util = util,
@@ -1144,7 +1145,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 			const struct lsim_monitor_ops *ops = s->monitor->type->ops;
 			ops->observe(s->monitor->state, &raw, &in->mon);
 		}
-		t->gpu_util = in->mon.gpu_util;
+		t->gpu_busy = in->mon.gpu_util;
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
 	}
@@ -1273,6 +1274,13 @@ static double ns_to_s_or_neg(lsim_time t)
 	return t < 0 ? -1.0 : lsim_time_to_s(t);
 }
 
+/* Whether class c declares a target (an SLO): attainment is defined
+ * only against one. */
+static bool declares_slo(const struct lsim_qos_class *c)
+{
+	return c && (c->ttft > 0 || c->tpot > 0 || c->e2e > 0);
+}
+
 /* Did request q finish within each target of class c? (bit 0 TTFT,
  * bit 1 TPOT, bit 2 E2E; a missing target is met.) */
 static int targets_met(const struct lsim_req_record *q,
@@ -1305,6 +1313,7 @@ static int add_to_class(void *ctx, const struct lsim_req_record *q)
 	struct class_acc *a = ctx;
 	struct lsim_class_record *c = &a->cr[q->qos_class];
 	int m = targets_met(q, &a->s->classes[q->qos_class]);
+	/* (attainments of targets the class lacks are NaN in the end) */
 	c->requests += 1;
 	c->completed += q->status == LSIM_REQ_FINISHED;
 	c->rejected += q->status == LSIM_REQ_REJECTED;
@@ -1344,6 +1353,7 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 	double span = r->summary.makespan_s;
 	for (size_t c = 0; c < n; c++) {
 		struct lsim_class_record *k = &cr[c];
+		const struct lsim_qos_class *q = &s->classes[c];
 		if (span > 0)
 			k->goodput_rps = k->slo_attainment / span;
 		if (k->completed > 0)
@@ -1354,6 +1364,15 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 			k->e2e_attainment /= k->requests;
 			k->slo_attainment /= k->requests;
 		}
+		/* attainment only against a declared target */
+		if (q->ttft <= 0)
+			k->ttft_attainment = NAN;
+		if (q->tpot <= 0)
+			k->tpot_attainment = NAN;
+		if (q->e2e <= 0)
+			k->e2e_attainment = NAN;
+		if (!declares_slo(q))
+			k->slo_attainment = k->goodput_rps = NAN;
 	}
 	free(ttft_sum);
 	if (rc != 0) {
@@ -1395,8 +1414,8 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 		double span = (double)(q->finish - q->first_sched) * (in ? in->n_gpus : 1);
 		o->gpu_util_mean = q->gpu_ns / span;
 	}
-	o->slo_met = targets_met(o, s->n_classes ? &s->classes[q->qos_class]
-						 : NULL) == 7;
+	const struct lsim_qos_class *c = s->n_classes ? &s->classes[q->qos_class] : NULL;
+	o->slo_met = !declares_slo(c) ? -1 : targets_met(o, c) == 7;
 }
 
 struct tenant_acc {
@@ -1547,6 +1566,14 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		if (in->service_mode)
 			busy /= (double)in->cfg.max_num_seqs;
 		o->busy_s = busy;
+		/* service mode: its service times are all it does */
+		if (in->service_mode)
+			o->work_s = busy;
+		o->model_flops = in->flops * in->tp;
+		o->hbm_bytes = in->bytes * in->tp;
+		bool model = !in->service_mode && in->gpu;
+		lsim_inst_record_rates(o, model ? in->gpu->bf16_flops : 0,
+				       model ? in->gpu->hbm_bw : 0);
 		o->iterations = in->iterations;
 		o->tokens = in->tokens;
 		o->preemptions = in->preemptions;

@@ -5,6 +5,7 @@
  * instances on the cluster's nodes (first fit), the workload, and the
  * effective-config dump stored in every report.
  */
+#include <dirent.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "csv.h"
+#include "digest.h"
 #include "jobs.h"
 #include "jobs/job_policies.h"
 #include "rng.h"
@@ -491,6 +493,8 @@ struct lsim_scenario {
 static int load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
 static int load_costs(struct lsim_scenario *sc, struct lsim_diag *d);
 static int load_jobs(struct lsim_scenario *sc, struct lsim_diag *d);
+static int data_paths(const struct lsim_scenario *sc, char *profiles, char *catalogue,
+		      size_t size);
 
 static char *resolve(const struct lsim_scenario *sc, const char *p)
 {
@@ -642,19 +646,24 @@ static int bind_lengths(struct lsim_scenario *sc, int which,
 	return 0;
 }
 
-static uint64_t fnv1a(const char *s, uint64_t h)
+/* The configuration as YAML into b: the effective configuration, or
+ * (for_id) the same with the paths of the files the run reads left
+ * empty: the run id hashes their contents instead (compute_run_id). */
+static void dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bool for_id)
 {
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
+	struct top_cfg top = sc->top;
+	struct wl_cfg wl = sc->wl;
+	struct power_cfg power = sc->power;
+	struct fail_cfg fail = sc->fail;
+	struct job_cfg jobs = sc->jobs;
+	if (for_id) {
+		top.data_dir = "";
+		wl.path = wl.lengths_from = "";
+		power.carbon_trace = power.prices = "";
+		fail.trace = "";
+		jobs.path = "";
 	}
-	return h;
-}
-
-static void dump_effective(struct lsim_scenario *sc)
-{
-	struct lsim_buf *b = &sc->effective;
-	lsim_cfg_dump(b, 0, top_keys, N_OF(top_keys), &sc->top);
+	lsim_cfg_dump(b, 0, top_keys, N_OF(top_keys), &top);
 	lsim_buf_printf(b, "cluster:\n");
 	for (size_t i = 0; i < sc->n_nodes; i++) {
 		lsim_buf_printf(b, "  -\n");
@@ -662,8 +671,11 @@ static void dump_effective(struct lsim_scenario *sc)
 	}
 	lsim_buf_printf(b, "instances:\n");
 	for (size_t i = 0; i < sc->n_insts; i++) {
+		struct inst_cfg ic = sc->insts[i];
+		if (for_id)
+			ic.perf_table = "";
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &sc->insts[i]);
+		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &ic);
 	}
 	/* the policies, each under its key ("scheduler.router" nests) */
 	static const enum lsim_policy_role order[] = {
@@ -685,8 +697,8 @@ static void dump_effective(struct lsim_scenario *sc)
 		lsim_cfg_dump(b, 4, class_keys, N_OF(class_keys), &sc->classes[i]);
 	}
 	lsim_buf_printf(b, "workload:\n");
-	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &sc->wl);
-	if (sc->n_traces > 0) {
+	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &wl);
+	if (sc->n_traces > 0 && !for_id) {
 		lsim_buf_printf(b, "  traces:\n");
 		for (size_t i = 0; i < sc->n_traces; i++)
 			lsim_buf_printf(b, "    - \"%s\"\n", sc->traces[i]);
@@ -712,16 +724,16 @@ static void dump_effective(struct lsim_scenario *sc)
 		}
 	}
 	lsim_buf_printf(b, "power:\n");
-	lsim_cfg_dump(b, 2, power_keys, N_OF(power_keys), &sc->power);
+	lsim_cfg_dump(b, 2, power_keys, N_OF(power_keys), &power);
 	lsim_buf_printf(b, "output:\n");
 	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
 	lsim_buf_printf(b, "network:\n");
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
 	lsim_buf_printf(b, "failures:\n");
-	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &sc->fail);
+	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &fail);
 	if (sc->have_jobs) {
 		lsim_buf_printf(b, "jobs:\n");
-		lsim_cfg_dump(b, 2, job_keys, N_OF(job_keys), &sc->jobs);
+		lsim_cfg_dump(b, 2, job_keys, N_OF(job_keys), &jobs);
 	}
 	if (sc->n_bg > 0)
 		lsim_buf_printf(b, "background:\n");
@@ -729,8 +741,175 @@ static void dump_effective(struct lsim_scenario *sc)
 		lsim_buf_printf(b, "  -\n");
 		lsim_cfg_dump(b, 4, bg_keys, N_OF(bg_keys), &sc->bg[i]);
 	}
-	uint64_t h = fnv1a(b->data ? b->data : "", 0xcbf29ce484222325ULL);
-	snprintf(sc->run_id, sizeof sc->run_id, "%016llx", (unsigned long long)h);
+}
+
+/* Adds the digest of the file at path, labelled, to h. What is not a
+ * regular file (a pipe a trace streams through: reading it here would eat
+ * it), or cannot be read, adds its path instead (reading it for the run
+ * reports any error). */
+static void digest_file(struct lsim_digest *h, const char *label, const char *path)
+{
+	struct lsim_digest f;
+	struct stat st;
+	lsim_digest_init(&f);
+	lsim_digest_str(h, label);
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    lsim_digest_file(&f, path) != 0) {
+		lsim_digest_str(h, "not read");
+		lsim_digest_str(h, path);
+		return;
+	}
+	unsigned char v[8];
+	uint64_t x = lsim_digest_value(&f);
+	for (int i = 0; i < 8; i++)
+		v[i] = (unsigned char)(x >> (8 * i));
+	lsim_digest_add(h, v, sizeof v);
+}
+
+/* As digest_file for a path relative to the scenario. */
+static int digest_scenario_file(const struct lsim_scenario *sc, struct lsim_digest *h,
+				const char *label, const char *rel)
+{
+	char *path = resolve(sc, rel);
+	if (!path)
+		return LSIM_ENOMEM;
+	digest_file(h, label, path);
+	free(path);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files of folder dir in name order (and, depth 1, those of
+ * its subfolders), each name with its digest. */
+static int digest_folder(struct lsim_digest *h, const char *dir, int depth)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		digest_file(h, "folder", NULL);
+		lsim_digest_str(h, dir);
+		return 0;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(dp));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *p);
+			if (!p)
+				rc = LSIM_ENOMEM;
+			else
+				names = p;
+		}
+		if (rc == 0 && !(names[n++] = strdup(e->d_name)))
+			rc = LSIM_ENOMEM;
+	}
+	closedir(dp);
+	if (rc == 0)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		char *path = malloc(len);
+		struct stat st;
+		if (!path) {
+			rc = LSIM_ENOMEM;
+			break;
+		}
+		snprintf(path, len, "%s/%s", dir, names[i]);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			digest_file(h, names[i], path);
+		} else if (depth > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			lsim_digest_str(h, names[i]);
+			rc = digest_folder(h, path, depth - 1);
+		}
+		free(path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names ? names[i] : NULL);
+	free(names);
+	return rc;
+}
+
+/* A model catalogue entry, field by field. */
+static void digest_model(struct lsim_digest *h, const struct lsim_model_arch *m)
+{
+	char text[600];
+	snprintf(text, sizeof text,
+		 "%s|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%a|%d|%d", m->name, m->source,
+		 m->n_layers, m->hidden, m->n_heads, m->n_kv_heads, m->head_dim,
+		 m->intermediate, m->vocab, (int)m->gated_mlp, m->n_experts,
+		 m->experts_per_token, m->params, m->bytes_per_param, m->max_context);
+	lsim_digest_str(h, "model");
+	lsim_digest_str(h, text);
+}
+
+/*
+ * The run id: XXH64 of the configuration (with the seed; file paths left
+ * out) and of the contents of what the run reads: each hardware profile
+ * file, each model's catalogue entry, each perf table folder, the traces
+ * and the other data files (lengths_from, failure and carbon traces, the
+ * price file, the job file). The same contents at another path give the
+ * same id; a changed byte gives another. Each file is read once more, in
+ * full (docs/output.md says what that costs).
+ */
+static int compute_run_id(struct lsim_scenario *sc)
+{
+	struct lsim_buf b = {0};
+	dump_config(sc, &b, true);
+	int rc = b.failed ? LSIM_ENOMEM : 0;
+	struct lsim_digest h;
+	lsim_digest_init(&h);
+	lsim_digest_str(&h, "llmsim run id 2");
+	lsim_digest_add(&h, b.data ? b.data : "", b.len);
+	free(b.data);
+	char profiles[1024], catalogue[1024];
+	if (rc == 0)
+		rc = data_paths(sc, profiles, catalogue, sizeof profiles);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->gpus[i].name);
+		digest_file(&h, "gpu", path);
+		if (sc->insts[i].perf != PERF_SERVICE)
+			digest_model(&h, &sc->models[i]);
+		if (sc->insts[i].perf == PERF_TABLE) {
+			lsim_digest_str(&h, "perf_table");
+			rc = digest_folder(&h, sc->table_dirs[i], 1);
+		}
+	}
+	for (size_t t = 0; rc == 0 && sc->have_jobs && t < (size_t)sc->pool.n_types; t++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->pool.types[t]);
+		digest_file(&h, "pool gpu", path);
+	}
+	if (rc == 0 && sc->wl.kind != WL_GENERATOR && sc->wl.path[0])
+		rc = digest_scenario_file(sc, &h, "trace", sc->wl.path);
+	for (size_t k = 0; rc == 0 && sc->wl.kind != WL_GENERATOR && k < sc->n_traces; k++)
+		rc = digest_scenario_file(sc, &h, "trace", sc->traces[k]);
+	if (rc == 0 && sc->wl.lengths_from[0])
+		rc = digest_scenario_file(sc, &h, "lengths_from", sc->wl.lengths_from);
+	if (rc == 0 && sc->fail.trace[0])
+		rc = digest_scenario_file(sc, &h, "failures.trace", sc->fail.trace);
+	if (rc == 0 && sc->power.carbon_trace[0])
+		rc = digest_scenario_file(sc, &h, "carbon_trace", sc->power.carbon_trace);
+	if (rc == 0 && sc->prices) {
+		if (sc->power.prices[0]) {
+			rc = digest_scenario_file(sc, &h, "prices", sc->power.prices);
+		} else {
+			char shipped[1024];
+			snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+			digest_file(&h, "prices", shipped);
+		}
+	}
+	if (rc == 0 && sc->have_jobs && sc->jobs.path)
+		rc = digest_scenario_file(sc, &h, "jobs", sc->jobs.path);
+	snprintf(sc->run_id, sizeof sc->run_id, "%016llx",
+		 (unsigned long long)lsim_digest_value(&h));
+	return rc;
 }
 
 /* Bytes one GPU of a replica of instance group i needs: its share of the
@@ -1518,10 +1697,12 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0 && sc->n_nodes > 0)
 		rc = place(sc, d);
 	if (rc == 0) {
-		dump_effective(sc);
+		dump_config(sc, &sc->effective, false);
 		if (sc->effective.failed)
 			rc = LSIM_ENOMEM;
 	}
+	if (rc == 0)
+		rc = compute_run_id(sc);
 	if (rc != 0) {
 		lsim_scenario_destroy(sc);
 		return lsim_diag_ensure(d, rc); /* allocation failures come bare */
@@ -1613,6 +1794,14 @@ uint64_t lsim_scenario_seed(const struct lsim_scenario *sc)
 const char *lsim_scenario_run_id(const struct lsim_scenario *sc)
 {
 	return sc->run_id;
+}
+
+bool lsim_scenario_declares_slo(const struct lsim_scenario *sc)
+{
+	for (size_t i = 0; i < sc->n_classes; i++)
+		if (sc->classes[i].ttft > 0 || sc->classes[i].tpot > 0 || sc->classes[i].e2e > 0)
+			return true;
+	return false;
 }
 
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc)

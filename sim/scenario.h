@@ -25,7 +25,9 @@ void lsim_scenario_destroy(struct lsim_scenario *sc);
 /* The effective configuration as YAML (all keys, defaults filled in). */
 const char *lsim_scenario_effective(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
-/* Stable id of (effective config, seed): 16 hex digits. */
+/* Stable id of the run: 16 hex digits of a hash of the effective config
+ * (seed included, file paths left out) and of the contents of the files
+ * it reads (hardware profiles, model entries, perf tables, traces, ...). */
 const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
 /* The overrides that make the run factor times longer: the workload's
  * request count and arrival window (a generator) or its passes (a trace,
@@ -33,6 +35,9 @@ const char *lsim_scenario_run_id(const struct lsim_scenario *sc);
  * into sets, *n of them. LSIM_ERANGE when a count would overflow. */
 int lsim_scenario_longer(const struct lsim_scenario *sc, int64_t factor,
 			 char sets[][64], size_t *n);
+/* Whether a QoS class declares a target (classes[].ttft, tpot or e2e):
+ * slo_attainment and goodput_rps are defined only then. */
+bool lsim_scenario_declares_slo(const struct lsim_scenario *sc);
 /* GPUs of the scenario's cluster (0 without one). */
 int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
 

@@ -58,6 +58,12 @@ static bool summary_value(const struct lsim_summary *s, const char *name, double
 	return false;
 }
 
+/* Whether a metric is defined only against declared SLOs. */
+static bool slo_metric(const char *name)
+{
+	return !strcmp(name, "slo_attainment") || !strcmp(name, "goodput_rps");
+}
+
 /* Parses "name<=v,name>=v"; names must be summary fields. */
 static int parse_slo(struct search *s, const char *text)
 {
@@ -143,9 +149,14 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 		status = lsim_cli_fail(&d, rc);
 	} else {
 		p->ok = p->st.stable;
-		for (size_t i = 0; i < s->n_c; i++) {
+		for (size_t i = 0; i < s->n_c && status == 0; i++) {
 			p->m[i] = NAN;
 			summary_value(&p->st.summary, s->c[i].name, &p->m[i]);
+			if (isnan(p->m[i])) { /* e.g. mfu with no model (service mode) */
+				fprintf(stderr, "llmsim: --slo: %s is not defined in the run at %s "
+					"(docs/output.md)\n", s->c[i].name, rate_set);
+				status = LSIM_EXIT_BADINPUT;
+			}
 			const struct constraint *c = &s->c[i];
 			if (!(c->at_least ? p->m[i] >= c->bound : p->m[i] <= c->bound))
 				p->ok = false;
@@ -345,7 +356,8 @@ static const char usage_search[] =
 	"the lower 95%% confidence bound of the seeds' mean, checked on runs --verify\n"
 	"times longer (default 10; 0: no check): the metrics printed are those runs'.\n"
 	"Constraints name summary metrics (docs/output.md), e.g.\n"
-	"--slo ttft_p99_s<=2,slo_attainment>=0.95. docs/sweeps.md explains the rules.\n";
+	"--slo ttft_p99_s<=2,slo_attainment>=0.95 (slo_attainment and goodput_rps need\n"
+	"a class with a target). docs/sweeps.md explains the rules.\n";
 
 int lsim_cli_search(int argc, char **argv)
 {
@@ -446,6 +458,33 @@ int lsim_cli_search(int argc, char **argv)
 			own[k] = k + 1;
 		s.seeds = own;
 		s.n_seeds = 5;
+	}
+	/* refuse an SLO constraint without a declared SLO before any output */
+	for (size_t i = 0; rc == 0 && i < s.n_c; i++) {
+		if (!slo_metric(s.c[i].name))
+			continue;
+		size_t n_sets = 0;
+		const char *const *sets = sw ? lsim_sweep_sets(sw, 0, &n_sets) : NULL;
+		struct lsim_scenario *sc = NULL;
+		if (sw && !sets) {
+			rc = lsim_cli_nomem();
+		} else if ((rc = lsim_scenario_load(s.scenario, sets, n_sets, &sc, &d)) != 0) {
+			rc = lsim_cli_fail(&d, rc);
+		} else if (!lsim_scenario_declares_slo(sc)) {
+			fprintf(stderr,
+				"llmsim: --slo: %s: no SLO declared in %s: no classes[] entry sets a "
+				"ttft, tpot or e2e target (declare one, or constrain a latency such "
+				"as ttft_p99_s)\n",
+				s.c[i].name, s.scenario);
+			rc = LSIM_EXIT_BADINPUT;
+		}
+		lsim_scenario_destroy(sc);
+		break;
+	}
+	if (rc != 0) {
+		free(own);
+		lsim_sweep_destroy(sw);
+		return rc;
 	}
 	const char *sep = s.csv ? "," : "  ";
 	printf("configuration%smax_%s%smean%sci95%sevaluations%slength", sep, s.rate_key, sep, sep,

@@ -148,7 +148,7 @@ enum lsim_inst_state {
 /* A batch in flight through the pipeline stages (instance.c). */
 struct lsim_pp_batch {
 	int32_t *reqs; /* its requests (their sched_tokens say how many) */
-	double work;   /* at peak rates, ns (lsim_instance.work_ns) */
+	struct lsim_iter_work work; /* what it does; s at peak rates in ns */
 	size_t n;
 	uint64_t seq;	/* formed as the seq-th batch */
 	int32_t stage;	/* the stage it is at (or arriving at, waiting) */
@@ -184,9 +184,11 @@ struct lsim_instance {
 	int32_t m_n, m_done, m_settled, m_tokens;
 	size_t n_sched; /* of the batch in flight */
 	lsim_time step_start;
-	double step_work;      /* of the step in flight (pp 1) */
+	struct lsim_iter_work step_work; /* of the step in flight (pp 1); s in ns */
 	lsim_time busy_ns;	   /* accumulated step time (service: server-time / servers) */
 	double work_ns; /* see work_perf */
+	double flops, bytes; /* model FLOPs and HBM bytes of the steps done,
+			      * per GPU of a stage's TP group (see work_perf) */
 	int64_t iterations, tokens;
 
 	struct lsim_sim *sim;
@@ -224,7 +226,10 @@ struct lsim_instance {
 	/* work_ns (above): work at peak rates (lsim_perf_iter_work) of the
 	 * steps done, in ns per GPU of a stage; a step whose backend does not
 	 * know it counts its whole time. work / (pp x time) is the GPUs'
-	 * utilisation. */
+	 * utilisation. flops and bytes (above): the same steps' model FLOPs
+	 * and HBM bytes of the whole model on one GPU of the TP group (its
+	 * pp stages share them); 0 for a step whose backend does not know
+	 * them. */
 	struct lsim_perf *work_perf; /* owned: the roofline, for work, when
 				      * the perf backend does not know it */
 	struct lsim_billing billing;
@@ -271,7 +276,7 @@ struct lsim_instance {
 	bool m_more;
 	struct lsim_run_step {
 		lsim_time dt, end; /* its time, and when it ends */
-		double work;	   /* in ns */
+		struct lsim_iter_work work; /* s in ns */
 		/* the changes of queued_tokens and of the blocks taken at the
 		 * starts of steps 1 .. k, summed */
 		int32_t cdq, cdb;

@@ -5,6 +5,8 @@
  * ones documented in docs/output.md. The request records are streamed:
  * one pass for the totals, then one latency column in memory at a time.
  */
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,11 +103,35 @@ static void fill_dist(double *x, size_t n, struct dist out)
 	*out.p99 = gsl_stats_quantile_from_sorted_data(x, 1, n, 0.99);
 }
 
+/* The time an instance held its GPUs: provisioning to stop. */
+static double held_time(const struct lsim_inst_record *in)
+{
+	return in->stop > in->start ? in->stop - in->start : 0.0;
+}
+
+void lsim_inst_record_rates(struct lsim_inst_record *o, double peak_flops,
+			    double peak_bw)
+{
+	double t = held_time(o), pp = o->pp > 1 ? o->pp : 1;
+	bool model = peak_flops > 0 && peak_bw > 0;
+	o->gpu_util = o->gpu_busy = 0.0;
+	o->mfu = o->mbu = model ? 0.0 : NAN;
+	if (t <= 0)
+		return;
+	double gpu_time = t * o->tp * pp;
+	o->gpu_util = o->work_s * o->tp / gpu_time;
+	o->gpu_busy = o->busy_s / t;
+	if (model) {
+		o->mfu = o->model_flops / (gpu_time * peak_flops);
+		o->mbu = o->hbm_bytes / (gpu_time * peak_bw);
+	}
+}
+
 /* Pass 1 over the records: counts, makespan, tokens, SLO, queue wait. */
 struct totals {
 	struct lsim_summary *s;
 	size_t seen;
-	double first_arrival, last_finish, out_tokens, met;
+	double first_arrival, last_finish, out_tokens, met, judged;
 	size_t n_ttft, n_tpot, n_e2e, n_wait;
 	long double wait_mean; /* gsl_stats_mean's recurrence, streamed */
 };
@@ -117,7 +143,8 @@ static int add_totals(void *ctx, const struct lsim_req_record *q)
 	if (t->seen++ == 0 || q->arrival < t->first_arrival)
 		t->first_arrival = q->arrival;
 	s->preemptions += q->preemptions;
-	t->met += q->slo_met ? 1.0 : 0.0;
+	t->met += q->slo_met == 1 ? 1.0 : 0.0;
+	t->judged += q->slo_met >= 0 ? 1.0 : 0.0; /* its class declares an SLO */
 	switch (q->status) {
 	case LSIM_REQ_FINISHED:
 		if (s->completed == 0.0 || q->finish > t->last_finish)
@@ -208,14 +235,18 @@ int lsim_summary_compute(struct lsim_results *r)
 		return rc;
 	size_t n = r->n_reqs;
 	s->requests = (double)n;
-	if (n > 0)
-		s->slo_attainment = t.met / (double)n;
 	if (s->completed > 0.0 && t.last_finish > t.first_arrival) {
 		s->makespan_s = t.last_finish - t.first_arrival;
 		s->throughput_rps = s->completed / s->makespan_s;
 		s->output_tokens_per_s = t.out_tokens / s->makespan_s;
 		s->goodput_rps = t.met / s->makespan_s;
 	}
+	/* attainment only against declared SLOs: NaN when no request's class
+	 * declares a target */
+	if (t.judged > 0)
+		s->slo_attainment = t.met / t.judged;
+	else
+		s->slo_attainment = s->goodput_rps = NAN;
 	s->queue_wait_mean_s = (double)t.wait_mean;
 
 	/* Latency distributions over completed requests. */
@@ -236,14 +267,23 @@ int lsim_summary_compute(struct lsim_results *r)
 	if (rc != 0)
 		return rc;
 
-	/* Instances: GPU-weighted busy fraction, energy and cost. */
-	double busy = 0.0, life = 0.0, admitted = 0.0, hits = 0.0;
+	/* Instances: over the GPU-time they held, their work, busy time,
+	 * model FLOPs and bytes (mfu and mbu: the instances' own, weighted
+	 * by their GPU-time, over those with a model); energy and cost. */
+	double busy = 0.0, work = 0.0, held = 0.0, admitted = 0.0, hits = 0.0;
+	double mfu = 0.0, mbu = 0.0, held_model = 0.0;
 	for (size_t i = 0; i < r->n_insts; i++) {
 		const struct lsim_inst_record *in = &r->insts[i];
 		double gpus = (double)in->tp * (in->pp > 1 ? in->pp : 1);
+		double h = held_time(in);
 		busy += in->busy_s * gpus;
-		if (in->ready >= 0 && in->stop > in->ready)
-			life += (in->stop - in->ready) * gpus;
+		work += in->work_s * in->tp;
+		held += h * gpus;
+		if (h > 0 && !isnan(in->mfu)) {
+			mfu += in->mfu * h * gpus;
+			mbu += in->mbu * h * gpus;
+			held_model += h * gpus;
+		}
 		s->energy_j += in->energy_j;
 		s->carbon_kg += in->carbon_g / 1000.0;
 		s->cost_usd += in->cost_usd;
@@ -252,8 +292,16 @@ int lsim_summary_compute(struct lsim_results *r)
 	}
 	if (admitted > 0.0)
 		s->prefix_hit_rate = hits / admitted;
-	if (life > 0.0)
-		s->gpu_util = busy / life;
+	if (held > 0.0) {
+		s->gpu_util = work / held;
+		s->gpu_busy = busy / held;
+	}
+	if (held_model > 0.0) {
+		s->mfu = mfu / held_model;
+		s->mbu = mbu / held_model;
+	} else if (held > 0.0) {
+		s->mfu = s->mbu = NAN; /* GPU-time, none of it with a model */
+	}
 	if (t.out_tokens > 0.0)
 		s->cost_per_mtok_usd = s->cost_usd / t.out_tokens * 1e6;
 	s->energy_kwh = s->energy_j / 3.6e6;

@@ -31,8 +31,9 @@ static const char usage_report[] =
 	"the number of runs (seeds) n, and for each metric (default: throughput_rps,\n"
 	"ttft_p99_s, e2e_mean_s, slo_attainment, cost_per_mtok_usd) the mean and the\n"
 	"half-width of its 95% confidence interval across the runs (Student's t with\n"
-	"n - 1 degrees of freedom; 0 for one run). Metric names are the summary's\n"
-	"(docs/output.md).\n";
+	"n - 1 degrees of freedom; 0 for one run), over the runs where it is defined;\n"
+	"n/a where it is defined in none (slo_attainment when no class declares a\n"
+	"target). Metric names are the summary's (docs/output.md).\n";
 
 /* A comma-separated list, split in place. */
 static size_t split(char *s, char **out, size_t max)
@@ -192,7 +193,9 @@ static void print_report(const struct report *r, int fmt)
 			size_t used;
 			mean_ci(g->v + m * g->cap, g->n, &mean, &half, &used);
 			if (fmt == FMT_CSV)
-				printf("%s%.10g%s%.10g", sep, mean, sep, half);
+				printf("%s%.10g%s%.10g", sep, mean, sep, used ? half : NAN);
+			else if (used == 0) /* not defined in any run (e.g. no SLO declared) */
+				printf("%sn/a", sep);
 			else
 				printf("%s%.6g ± %.3g", sep, mean, half);
 		}

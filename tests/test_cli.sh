@@ -491,6 +491,42 @@ energy_ok() {
 "$exe" run "$scen/pp_saturated.yaml" -o "$tmp/pw2" --csv --quiet --set power.alpha=1 >/dev/null 2>&1
 energy_ok "$tmp/pw1" && energy_ok "$tmp/pw2" && ok "energy from utilisation: idle x lifetime + (tdp - idle) x work, per GPU" \
 	|| bad "energy: $(cut -d, -f4,6,8,14,24,26 "$tmp/pw1/instances.csv" "$tmp/pw2/instances.csv")"
+# MFU and MBU by hand (docs/output.md): one request of 1,000 prompt and 200
+# output tokens on one H100-SXM (989 TFLOP/s, 3.35 TB/s) serving
+# Llama-3.1-8B (32 layers, hidden 4096, 32 heads and 8 KV heads of 128, MLP
+# 14,336 gated, vocabulary 128,256, 2 B a value): a prefill of 1,000 tokens
+# (its first token), then 199 decodes at contexts 1,000 .. 1,198. A step of
+# T tokens after p cached ones does 32 x (2 T x 218,103,808 + 4 x 128 x 32
+# x (T p + T (T + 1) / 2)) FLOPs plus 2 x 4,096 x 128,256 for the LM head
+# of its one sequence, and moves the bytes of the roofline's operator table
+# (docs/perf-model.md: weights once, activations, the KV it reads and
+# writes). MFU = FLOPs / ((stop - start) x 989e12), MBU = bytes / ((stop -
+# start) x 3.35e12); the summary's, over one instance, are its own.
+printf 'name: one\nseed: 1\ninstances: [{model: Llama-3.1-8B, gpu: H100-SXM, replicas: 1}]\nworkload: {rate: 1, count: 1, prompt: {dist: fixed, value: 1000}, output: {dist: fixed, value: 200}}\n' > "$tmp/mfu.yaml"
+"$exe" run "$tmp/mfu.yaml" -o "$tmp/mfu" --csv > "$tmp/mfu.out" 2>"$tmp/err" || bad "MFU run: $(cat "$tmp/err")"
+hand=$(awk -F, 'function step(T, p,   pairs, lay) {
+		pairs = T * p + T * (T + 1) / 2
+		F += 32 * (2 * T * 218103808 + 4 * 128 * 32 * pairs) + 2 * 4096 * 128256
+		lay = 2 * (2 * T * h + h) + h * (q + 2 * kv) + T * (h + q + 2 * kv) + 2 * T * (q + kv) \
+			+ 2 * kv * (p + T + T) + 2 * T * q + q * h + T * (q + h) + 2 * h * f + T * (h + 2 * f) \
+			+ 3 * T * f + f * h + T * (f + h)
+		B += (32 * lay + 2 * T * h + (2 * T * h + h) + h * V + (h + V)) * 2 }
+	NR == 2 { h = 4096; q = 4096; kv = 1024; f = 14336; V = 128256
+		step(1000, 0); for (k = 0; k < 199; k++) step(1, 1000 + k)
+		t = $8 - $6; mfu = F / (t * 989e12); mbu = B / (t * 3.35e12)
+		d = ($30 - F) / F; e = ($31 - B) / B; g = ($32 - mfu) / mfu; i = ($33 - mbu) / mbu
+		ok = d * d < 1e-20 && e * e < 1e-20 && g * g < 1e-18 && i * i < 1e-18
+		printf "%s MFU %.4f MBU %.4f (%.6g FLOPs, %.6g B over %.9g s)", ok ? "ok" : "bad", mfu, mbu, F, B, t }' "$tmp/mfu/instances.csv")
+printed=$(grep -o 'MFU [0-9.]*  MBU [0-9.]*' "$tmp/mfu.out" | tr -s ' ')
+case "$hand" in
+ok*"$printed "*) ok "MFU and MBU by hand: $hand" ;;
+*) bad "MFU/MBU: hand $hand, printed '$printed', csv $(cut -d, -f8,30-33 "$tmp/mfu/instances.csv" | tail -1)" ;;
+esac
+for k in mfu mbu; do
+	[ "$(grep "^$k," "$tmp/mfu/summary.csv" | cut -d, -f2)" = "$(tail -1 "$tmp/mfu/instances.csv" | cut -d, -f$([ $k = mfu ] && echo 32 || echo 33))" ] \
+		|| bad "summary $k is not the one instance's"
+done
+
 # cost and carbon: an offer's price per GPU (aws-p5.48xlarge: $55.04/h for
 # 8 GPUs) with its billing (per second, 60 s minimum: the 19 s run pays 60 s);
 # carbon = facility energy x 481 g/kWh
@@ -536,9 +572,9 @@ same=$(tail -n +2 "$tmp/nf/instances.csv" | awk -F, '$22 >= 0 { if ($5 in t && t
 "$exe" run "$src/examples/failures.yaml" -o "$tmp/mix" --csv --quiet --set failures.mtbf=0 \
 	--set instances.0.price=gcp-a3-highgpu-8g --set instances.0.spot=true --set failures.spot_mtbr=10min \
 	--set instances.0.on_demand_base=1 --set instances.0.on_demand_percent=50 >/dev/null 2>"$tmp/err" || bad "spot mix: $(cat "$tmp/err")"
-# (the spot flag is the last column of /instances; replacements of the
+# (the spot flag is column 27 of /instances; replacements of the
 # reclaimed spot replica are spot again, the on-demand share being kept)
-mix=$(awk -F, 'NR > 1 { printf "%s", $NF }' "$tmp/mix/instances.csv")
+mix=$(awk -F, 'NR == 1 && $27 != "spot" { exit } NR > 1 { printf "%s", $27 }' "$tmp/mix/instances.csv")
 case "$mix" in 0010*) ;; *) mix=bad ;; esac
 [ "$mix" != bad ] && [ -z "$(printf '%s' "${mix#0010}" | tr -d 1)" ] && [ -n "${mix#0010}" ] \
 	&& [ "$(fs mix completed)" = "$(fs mix requests)" ] && [ "$(fs mix spot_reclaims)" -gt 0 ] \
@@ -637,6 +673,68 @@ zf() { grep "^$2," "$tmp/z_$1/summary.csv" | cut -d, -f2; }
 n=$(($(wc -l < "$tmp/a/requests.csv") - 1))
 [ "$n" -eq 300 ] && ok "300 requests recorded" || bad "requests.csv has $n rows"
 
+# run ids hash the contents of what a run reads, not its paths: a copy of
+# the data folder (LLMSIM_DATA_DIR) gives the same id, one profile value
+# changed in another copy a new one; a copy of a scenario and its trace
+# elsewhere the same id, one trace token changed a new one; likewise a perf
+# table folder. The seed and the configuration count as before.
+rid() { sed -n '1s/.*(run id \([0-9a-f]\{16\}\)).*/\1/p'; }
+for d in d1 d2; do
+	mkdir -p "$tmp/$d" && cp -r "$src/calibrate/profiles" "$src/calibrate/models.yaml" "$tmp/$d/"
+done
+sed -i 's/^mbu: 0.88$/mbu: 0.87/' "$tmp/d2/profiles/H100-SXM.yaml"
+i0=$("$exe" check "$scen/small.yaml" | rid)
+i1=$(LLMSIM_DATA_DIR="$tmp/d1" "$exe" check "$scen/small.yaml" | rid)
+i2=$(LLMSIM_DATA_DIR="$tmp/d2" "$exe" check "$scen/small.yaml" | rid)
+i3=$("$exe" check "$scen/small.yaml" --seed 12 | rid)
+i4=$("$exe" check "$scen/small.yaml" --set data_dir="$tmp/d1" | rid)
+mkdir -p "$tmp/q/data/azure_llm_2023"
+qt=data/azure_llm_2023/AzureLLMInferenceTrace_conv_1815-1845.csv
+cp "$src/examples/quickstart.yaml" "$tmp/q/" && cp "$src/examples/$qt" "$tmp/q/$qt"
+q0=$("$exe" check "$src/examples/quickstart.yaml" | rid)
+q1=$("$exe" check "$tmp/q/quickstart.yaml" | rid)
+q2=$("$exe" check "$tmp/q/quickstart.yaml" --set workload.path="$tmp/q/$qt" | rid)
+sed -i '2s/,\([0-9]*\),/,1\1,/' "$tmp/q/$qt" # one prompt length: 1 in front
+q3=$("$exe" check "$tmp/q/quickstart.yaml" | rid)
+tbl=calibrate/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16
+cp -r "$src/$tbl" "$tmp/t1" && cp -r "$src/$tbl" "$tmp/t2"
+sed -i '2s/^\([a-z_]*\),1,/\1,1,1/' "$tmp/t2/tp1/dense.csv" # its first time: 1 in front
+tq="instances: [{model: Llama-3.1-8B, gpu: RTX-4090, perf: table, perf_table: %s}]\nworkload: {count: 10}\n"
+t0=$(printf "$tq" "$src/$tbl" > "$tmp/tq0.yaml" && "$exe" check "$tmp/tq0.yaml" | rid)
+t1=$(printf "$tq" "$tmp/t1" > "$tmp/tq1.yaml" && "$exe" check "$tmp/tq1.yaml" | rid)
+t2=$(printf "$tq" "$tmp/t2" > "$tmp/tq2.yaml" && "$exe" check "$tmp/tq2.yaml" | rid)
+ids="data $i0 $i1 $i2, seed $i3, data_dir $i4, trace $q0 $q1 $q2 $q3, table $t0 $t1 $t2"
+[ -n "$i0" ] && [ "$i1" = "$i0" ] && [ "$i4" = "$i0" ] && [ "$i2" != "$i0" ] && [ -n "$i2" ] && [ "$i3" != "$i0" ] \
+	&& [ -n "$q0" ] && [ "$q1" = "$q0" ] && [ "$q2" = "$q0" ] && [ "$q3" != "$q0" ] && [ -n "$q3" ] \
+	&& [ -n "$t0" ] && [ "$t1" = "$t0" ] && [ "$t2" != "$t0" ] && [ -n "$t2" ] \
+	&& ok "run ids follow the contents of profiles, traces and perf tables, not their paths" \
+	|| bad "run ids: $ids"
+LLMSIM_DATA_DIR="$tmp/d2" "$exe" run "$scen/small.yaml" -o "$tmp/rid" --quiet > "$tmp/rid.out" 2>&1
+grep -q "^run $i2 " "$tmp/rid.out" && [ "$(sqlite3 "$tmp/rid/results.sqlite" "SELECT run_id FROM runs;")" = "$i2" ] \
+	&& ok "the run records the id check gives" || bad "run id of the run: $(head -1 "$tmp/rid.out")"
+
+# SLO attainment is defined only against declared SLOs: small.yaml has no
+# class, so no target - "no SLO declared" on stdout, nan in summary.csv,
+# slo_met -1 on every request. With one class of a TTFT target and one
+# without, the summary counts the first class alone, and the second has no
+# attainment of its own.
+grep -q '^  SLO        no SLO declared$' "$tmp/a.out" \
+	&& grep -qx 'slo_attainment,nan,' "$tmp/a/summary.csv" && grep -qx 'goodput_rps,nan,1/s' "$tmp/a/summary.csv" \
+	&& [ "$(awk -F, 'NR > 1 { print $14 }' "$tmp/a/requests.csv" | sort -u)" = "-1" ] \
+	&& ok "no class declares a target: no SLO declared, slo_attainment nan, slo_met -1" \
+	|| bad "no SLO: $(grep SLO "$tmp/a.out"), $(grep -E '^(slo_attainment|goodput_rps),' "$tmp/a/summary.csv" | tr '\n' ' ')"
+{ cat "$scen/small.yaml"; printf 'classes:\n  - {name: a, share: 0.5, ttft: 30ms}\n  - {name: b, share: 0.5}\n'; } > "$tmp/slo.yaml"
+"$exe" run "$tmp/slo.yaml" -o "$tmp/slo" --csv > "$tmp/slo.out" 2>&1 || bad "classes run: $(cat "$tmp/slo.out")"
+a=$(awk -F, '$1 == "a" { print $12 }' "$tmp/slo/classes.csv")
+b=$(awk -F, '$1 == "b" { print $9 "/" $10 "/" $11 "/" $12 "/" $13 }' "$tmp/slo/classes.csv")
+met=$(awk -F, 'NR > 1 && $11 == 0 { n++; m += $14 } NR > 1 && $11 == 1 && $14 != -1 { x = 1 } END { if (!x) printf "%.17g", m / n }' "$tmp/slo/requests.csv")
+att=$(grep '^slo_attainment,' "$tmp/slo/summary.csv" | cut -d, -f2)
+[ "$b" = "nan/nan/nan/nan/nan" ] && [ -n "$met" ] && [ "$att" = "$a" ] \
+	&& awk -v a="$att" -v m="$met" 'BEGIN { d = a - m; exit !(d * d < 1e-24 && a > 0 && a < 1) }' \
+	&& grep -q '^    b .* no SLO declared ' "$tmp/slo.out" \
+	&& ok "a class without a target: left out of slo_attainment ($att, class a's), its own attainment nan" \
+	|| bad "classes: a $a, b $b, met $met, summary $att, $(grep -A2 SLO "$tmp/slo.out")"
+
 # per-request resource use: every step's time is shared out over its
 # requests by tokens, so their GPU-seconds add up to the instances' busy time
 g=$(awk -F, 'NR > 1 { g += $18 } END { printf "%.6f", g }' "$tmp/a/requests.csv")
@@ -676,6 +774,14 @@ st3=$(tail -n +2 "$tmp/cut/requests.csv" | awk -F, '$10 == 3 { n++ } END { print
 "$exe" run "$scen/small.yaml" -o "$tmp/clean" --quiet >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && ok "a run that finishes every request warns of nothing" \
 	|| bad "clean run: rc=$rc stderr: $(cat "$tmp/err")"
+
+# docs/output.md defines every summary field, in the table of its "Summary
+# fields" section (first column; ttft_{mean,p50}_s stands for both)
+documented=$(sed -n '/^## Summary fields$/,/^### /p' "$src/docs/output.md" | awk -F'|' '/^\| `/ { print $2 }' \
+	| grep -o '`[a-z0-9_{},]*`' | tr -d '`' | while read -r n; do eval "printf '%s\n' $n"; done | sort)
+missing=$(cut -d, -f1 "$tmp/a/summary.csv" | tail -n +2 | sort | comm -23 - <(printf '%s\n' "$documented"))
+[ -z "$missing" ] && [ "$(cut -d, -f1 "$tmp/a/summary.csv" | tail -n +2 | wc -l)" -gt 50 ] \
+	&& ok "docs/output.md defines every summary field" || bad "summary fields not in docs/output.md: $missing"
 
 # golden summary (regenerate with: llmsim run tests/data/scenarios/small.yaml --csv)
 if cmp -s "$tmp/a/summary.csv" "$src/tests/golden/small_summary.csv"; then

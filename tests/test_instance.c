@@ -367,7 +367,22 @@ static lsim_time linear_time(const struct lsim_perf *p, const struct lsim_batch 
 
 static void linear_destroy(struct lsim_perf *p) { free(p); }
 
-static const struct lsim_perf_ops linear_ops = {"linear", linear_time, linear_destroy};
+/* its work: a third of its time at peak rates, 1 GFLOP per token of
+ * context, and 1 MB plus 1 kB per token of context moved */
+static struct lsim_iter_work linear_work(const struct lsim_perf *p,
+					 const struct lsim_batch *b)
+{
+	double ctx = 0;
+	for (int i = 0; i < b->n_decode; i++)
+		ctx += b->decode_ctx[i] + 1;
+	for (int i = 0; i < b->n_prefill; i++)
+		ctx += b->prefill_ctx[i] + b->prefill_chunk[i];
+	double t = lsim_time_to_s(linear_time(p, b));
+	return (struct lsim_iter_work){t / 3, 1e9 * ctx, 1e6 + 1e3 * ctx};
+}
+
+static const struct lsim_perf_ops linear_ops = {"linear", linear_time, linear_destroy,
+						linear_work};
 
 static struct lsim_perf *linear_perf(void)
 {
@@ -703,6 +718,8 @@ static void same_as_macro(const char *rows, int64_t blocks, int64_t max_seqs,
 	assert_int_equal(x->tokens, y->tokens);
 	assert_int_equal(x->busy_ns, y->busy_ns);
 	assert_true(x->work_ns == y->work_ns);
+	assert_true(x->flops == y->flops && x->flops > 0); /* the same doubles */
+	assert_true(x->bytes == y->bytes && x->bytes > 0);
 	assert_int_equal(x->queued_tokens, y->queued_tokens);
 	assert_int_equal(x->preemptions, y->preemptions);
 	ev[2] = (uint64_t)x->preemptions;

@@ -627,13 +627,13 @@ static void test_roofline_decode_run_exact(void **state)
 				base[i] = 1 + (i * 7919) % (n > 100 ? 60000 : 3000);
 			struct lsim_batch b = {.n_decode = n, .decode_ctx = base};
 			lsim_time t[40];
-			double w[40];
+			struct lsim_iter_work w[40];
 			p->ops->decode_run(p, &b, 40, t, w);
 			for (int k = 0; k < 40; k++) {
 				for (int i = 0; i < n; i++)
 					ctx[i] = base[i] + k;
 				struct lsim_batch bk = {.n_decode = n, .decode_ctx = ctx};
-				double wk;
+				struct lsim_iter_work wk;
 				assert_int_equal(t[k], p->ops->iter_eval(p, &bk, &wk));
 				assert_true(memcmp(&w[k], &wk, sizeof wk) == 0);
 			}
@@ -667,6 +667,65 @@ static void test_roofline_decode_memory_bound(void **state)
 	double got2 = lsim_time_to_s(decode_uniform(p, 1, 2049));
 	assert_rel(got2 - got, 32 * 1024.0 * 4096 / (3.35e12 * 0.88), 0.02);
 	lsim_perf_destroy(p);
+}
+
+/*
+ * What an iteration does (iter_work): its FLOPs and HBM bytes per GPU of a
+ * TP group of tp, written out from docs/perf-model.md's operator table for
+ * T new tokens of S sequences (here one chunk of c tokens after p cached
+ * ones, or one decode, c = 1, at context p), b = 2 bytes:
+ *   FLOPs = L x (2T(h(q+2kv) + qh + 2hf + fh) + 4 d (a/tp) P) + 2 S h V/tp,
+ *           P = c p + c (c+1)/2 causal query-key pairs;
+ *   bytes = L x (2 norms (2Th+h) + QKV (h(q+2kv) + T(h+q+2kv)) + rotary
+ *           2T(q+kv) + attention 2kv(p+c+T) + 2Tq + O (qh + T(q+h)) +
+ *           gate/up (2hf + T(h+2f)) + SiLU 3Tf + down (fh + T(f+h))) b
+ *           + (embedding 2Th + final norm (2Th+h) + LM head (hV/tp + S(h+V/tp))) b.
+ */
+static void test_roofline_flops_bytes(void **state)
+{
+	(void)state;
+	struct lsim_model_arch m = llama3_8b();
+	struct lsim_gpu_profile g = h100();
+	const struct {
+		int tp;
+		int32_t chunk, ctx; /* chunk 1 after ctx: a decode */
+		bool decode;
+	} cases[] = {{1, 2048, 0, false}, {2, 2048, 0, false}, {1, 300, 700, false},
+		     {1, 1, 1024, true}, {2, 1, 5000, true}};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		int tp = cases[i].tp;
+		double T = cases[i].chunk, p0 = cases[i].ctx, S = 1, L = 32, b = 2;
+		double h = 4096, q = 4096.0 / tp, kv = 1024.0 / tp, f = 14336.0 / tp,
+		       V = 128256.0 / tp, d = 128, a = 32.0 / tp;
+		double pairs = T * p0 + T * (T + 1) / 2;
+		double flops = L * (2 * T * (h * (q + 2 * kv) + q * h + 2 * h * f + f * h) +
+				    4 * d * a * pairs) +
+			       2 * S * h * V;
+		double layer = 2 * (2 * T * h + h) + h * (q + 2 * kv) + T * (h + q + 2 * kv) +
+			       2 * T * (q + kv) + 2 * kv * (p0 + T + T) + 2 * T * q + q * h +
+			       T * (q + h) + 2 * h * f + T * (h + 2 * f) + 3 * T * f + f * h +
+			       T * (f + h);
+		double bytes = (L * layer + 2 * T * h + 2 * T * h + h + h * V + S * (h + V)) * b;
+		struct lsim_perf *p = roofline(&m, &g, tp, 0.0);
+		struct lsim_batch bt = {0};
+		if (cases[i].decode)
+			bt = (struct lsim_batch){.n_decode = 1, .decode_ctx = &cases[i].ctx};
+		else
+			bt = (struct lsim_batch){.n_prefill = 1, .prefill_chunk = &cases[i].chunk,
+						 .prefill_ctx = &cases[i].ctx};
+		struct lsim_iter_work w = lsim_perf_iter_work(p, &bt), we;
+		assert_rel(w.flops, flops, 1e-12);
+		assert_rel(w.bytes, bytes, 1e-12);
+		/* iter_eval gives the same, and the work at peak rates lies between
+		 * the compute and the memory bound of the whole iteration and
+		 * below its time */
+		lsim_time t = lsim_perf_iter_eval(p, &bt, &we);
+		assert_true(memcmp(&w, &we, sizeof w) == 0);
+		double lo = fmax(flops / 989e12, bytes / 3.35e12);
+		assert_true(w.s >= lo * (1 - 1e-12) && w.s <= flops / 989e12 + bytes / 3.35e12);
+		assert_true(w.s < lsim_time_to_s(t));
+		lsim_perf_destroy(p);
+	}
 }
 
 /*
@@ -820,6 +879,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table_synthetic, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_bad_files, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_roofline_decode_run_exact),
+		cmocka_unit_test(test_roofline_flops_bytes),
 		cmocka_unit_test(test_roofline_decode_memory_bound),
 		cmocka_unit_test(test_roofline_prefill_compute_bound),
 		cmocka_unit_test(test_roofline_tensor_parallel),

@@ -25,6 +25,7 @@
 #include <hdf5_hl.h>
 #include <sqlite3.h>
 
+#include "digest.h"
 #include "recstore.h"
 #include "report.h"
 
@@ -51,12 +52,14 @@ static const struct lsim_req_record reqs[] = {
 };
 #define N_REQS (sizeof reqs / sizeof reqs[0])
 
-/* GPU-seconds busy 5*2 + 8*1 = 18 of (11-1)*2 + (12-2)*1 = 30 alive. */
+/* GPU-time held (start to stop) 11 x 2 + 12 x 1 = 34 GPU-s; of it busy
+ * 5 x 2 + 8 x 1 = 18, work at peak rates 4 x 2 + 6 x 1 = 14; MFU 0.1 over
+ * 22 and 0.4 over 12 GPU-s (7 / 34), MBU 0.5 and 0.25 (14 / 34). */
 static const struct lsim_inst_record insts[] = {
 	{0, "H100-SXM", "llama-3.1-8b", 2, 0.0, 1.0, 11.0, 5.0, 100, 1000, 3,
-	 4096, 1000.0, 2.5},
+	 4096, 1000.0, 2.5, .work_s = 4.0, .mfu = 0.1, .mbu = 0.5},
 	{1, "A100-80G", "x\"y,z", 1, 0.0, 2.0, 12.0, 8.0, 200, 2000, 0, 2048,
-	 500.0, 1.25},
+	 500.0, 1.25, .work_s = 6.0, .mfu = 0.4, .mbu = 0.25},
 };
 
 static const struct lsim_ts_sample ts[] = {
@@ -135,10 +138,110 @@ static void test_summary_values(void **state)
 	assert_near(s->e2e_p99_s, 3.94);
 	assert_near(s->queue_wait_mean_s, 0.18);
 	assert_true(s->preemptions == 6); /* all requests, failed included */
-	assert_near(s->gpu_util, 0.6);
+	assert_near(s->gpu_util, 14.0 / 34.0);
+	assert_near(s->gpu_busy, 18.0 / 34.0);
+	assert_near(s->mfu, 7.0 / 34.0);
+	assert_near(s->mbu, 14.0 / 34.0);
 	assert_near(s->energy_j, 1500.0);
 	assert_near(s->cost_usd, 3.75);
 	assert_true(s->sim_events == 1234); /* the caller's, untouched */
+}
+
+/* SLO attainment only against declared SLOs: requests whose class sets no
+ * target (slo_met -1) are left out; with none left it is not defined. Of
+ * the eight requests, five are judged and three met: 0.6, and goodput
+ * 3 per 6 s of makespan. */
+static void test_summary_slo(void **state)
+{
+	(void)state;
+	struct lsim_req_record q[N_REQS];
+	memcpy(q, reqs, sizeof q);
+	const int32_t met[N_REQS] = {1, 1, 0, -1, -1, 1, 0, -1};
+	for (size_t i = 0; i < N_REQS; i++)
+		q[i].slo_met = met[i];
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.reqs = q;
+	r.n_reqs = N_REQS;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_near(r.summary.slo_attainment, 0.6);
+	assert_near(r.summary.goodput_rps, 0.5);
+	for (size_t i = 0; i < N_REQS; i++)
+		q[i].slo_met = -1; /* no class declares a target */
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_true(isnan(r.summary.slo_attainment) && isnan(r.summary.goodput_rps));
+	assert_near(r.summary.throughput_rps, 5.0 / 6.0); /* the rest as before */
+}
+
+/* The run id's hash is XXH64 (seed 0): the reference values (libxxhash
+ * 0.8.1) of "", "abc" and of bytes (131 i + 7) mod 256 for i < n, across
+ * the 32-byte stripe, added in pieces of every size. */
+static void test_digest_vectors(void **state)
+{
+	(void)state;
+	struct lsim_digest h;
+	lsim_digest_init(&h);
+	assert_true(lsim_digest_value(&h) == 0xef46db3751d8e999ULL);
+	lsim_digest_add(&h, "abc", 3);
+	assert_true(lsim_digest_value(&h) == 0x44bc2cf5ad770999ULL);
+	unsigned char buf[1000];
+	for (int i = 0; i < 1000; i++)
+		buf[i] = (unsigned char)(i * 131 + 7);
+	const struct {
+		size_t n;
+		uint64_t want;
+	} v[] = {{31, 0x6711d55e306b5d8fULL}, {32, 0x07f7b8e3bc5d6e25ULL},
+		 {33, 0x09f85eeb4e1cbe9fULL}, {100, 0x9ddada11d3dc2d8fULL},
+		 {1000, 0x0bf0bdbcc82eb373ULL}};
+	for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+		for (size_t piece = 1; piece <= 40; piece++) {
+			lsim_digest_init(&h);
+			for (size_t at = 0; at < v[k].n; at += piece)
+				lsim_digest_add(&h, buf + at,
+						piece < v[k].n - at ? piece : v[k].n - at);
+			assert_true(lsim_digest_value(&h) == v[k].want);
+		}
+}
+
+/* An instance's rates over the GPU-time it held: tp 2 x pp 2 GPUs from 1
+ * s to 11 s are 40 GPU-s; work 5 s per GPU of a stage is 10 GPU-s (0.25),
+ * busy 8 of 10 s; 4e15 FLOPs at 1e15 FLOP/s peak (0.1), 2e13 B at 1e12
+ * B/s (0.5). Without a model (no peaks) MFU and MBU are not defined, and
+ * the summary weighs the others' by their GPU-time. */
+static void test_instance_rates(void **state)
+{
+	(void)state;
+	struct lsim_inst_record o = {.tp = 2, .pp = 2, .start = 1.0, .ready = 3.0,
+				     .stop = 11.0, .busy_s = 8.0, .work_s = 5.0,
+				     .model_flops = 4e15, .hbm_bytes = 2e13};
+	lsim_inst_record_rates(&o, 1e15, 1e12);
+	assert_near(o.gpu_util, 0.25);
+	assert_near(o.gpu_busy, 0.8);
+	assert_near(o.mfu, 0.1);
+	assert_near(o.mbu, 0.5);
+	struct lsim_inst_record svc = o;
+	lsim_inst_record_rates(&svc, 0, 0);
+	assert_true(isnan(svc.mfu) && isnan(svc.mbu));
+	assert_near(svc.gpu_util, 0.25);
+	struct lsim_inst_record never = o; /* stopped before it started */
+	never.stop = never.start;
+	lsim_inst_record_rates(&never, 1e15, 1e12);
+	assert_true(never.gpu_util == 0 && never.gpu_busy == 0 && never.mfu == 0);
+
+	struct lsim_inst_record two[2] = {o, svc};
+	two[1].tp = 1;
+	two[1].pp = 1; /* 10 GPU-s without a model */
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.insts = two;
+	r.n_insts = 2;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_near(r.summary.mfu, 0.1); /* over the 40 GPU-s with a model */
+	assert_near(r.summary.gpu_util, (5.0 * 2 + 5.0) / 50.0);
+	r.n_insts = 1;
+	r.insts = &two[1];
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_true(isnan(r.summary.mfu) && isnan(r.summary.mbu));
 }
 
 /* The summary's sort gives gsl_sort's array, bit for bit: random
@@ -191,6 +294,7 @@ static void test_summary_empty(void **state)
 	assert_true(r.summary.throughput_rps == 0);
 	assert_true(r.summary.ttft_p99_s == 0);
 	assert_true(r.summary.gpu_util == 0);
+	assert_true(r.summary.gpu_busy == 0 && r.summary.mfu == 0 && r.summary.mbu == 0);
 	assert_true(r.summary.sim_events == 3);
 	assert_int_equal(lsim_summary_compute(NULL), LSIM_EINVAL);
 }
@@ -574,12 +678,13 @@ static void test_sqlite(void **state)
 #define LSIM_X_COUNT(name, unit, help) n_metrics++;
 	LSIM_SUMMARY_FIELDS(LSIM_X_COUNT)
 #undef LSIM_X_COUNT
-	assert_true(n_metrics == 55);
+	assert_true(n_metrics == 58);
 
 	struct lsim_diag d = {0};
 	struct lsim_results a = make_results("run-a");
 	struct lsim_results b = make_results("run-b");
 	b.info.seed = 8;
+	b.summary.mfu = NAN; /* not defined: stored as NULL */
 	assert_int_equal(lsim_report_sqlite_append(path, &a, &d), 0);
 	assert_int_equal(lsim_report_sqlite_append(path, &b, &d), 0);
 
@@ -594,6 +699,10 @@ static void test_sqlite(void **state)
 	assert_near(scalar(db, "SELECT value FROM metrics WHERE run_id='run-a'"
 			       " AND name='ttft_p90_s' AND unit='s'"), 0.84);
 	assert_near(scalar(db, "SELECT wall_s FROM runs WHERE run_id='run-a'"), 0.25);
+	assert_int_equal(count(db, "SELECT COUNT(*) FROM metrics WHERE run_id='run-b'"
+				   " AND name='mfu' AND value IS NULL"), 1);
+	assert_near(scalar(db, "SELECT value FROM metrics WHERE run_id='run-a'"
+			       " AND name='mfu'"), 7.0 / 34.0);
 	sqlite3_close(db);
 
 	/* The same run id again replaces its rows. */
@@ -664,12 +773,13 @@ static void test_csv(void **state)
 		  "id,gpu,model,tp,node,start,ready,stop,busy_s,iterations,tokens,"
 		  "preemptions,kv_blocks,energy_j,cost_usd,prompt_tokens,"
 		  "prefix_hit_tokens,swaps,swap_bytes,role,kv_sent_bytes,failed_at,carbon_g,"
-		  "pp,pp_bytes,work_s,spot");
+		  "pp,pp_bytes,work_s,spot,gpu_util,gpu_busy,model_flops,hbm_bytes,mfu,mbu");
 	check_csv(dir, "instances.csv", 2,
-		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0,0,0,0,0,0,0,0,0");
+		  "1,A100-80G,\"x\"\"y,z\",1,0,0,2,12,8,200,2000,0,2048,500,1.25,0,0,0,0,0,0,0,0,0,0,6,0,"
+		  "0,0,0,0,0.4,0.25");
 	check_csv(dir, "timeseries.csv", 0,
-		  "t,instance,gpu_util,kv_util,queue_len,running,power_w,arrival_rate");
-	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0");
+		  "t,instance,gpu_busy,kv_util,queue_len,running,power_w,arrival_rate,gpu_util");
+	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0,0");
 	check_csv(dir, "summary.csv", 0, "name,value,unit");
 	check_csv(dir, "summary.csv", 1, "requests,8,");
 	check_csv(dir, "summary.csv", 10, "ttft_p50_s,0.5,s");
@@ -686,6 +796,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_values),
 		cmocka_unit_test(test_summary_empty),
+		cmocka_unit_test(test_instance_rates),
+		cmocka_unit_test(test_summary_slo),
+		cmocka_unit_test(test_digest_vectors),
 		cmocka_unit_test(test_sort_doubles),
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,
 						remove_tmpdir),

@@ -148,6 +148,12 @@ echo "$got $want" | awk '{ d1 = $2 - $5; d2 = $3 - $6; if (d1 < 0) d1 = -d1; if 
 	|| bad "report: got '$got' want '$want'"
 "$exe" report "$tmp/one" --group-by scheduler.router --metrics e2e_mean_s --format markdown | grep -q "^| round_robin | 6 | " \
 	&& ok "report --group-by pools the other axes" || bad "report --group-by"
+# small.yaml declares no SLO: its slo_attainment is NULL, reported n/a
+nulls=$(sqlite3 "$tmp/one/results.sqlite" "SELECT count(*) FROM metrics WHERE name = 'slo_attainment' AND value IS NULL;")
+"$exe" report "$tmp/one" --metrics slo_attainment,e2e_mean_s > "$tmp/rep.txt" || bad "report slo_attainment"
+[ "$nulls" = 18 ] && [ "$(grep -c '  n/a  ' "$tmp/rep.txt")" = 6 ] \
+	&& ok "report: slo_attainment without a declared SLO is NULL and reported n/a" \
+	|| bad "report n/a: $nulls NULL, $(cat "$tmp/rep.txt")"
 "$exe" report "$tmp/one" --metrics e2e_mean >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no metric 'e2e_mean'" "$tmp/err" && ok "report: unknown metric" || bad "report unknown metric: rc=$rc"
 
@@ -201,6 +207,12 @@ printf 'scenario: %s\naxes:\n  workload.rate: [1, 2]\n' "$src/tests/data/scenari
 	| grep -q "below --lo" && ok "search: infeasible at --lo is reported" || bad "search below --lo"
 "$exe" search "$src/tests/data/scenarios/mm1_search.yaml" --slo 'e2e_mean<=2' >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "no summary metric 'e2e_mean'" "$tmp/err" && ok "search: unknown metric" || bad "search unknown metric: rc=$rc"
+# slo_attainment is not defined without a declared SLO (the M/M/1
+# scenario has no classes): a constraint on it is refused, naming it
+"$exe" search "$src/tests/data/scenarios/mm1_search.yaml" --slo 'e2e_mean_s<=2,slo_attainment>=0.9' \
+	>"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "slo_attainment: no SLO declared in .*mm1_search.yaml" "$tmp/err" && [ ! -s "$tmp/out" ] \
+	&& ok "search: slo_attainment without a declared SLO is refused" || bad "search without SLO: rc=$rc $(cat "$tmp/err")"
 
 # bad input
 expect_bad() { # name, expected message part, sweep file text
