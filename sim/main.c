@@ -246,6 +246,10 @@ static int cmd_run(int argc, char **argv)
 			fflush(stdout);
 			fprintf(stderr, "llmsim: warning: %s\n", why);
 		}
+		if (lsim_scenario_overloaded(sc, why, sizeof why)) {
+			fflush(stdout);
+			fprintf(stderr, "llmsim: warning: %s\n", why);
+		}
 	}
 	lsim_scenario_destroy(sc);
 	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);

@@ -189,6 +189,7 @@ struct lsim_class_record {
 	X(rejected, "", "requests rejected")                                     \
 	X(failed, "", "requests failed")                                         \
 	X(unfinished, "", "requests in flight at the end")                       \
+	X(overloaded_instances, "", "instances whose waiting queue grew through the run (overloaded: their latencies depend on the run's length)") \
 	X(makespan_s, "s", "first arrival to last finish")                       \
 	X(throughput_rps, "1/s", "completed requests per second of makespan")    \
 	X(output_tokens_per_s, "1/s", "generated tokens per second of makespan") \

@@ -15,6 +15,7 @@
 #include "recstore.h"
 #include "rng.h"
 #include "sim.h"
+#include "steady.h"
 
 /* sim.h puts what a step touches in a request's first cache line */
 _Static_assert(offsetof(struct lsim_req, blocks) == 64,
@@ -1610,6 +1611,9 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		(double)s->context_skipped;
 	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
+	struct lsim_overload ov;
+	if (rc == 0 && (rc = lsim_overload_scan(r, &ov)) == 0)
+		r->summary.overloaded_instances = ov.n;
 	r->summary.failures = (double)s->n_failures;
 	r->summary.spot_reclaims = (double)s->n_reclaims;
 	r->summary.node_failures = (double)s->n_node_failures;

@@ -69,6 +69,13 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
  * field holds the count.
  */
 bool lsim_scenario_unfinished(const struct lsim_scenario *sc, char *buf, size_t size);
+/*
+ * After a run with overloaded instances (steady.h: a waiting queue that
+ * grew through the run), writes "N of M instances overloaded: ..." naming
+ * the worst one and its queue, and returns true; false when none was (or
+ * before any run). The summary's overloaded_instances field holds N.
+ */
+bool lsim_scenario_overloaded(const struct lsim_scenario *sc, char *buf, size_t size);
 
 /* Appends the Markdown reference of every scenario key to b. */
 void lsim_scenario_reference(struct lsim_buf *b);

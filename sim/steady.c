@@ -134,3 +134,89 @@ int lsim_steady_analyse(const struct lsim_results *res, struct lsim_steady *out)
 	free(backlog);
 	return rc;
 }
+
+/* ---- overloaded instances ---- */
+
+#define OVL_BINS 100
+
+struct ovl_pass {
+	double t0, width;
+	size_t n_insts;
+	int32_t *in, *out; /* per instance x bin: requests queued, scheduled */
+};
+
+static size_t ovl_bin(const struct ovl_pass *p, double t)
+{
+	double b = p->width > 0 ? (t - p->t0) / p->width : 0;
+	return b <= 0 ? 0 : b >= OVL_BINS - 1 ? OVL_BINS - 1 : (size_t)b;
+}
+
+static int ovl_add(void *ctx, const struct lsim_req_record *q)
+{
+	struct ovl_pass *p = ctx;
+	if (q->instance < 0 || (size_t)q->instance >= p->n_insts)
+		return 0;
+	size_t row = (size_t)q->instance * OVL_BINS;
+	p->in[row + ovl_bin(p, q->arrival)]++;
+	/* left the queue: scheduled, or ended without being scheduled */
+	double left = q->first_scheduled >= 0 ? q->first_scheduled
+		      : q->status != LSIM_REQ_UNFINISHED ? q->finish : INFINITY;
+	if (left <= p->t0 + p->width * OVL_BINS)
+		p->out[row + ovl_bin(p, left)]++;
+	return 0;
+}
+
+int lsim_overload_scan(const struct lsim_results *res, struct lsim_overload *out)
+{
+	out->n = 0;
+	out->worst = -1;
+	out->from = out->to = 0;
+	size_t n = res->n_reqs;
+	if (n < 2 || res->n_insts == 0)
+		return 0;
+	struct lsim_req_record first, last;
+	int rc = lsim_results_read_reqs(res, 0, 1, &first);
+	if (rc == 0)
+		rc = lsim_results_read_reqs(res, n - 1, 1, &last);
+	if (rc != 0)
+		return rc;
+	struct ovl_pass p = {.t0 = first.arrival, .width = (last.arrival - first.arrival) / OVL_BINS,
+			     .n_insts = res->n_insts};
+	if (!(p.width > 0))
+		return 0;
+	p.in = calloc(res->n_insts * OVL_BINS, sizeof *p.in);
+	p.out = calloc(res->n_insts * OVL_BINS, sizeof *p.out);
+	if (!p.in || !p.out) {
+		free(p.in);
+		free(p.out);
+		return LSIM_ENOMEM;
+	}
+	rc = lsim_results_each_req(res, ovl_add, &p);
+	double worst_rise = 0;
+	for (size_t i = 0; rc == 0 && i < res->n_insts; i++) {
+		double y[OVL_BINS], queued = 0;
+		for (size_t b = 0; b < OVL_BINS; b++) {
+			queued += p.in[i * OVL_BINS + b] - p.out[i * OVL_BINS + b];
+			y[b] = queued;
+		}
+		bool at_limit;
+		size_t cut = lsim_mser5(y, OVL_BINS, &at_limit);
+		double growth, t;
+		if (!lsim_trend_up(y + cut, OVL_BINS - cut, &growth, &t) || growth < 10)
+			continue;
+		out->n++;
+		if (growth > worst_rise) {
+			worst_rise = growth;
+			out->worst = (int32_t)i;
+			/* the fitted line's ends: mean -/+ half the rise */
+			double mean = 0;
+			for (size_t b = cut; b < OVL_BINS; b++)
+				mean += y[b] / (double)(OVL_BINS - cut);
+			out->from = mean - growth / 2;
+			out->to = mean + growth / 2;
+		}
+	}
+	free(p.in);
+	free(p.out);
+	return rc;
+}

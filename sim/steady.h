@@ -54,4 +54,22 @@ struct lsim_steady {
  */
 int lsim_steady_analyse(const struct lsim_results *res, struct lsim_steady *out);
 
+/*
+ * Overloaded instances: for each instance, its waiting queue (requests
+ * routed to it and not yet scheduled: arrival <= t < first_scheduled)
+ * at the end of each of 100 equal slices of the arrival window (first to
+ * last arrival), MSER-5 on that series, then the trend test on what
+ * follows the cut (the rise also at least 10 requests, so that a few
+ * queued requests' jitter is not a trend). An instance whose queue grows
+ * through the run is overloaded: its latencies depend on how long the
+ * run lasts. Streams the records twice; memory per instance.
+ */
+struct lsim_overload {
+	int32_t n;	 /* instances overloaded */
+	int32_t worst;	 /* the one whose queue rose most, or -1 */
+	double from, to; /* its fitted queue at the start and end of its window */
+};
+
+int lsim_overload_scan(const struct lsim_results *res, struct lsim_overload *out);
+
 #endif

@@ -638,8 +638,9 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 	}
 	if (rc == 0 && o->csv)
 		rc = lsim_report_csv_write(tmp, res, &d);
-	char why[400];
+	char why[400], why_ov[400];
 	bool unfinished = rc == 0 && lsim_scenario_unfinished(sc, why, sizeof why);
+	bool overloaded = rc == 0 && lsim_scenario_overloaded(sc, why_ov, sizeof why_ov);
 	if (rc == 0 && (remove_dir(fin) != 0 || rename(tmp, fin) != 0)) {
 		struct stat st;
 		if ((errno == ENOTEMPTY || errno == EEXIST) && stat(fin, &st) == 0)
@@ -659,6 +660,8 @@ static int run_child(const struct lsim_sweep *sw, const struct opts *o, const ch
 	}
 	if (unfinished)
 		fprintf(stderr, "llmsim: warning: run %s: %s\n", id, why);
+	if (overloaded)
+		fprintf(stderr, "llmsim: warning: run %s: %s\n", id, why_ov);
 	return 0;
 }
 

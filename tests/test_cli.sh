@@ -774,6 +774,16 @@ st3=$(tail -n +2 "$tmp/cut/requests.csv" | awk -F, '$10 == 3 { n++ } END { print
 "$exe" run "$scen/small.yaml" -o "$tmp/clean" --quiet >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && ok "a run that finishes every request warns of nothing" \
 	|| bad "clean run: rc=$rc stderr: $(cat "$tmp/err")"
+# an overloaded run (small.yaml at 200 req/s, ten times what its two
+# replicas serve): one warning line naming the worst instance, the count in
+# the summary, exit 0
+"$exe" run "$scen/small.yaml" -o "$tmp/over" --csv --quiet --set workload.rate=200 \
+	--set workload.count=5000 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c . "$tmp/err")" = 1 ] &&
+	grep -q '^llmsim: warning: 2 of 2 instances overloaded: the waiting queue of instance [01] grew from [0-9]* to [0-9]* requests' "$tmp/err" &&
+	grep -qx 'overloaded_instances,2,' "$tmp/over/summary.csv" \
+	&& ok "an overloaded run: one warning line, summary overloaded_instances 2" \
+	|| bad "overload warning: rc=$rc $(cat "$tmp/err")"
 
 # docs/output.md defines every summary field, in the table of its "Summary
 # fields" section (first column; ttft_{mean,p50}_s stands for both)

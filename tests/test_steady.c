@@ -156,6 +156,45 @@ static void test_analyse(void **state)
 	free(q);
 }
 
+/* Two instances, requests alternating at one a second: instance 0
+ * schedules each at once; instance 1 schedules its k-th at 4 k (its queue
+ * grows by one request every 4 s: about 200 over the 800 s window). */
+static void test_overload(void **state)
+{
+	(void)state;
+	enum { N = 800 };
+	struct lsim_req_record *q = calloc(N, sizeof *q);
+	assert_non_null(q);
+	for (int i = 0; i < N; i++) {
+		q[i].arrival = i;
+		q[i].instance = i % 2;
+		q[i].first_scheduled = i % 2 ? 4.0 * (i / 2) : i;
+		q[i].first_token = q[i].first_scheduled + 0.1;
+		q[i].finish = q[i].first_token + 1;
+		q[i].status = LSIM_REQ_FINISHED;
+		q[i].output_tokens = 2;
+		q[i].prompt_tokens = 10;
+	}
+	struct lsim_inst_record insts[2] = {{0}};
+	struct lsim_results r = {.reqs = q, .n_reqs = N, .insts = insts, .n_insts = 2};
+	struct lsim_overload ov;
+	assert_int_equal(lsim_overload_scan(&r, &ov), 0);
+	assert_int_equal(ov.n, 1);
+	assert_int_equal(ov.worst, 1);
+	/* its queue at time t is t/2 - t/4 = t/4, a line: MSER-5 keeps the
+	 * second half (400 s), whose 10 batch means of 40 s rise by 10 each:
+	 * 90 over the nine steps, from about 105 to 195 */
+	assert_float_equal(ov.to - ov.from, 90.0, 2.0);
+	assert_float_equal(ov.to, 195.0, 3.0);
+	/* both at once: nobody is overloaded */
+	for (int i = 1; i < N; i += 2)
+		q[i].first_scheduled = i;
+	assert_int_equal(lsim_overload_scan(&r, &ov), 0);
+	assert_int_equal(ov.n, 0);
+	assert_int_equal(ov.worst, -1);
+	free(q);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +202,7 @@ int main(void)
 		cmocka_unit_test(test_mser5_trend),
 		cmocka_unit_test(test_trend),
 		cmocka_unit_test(test_analyse),
+		cmocka_unit_test(test_overload),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
