@@ -678,7 +678,7 @@ static void test_sqlite(void **state)
 #define LSIM_X_COUNT(name, unit, help) n_metrics++;
 	LSIM_SUMMARY_FIELDS(LSIM_X_COUNT)
 #undef LSIM_X_COUNT
-	assert_true(n_metrics == 58);
+	assert_true(n_metrics == 59);
 
 	struct lsim_diag d = {0};
 	struct lsim_results a = make_results("run-a");
@@ -782,9 +782,9 @@ static void test_csv(void **state)
 	check_csv(dir, "timeseries.csv", 1, "0.5,0,0.25,0.125,3,2,350,0,0");
 	check_csv(dir, "summary.csv", 0, "name,value,unit");
 	check_csv(dir, "summary.csv", 1, "requests,8,");
-	check_csv(dir, "summary.csv", 10, "ttft_p50_s,0.5,s");
+	check_csv(dir, "summary.csv", 11, "ttft_p50_s,0.5,s");
 	/* 5/6 needs 16 digits to read back exactly (15 are not enough). */
-	check_csv(dir, "summary.csv", 7, "throughput_rps,0.8333333333333334,1/s");
+	check_csv(dir, "summary.csv", 8, "throughput_rps,0.8333333333333334,1/s");
 
 	char path[512];
 	join(path, sizeof path, dir, "missing");
