@@ -1370,11 +1370,19 @@ static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start
 			cdb += db[k];
 		}
 		end += dts[k];
-		in->m_step[k] = (struct lsim_run_step){
-			.dt = dts[k], .end = end,
-			/* (as step_time gives it) */
-			.work = k > 0 && in_s ? work_ns(works[k], dts[k]) : works[k],
-			.cdq = cdq, .cdb = cdb};
+		/* field by field: a whole struct through the stack costs a
+		 * store-forwarding stall per step */
+		struct lsim_run_step *st = &in->m_step[k];
+		double ws = works[k].s;
+		if (k > 0 && in_s) /* (as step_time gives it: work_ns) */
+			ws = ws < 0 || ws * 1e9 > (double)dts[k] ? (double)dts[k] : ws * 1e9;
+		st->dt = dts[k];
+		st->end = end;
+		st->work.s = ws;
+		st->work.flops = works[k].s < 0 ? 0.0 : works[k].flops;
+		st->work.bytes = works[k].s < 0 ? 0.0 : works[k].bytes;
+		st->cdq = cdq;
+		st->cdb = cdb;
 	}
 	return end - start;
 }
