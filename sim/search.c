@@ -353,7 +353,7 @@ static const char usage_search[] =
 	"Each run is judged after its warm-up (MSER-5 on the backlog); a run whose\n"
 	"backlog trends up, that does not settle in its first half, or that ends with\n"
 	"requests unfinished fails whatever its percentiles. The capacity printed is\n"
-	"the lower 95%% confidence bound of the seeds' mean, checked on runs --verify\n"
+	"the lower 95% confidence bound of the seeds' mean, checked on runs --verify\n"
 	"times longer (default 10; 0: no check): the metrics printed are those runs'.\n"
 	"Constraints name summary metrics (docs/output.md), e.g.\n"
 	"--slo ttft_p99_s<=2,slo_attainment>=0.95 (slo_attainment and goodput_rps need\n"
