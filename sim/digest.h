@@ -1,9 +1,8 @@
 /*
- * digest.h - a streaming 64-bit content hash (XXH64, seed 0: the xxHash
- * specification's 64-bit algorithm, written out here) for run ids: the
- * effective configuration and the bytes of the data files a run reads.
- * Not cryptographic: it tells different inputs apart, it does not resist
- * someone forging a collision.
+ * digest.h - a streaming 64-bit content hash for run ids (XXH64, seed 0,
+ * from libxxhash): the effective configuration and the bytes of the data
+ * files a run reads. Not cryptographic: it tells different inputs apart,
+ * it does not resist someone forging a collision.
  */
 #ifndef LLMSIM_DIGEST_H
 #define LLMSIM_DIGEST_H
@@ -11,11 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define XXH_STATIC_LINKING_ONLY /* XXH64_state_t by value */
+#include <xxhash.h>
+
 struct lsim_digest {
-	uint64_t v[4];	 /* the four lanes */
-	uint64_t total;	 /* bytes added */
-	unsigned char buf[32];
-	size_t n;	 /* bytes in buf */
+	XXH64_state_t st;
 };
 
 void lsim_digest_init(struct lsim_digest *h);

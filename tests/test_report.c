@@ -173,9 +173,10 @@ static void test_summary_slo(void **state)
 	assert_near(r.summary.throughput_rps, 5.0 / 6.0); /* the rest as before */
 }
 
-/* The run id's hash is XXH64 (seed 0): the reference values (libxxhash
- * 0.8.1) of "", "abc" and of bytes (131 i + 7) mod 256 for i < n, across
- * the 32-byte stripe, added in pieces of every size. */
+/* The run id's hash is libxxhash's XXH64 (seed 0), streamed: the
+ * reference values (xxhsum 0.8.1) of "", "abc" and of bytes (131 i + 7)
+ * mod 256 for i < n, across the 32-byte stripe, added in pieces of every
+ * size. */
 static void test_digest_vectors(void **state)
 {
 	(void)state;
