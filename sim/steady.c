@@ -18,22 +18,19 @@ size_t lsim_mser5(const double *y, size_t n, bool *at_limit)
 	*at_limit = true;
 	if (m < 10)
 		return 0;
-	double *z = malloc(m * sizeof *z);
-	if (!z)
-		return 0;
-	for (size_t j = 0; j < m; j++) {
-		double s = 0;
-		for (size_t k = 0; k < 5; k++)
-			s += y[5 * j + k];
-		z[j] = s / 5.0;
-	}
 	/* sums over the tail Z_{d+1..m}, from the end: the statistic of every
-	 * d in one pass (sum of squares about the mean = S2 - S1^2 / k) */
+	 * d in one pass (sum of squares about the mean = S2 - S1^2 / k); each
+	 * batch mean is formed as the pass reaches it, so nothing is
+	 * allocated */
 	size_t half = m / 2, best = half;
 	double s1 = 0, s2 = 0, best_v = INFINITY;
 	for (size_t d = m; d-- > 0;) {
-		s1 += z[d];
-		s2 += z[d] * z[d];
+		double z = 0;
+		for (size_t k = 0; k < 5; k++)
+			z += y[5 * d + k];
+		z /= 5.0;
+		s1 += z;
+		s2 += z * z;
 		if (d > half)
 			continue;
 		double k = (double)(m - d);
@@ -44,7 +41,6 @@ size_t lsim_mser5(const double *y, size_t n, bool *at_limit)
 			best = d;
 		}
 	}
-	free(z);
 	*at_limit = best == half;
 	return 5 * best;
 }
