@@ -111,19 +111,37 @@ struct point {
 	struct lsim_steady st;
 };
 
+/* Whether v meets constraint c (NaN meets none). */
+static bool meets(const struct constraint *c, double v)
+{
+	return c->at_least ? v >= c->bound : v <= c->bound;
+}
+
+/* A new array of the --set overrides, then sets, with room for `extra`
+ * more entries after them; *n is how many it holds. NULL: out of memory. */
+static const char **overrides(const struct search *s, const char *const *sets, size_t n_sets,
+			      size_t extra, size_t *n)
+{
+	const char **all = calloc(s->n_user + n_sets + extra + 1, sizeof *all);
+	*n = 0;
+	if (!all)
+		return NULL;
+	for (size_t k = 0; k < s->n_user; k++)
+		all[(*n)++] = s->user_sets[k];
+	for (size_t k = 0; k < n_sets; k++)
+		all[(*n)++] = sets[k];
+	return all;
+}
+
 /* Runs the point; returns 0, or an exit status after printing the error. */
 static int evaluate(const struct search *s, const char *const *sets, size_t n_sets, double rate,
 		    size_t seed, const char *const *extra, size_t n_extra, struct point *p)
 {
-	const char **all = calloc(s->n_user + n_sets + n_extra + 2, sizeof *all);
+	size_t n;
+	const char **all = overrides(s, sets, n_sets, n_extra + 2, &n);
 	char rate_set[300], seed_set[64];
 	if (!all)
 		return lsim_cli_nomem();
-	size_t n = 0;
-	for (size_t k = 0; k < s->n_user; k++)
-		all[n++] = s->user_sets[k];
-	for (size_t k = 0; k < n_sets; k++)
-		all[n++] = sets[k];
 	snprintf(rate_set, sizeof rate_set, "%s=%.9g", s->rate_key, rate);
 	all[n++] = rate_set;
 	if (s->seeds) {
@@ -157,8 +175,7 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 					"(docs/output.md)\n", s->c[i].name, rate_set);
 				status = LSIM_EXIT_BADINPUT;
 			}
-			const struct constraint *c = &s->c[i];
-			if (!(c->at_least ? p->m[i] >= c->bound : p->m[i] <= c->bound))
+			if (!meets(&s->c[i], p->m[i]))
 				p->ok = false;
 		}
 		p->cost = res->summary.cost_per_mtok_usd;
@@ -186,14 +203,11 @@ static int lengths_init(const struct search *s, const char *const *sets, size_t 
 {
 	struct lsim_diag d = {0};
 	struct lsim_scenario *sc = NULL;
-	const char **base = calloc(s->n_user + n_sets + 1, sizeof *base);
+	size_t n;
+	const char **base = overrides(s, sets, n_sets, 0, &n);
 	if (!base)
 		return lsim_cli_nomem();
-	for (size_t k = 0; k < s->n_user; k++)
-		base[k] = s->user_sets[k];
-	for (size_t k = 0; k < n_sets; k++)
-		base[s->n_user + k] = sets[k];
-	int rc = lsim_scenario_load(s->scenario, base, s->n_user + n_sets, &sc, &d);
+	int rc = lsim_scenario_load(s->scenario, base, n, &sc, &d);
 	free(base);
 	L->used = 0;
 	for (int f = 0; f < 2 * N_LENGTHS && rc == 0; f++) {
@@ -309,11 +323,9 @@ static int search_one(const struct search *s, const char *label, const char *con
 				m[i] += p.m[i] / (double)ns;
 			cost += p.cost / (double)ns;
 		}
-		for (size_t i = 0; i < s->n_c; i++) {
-			const struct constraint *c = &s->c[i];
-			if (!(c->at_least ? m[i] >= c->bound : m[i] <= c->bound))
+		for (size_t i = 0; i < s->n_c; i++)
+			if (!meets(&s->c[i], m[i]))
 				ok = false;
-		}
 		verified = ok ? "yes" : "no";
 		if (st == 0 && !ok)
 			fprintf(stderr, "llmsim: warning: %s: the constraints fail at %.6g on runs %lld "
