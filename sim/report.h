@@ -299,6 +299,11 @@ struct lsim_results {
 	const char *const *tenant_names;
 	size_t n_tenant_names;
 	struct lsim_summary summary;
+	/* the overloaded instance whose waiting queue rose most (-1: none),
+	 * and its fitted queue at the start and end of its window (steady.h;
+	 * summary.overloaded_instances counts them) */
+	int32_t overload_worst;
+	double overload_from, overload_to;
 	/* Host seconds the simulation took. Not deterministic, so it is kept
 	 * out of the HDF5 and CSV files (which must be byte-identical for the
 	 * same config and seed); SQLite stores it as runs.wall_s. */

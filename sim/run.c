@@ -1612,8 +1612,12 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->summary.trace_zero_output = (double)s->zero_output_seen;
 	int rc = lsim_summary_compute(r);
 	struct lsim_overload ov;
-	if (rc == 0 && (rc = lsim_overload_scan(r, &ov)) == 0)
+	if (rc == 0 && (rc = lsim_overload_scan(r, &ov)) == 0) {
 		r->summary.overloaded_instances = ov.n;
+		r->overload_worst = ov.worst;
+		r->overload_from = ov.from;
+		r->overload_to = ov.to;
+	}
 	r->summary.failures = (double)s->n_failures;
 	r->summary.spot_reclaims = (double)s->n_reclaims;
 	r->summary.node_failures = (double)s->n_node_failures;

@@ -20,7 +20,6 @@
 #include "jobs/job_policies.h"
 #include "rng.h"
 #include "scenario.h"
-#include "steady.h"
 #include "sim.h"
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -3014,14 +3013,14 @@ bool lsim_scenario_unfinished(const struct lsim_scenario *sc, char *buf, size_t 
 
 bool lsim_scenario_overloaded(const struct lsim_scenario *sc, char *buf, size_t size)
 {
-	struct lsim_overload ov;
-	if (sc->runs == 0 || sc->res.summary.overloaded_instances <= 0 ||
-	    lsim_overload_scan(&sc->res, &ov) != 0 || ov.n <= 0)
+	const struct lsim_results *r = &sc->res;
+	if (sc->runs == 0 || r->summary.overloaded_instances <= 0 || r->overload_worst < 0)
 		return false;
-	snprintf(buf, size, "%d of %zu instances overloaded: the waiting queue of instance "
+	snprintf(buf, size, "%.0f of %zu instances overloaded: the waiting queue of instance "
 		 "%d grew from %.0f to %.0f requests over the run, so its latencies depend "
 		 "on how long the run lasts (lower the load or add instances; docs/output.md)",
-		 (int)ov.n, sc->res.n_insts, (int)ov.worst, ov.from < 0 ? 0 : ov.from, ov.to);
+		 r->summary.overloaded_instances, r->n_insts, (int)r->overload_worst,
+		 r->overload_from < 0 ? 0 : r->overload_from, r->overload_to);
 	return true;
 }
 
