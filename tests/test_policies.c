@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <gsl/gsl_rng.h>
 
 #include "policy_core.h"
 #include "registry.h"
@@ -623,6 +624,46 @@ static void test_prefix_affinity(void **state)
 	unlink(trace);
 }
 
+/* power_of_two draws distinct instances: with choices = n it is a full
+ * scan (always the least loaded); with 2 of 2 it never picks the busier
+ * one (sampling with replacement would, one time in four); with 2 of 8
+ * every instance is drawn, and the busiest never wins. */
+static void test_power_of_two_distinct(void **state)
+{
+	(void)state;
+	const struct lsim_policy_type *t = &lsim_sched_power_of_two;
+	const struct lsim_scheduler_ops *ops = t->ops;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 11);
+	struct lsim_policy_ctx ctx = {.seed = 11, .rng = rng, .n_instances = 8};
+	_Alignas(max_align_t) unsigned char st[64] = {0};
+	assert_true(t->state_size <= sizeof st);
+	struct lsim_instance_info inst[8] = {0};
+	for (int i = 0; i < 8; i++)
+		inst[i].outstanding = 10 + (i * 5) % 8; /* 10, 15, 12, 17, 14, 11, 16, 13 */
+	int64_t *choices = (int64_t *)(st + t->params[0].offset);
+	assert_int_equal(t->init(st, &ctx), 0);
+	int picked[8] = {0};
+	*choices = 2;
+	for (int k = 0; k < 4000; k++) {
+		assert_true(ops->route(st, NULL, inst, 2) == 0);
+		int32_t i = ops->route(st, NULL, inst, 8);
+		picked[i]++;
+	}
+	/* the busiest (3) loses every draw it is in; instance 0, the least
+	 * loaded, wins every draw it is in: 2 of 8 include it 1/4 of the time */
+	assert_int_equal(picked[3], 0);
+	assert_true(picked[0] > 900 && picked[0] < 1100);
+	for (int i = 0; i < 8; i++)
+		assert_true(i == 3 || picked[i] > 0);
+	*choices = 8;
+	for (int k = 0; k < 100; k++)
+		assert_int_equal(ops->route(st, NULL, inst, 8), 0);
+	*choices = 64; /* more choices than instances: all of them */
+	assert_int_equal(ops->route(st, NULL, inst, 5), 0);
+	gsl_rng_free(rng);
+}
+
 static void test_token_bucket_exact(void **state)
 {
 	(void)state;
@@ -667,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_admission_raises_attainment),
 		cmocka_unit_test(test_token_bucket_exact),
 		cmocka_unit_test(test_prefix_affinity),
+		cmocka_unit_test(test_power_of_two_distinct),
 		cmocka_unit_test(test_synchronizer_delay),
 		cmocka_unit_test(test_adaptor_scale_out),
 	};

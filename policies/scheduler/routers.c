@@ -6,6 +6,7 @@
  */
 #include <gsl/gsl_rng.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "registry.h"
 
@@ -210,12 +211,25 @@ static int p2_init(void *state, const struct lsim_policy_ctx *ctx)
 static int32_t p2_route(void *state, const struct lsim_request_info *r,
 			const struct lsim_instance_info *inst, int32_t n)
 {
+	/* d distinct instances in a uniformly random order, as Finagle's
+	 * and Ray Serve's P2C draw them (with replacement an instance is
+	 * compared with itself one time in n); d >= n compares all of them.
+	 * The k-th draw is the t-th instance not drawn yet, t uniform below
+	 * n - k (the drawn ones kept sorted to skip them). Ties go to the
+	 * first drawn. */
 	struct p2_state *s = state;
+	int32_t d = s->choices < n ? (int32_t)s->choices : n;
+	int32_t sorted[64];
 	int32_t best = -1;
-	for (int64_t k = 0; k < s->choices; k++) {
-		int32_t i = (int32_t)gsl_rng_uniform_int(s->rng, (unsigned long)n);
-		if (best < 0 || inst[i].outstanding < inst[best].outstanding)
-			best = i;
+	for (int32_t k = 0; k < d; k++) {
+		int32_t t = (int32_t)gsl_rng_uniform_int(s->rng, (unsigned long)(n - k));
+		int32_t m = 0;
+		for (; m < k && sorted[m] <= t; m++)
+			t++;
+		memmove(sorted + m + 1, sorted + m, (size_t)(k - m) * sizeof *sorted);
+		sorted[m] = t;
+		if (best < 0 || inst[t].outstanding < inst[best].outstanding)
+			best = t;
 	}
 	return best;
 }
@@ -224,7 +238,7 @@ static const struct lsim_scheduler_ops p2_ops = {.route = p2_route};
 
 static const struct lsim_keydef p2_params[] = {
 	{"choices", LSIM_K_INT, offsetof(struct p2_state, choices), "2", 1, 64,
-	 NULL, "instances sampled per request", "instances"},
+	 NULL, "distinct instances sampled per request", "instances"},
 };
 
 const struct lsim_policy_type lsim_sched_power_of_two = {
