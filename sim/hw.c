@@ -3,11 +3,14 @@
  * of model architectures (calibrate/models.yaml), and the derived sizes
  * (KV bytes per token, weight bytes).
  */
+#include <ctype.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "hw.h"
@@ -219,4 +222,128 @@ int lsim_model_load(const char *catalogue, const char *name,
 			      "unknown model '%s'; known: %s", name, known);
 	lsim_doc_destroy(doc);
 	return rc;
+}
+
+/* ---- published model names ---- */
+
+static bool ends_with_ci(const char *s, size_t n, const char *tag)
+{
+	size_t t = strlen(tag);
+	return n > t && strncasecmp(s + n - t, tag, t) == 0;
+}
+
+bool lsim_model_strip_tag(char *name)
+{
+	char *slash = strrchr(name, '/');
+	if (slash) {
+		memmove(name, slash + 1, strlen(slash + 1) + 1);
+		return true;
+	}
+	if (strncasecmp(name, "Meta-", 5) == 0 && name[5]) {
+		memmove(name, name + 5, strlen(name + 5) + 1);
+		return true;
+	}
+	static const char *const tags[] = {"-Instruct", "-Chat", "-Base", "-hf",
+					   "-it", "-Thinking"};
+	size_t n = strlen(name);
+	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+		if (ends_with_ci(name, n, tags[i])) {
+			name[n - strlen(tags[i])] = '\0';
+			return true;
+		}
+	/* a release tag: "-" and four digits (Qwen's -2507 is July 2025) */
+	if (n > 5 && name[n - 5] == '-') {
+		bool digits = true;
+		for (size_t k = n - 4; k < n; k++)
+			digits = digits && name[k] >= '0' && name[k] <= '9';
+		if (digits) {
+			name[n - 5] = '\0';
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Levenshtein distance, case-insensitive, of two short names. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t na = strlen(a), nb = strlen(b);
+	if (na > 127)
+		na = 127;
+	if (nb > 127)
+		nb = 127;
+	size_t row[128];
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t up = row[j];
+			size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
+					     tolower((unsigned char)b[j - 1]));
+			size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+			row[j] = sub < best ? sub : best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+int lsim_model_match(const char *catalogue, const char *name,
+		     struct lsim_model_arch *m, struct lsim_diag *d)
+{
+	struct lsim_doc *doc = NULL;
+	int rc = lsim_doc_load_file(catalogue, &doc, d);
+	if (rc != 0)
+		return rc;
+	struct lsim_node *list = lsim_node_get(doc->root, "models");
+	if (!list || list->kind != LSIM_NODE_SEQ) {
+		rc = lsim_cfg_error(d, doc, list ? list : doc->root, "models",
+				    LSIM_EFORMAT, "expected a list 'models:'");
+		lsim_doc_destroy(doc);
+		return rc;
+	}
+	char cand[128], found[128] = "";
+	snprintf(cand, sizeof cand, "%s", name);
+	do {
+		for (size_t i = 0; i < list->n && !found[0]; i++) {
+			struct lsim_node *nm = lsim_node_get(list->items[i], "name");
+			if (nm && nm->kind == LSIM_NODE_SCALAR &&
+			    strcasecmp(nm->value, cand) == 0)
+				snprintf(found, sizeof found, "%s", nm->value);
+		}
+	} while (!found[0] && lsim_model_strip_tag(cand));
+	if (!found[0]) {
+		/* the three nearest names to what is left after stripping */
+		const char *best[3] = {NULL, NULL, NULL};
+		size_t dist[3] = {SIZE_MAX, SIZE_MAX, SIZE_MAX};
+		for (size_t i = 0; i < list->n; i++) {
+			struct lsim_node *nm = lsim_node_get(list->items[i], "name");
+			if (!nm || nm->kind != LSIM_NODE_SCALAR)
+				continue;
+			size_t e = edit_distance(cand, nm->value);
+			for (int k = 0; k < 3; k++)
+				if (e < dist[k]) { /* ties: catalogue order */
+					for (int j = 2; j > k; j--) {
+						best[j] = best[j - 1];
+						dist[j] = dist[j - 1];
+					}
+					best[k] = nm->value;
+					dist[k] = e;
+					break;
+				}
+		}
+		char base[200] = "";
+		if (strcmp(cand, name) != 0)
+			snprintf(base, sizeof base, " (nor is '%s', its name without "
+				 "organisation, fine-tune and release tags)", cand);
+		rc = lsim_diag_set(d, LSIM_ENOENT, catalogue, 0, 0, "model",
+				   "model '%s' is not in the catalogue%s; nearest: %s%s%s%s%s",
+				   name, base, best[0] ? best[0] : "(none)",
+				   best[1] ? ", " : "", best[1] ? best[1] : "",
+				   best[2] ? ", " : "", best[2] ? best[2] : "");
+	}
+	lsim_doc_destroy(doc);
+	return rc != 0 ? rc : lsim_model_load(catalogue, found, m, d);
 }

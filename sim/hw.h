@@ -77,6 +77,26 @@ int lsim_model_load(const char *catalogue, const char *name,
 		    struct lsim_model_arch *m, struct lsim_diag *d);
 
 /*
+ * Strips one published-name decoration from the end (or the front) of
+ * name, in place: an organisation prefix ("Qwen/"), a leading "Meta-", or
+ * a trailing fine-tune or release tag: -Instruct, -Chat, -Base, -hf, -it,
+ * -Thinking, or a 4-digit release tag such as -2507 (case-insensitive).
+ * Quantisation tags (-FP8, -AWQ, ...) and versions (-v0.2) are kept: they
+ * name different weights. Returns whether anything was stripped.
+ */
+bool lsim_model_strip_tag(char *name);
+
+/*
+ * Finds a published model name (a vLLM run's "model") in the catalogue:
+ * the name itself, then each name lsim_model_strip_tag leaves, compared
+ * case-insensitively, the first that is in the catalogue winning. The
+ * catalogue name used goes to m->name. Unmatched: LSIM_ENOENT naming the
+ * nearest catalogue names (edit distance to the fully stripped name).
+ */
+int lsim_model_match(const char *catalogue, const char *name,
+		     struct lsim_model_arch *m, struct lsim_diag *d);
+
+/*
  * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if
  * set, else the source tree's calibrate/ as configured at build time.
  */

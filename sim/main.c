@@ -63,13 +63,23 @@ static const char usage_check[] =
 	"configuration as YAML.\n";
 
 static const char usage_validate[] =
-	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--cpu-overhead SECONDS]\n"
+	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--gpu GPU]\n"
+	"                       [--cpu-overhead SECONDS]\n"
 	"\n"
 	"RUN_DIR holds a measured vLLM run (requests.jsonl and meta.json); PERF_DIR the\n"
 	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders). The\n"
 	"requests are replayed, arriving at their queued_ts, through one instance with\n"
 	"the run's engine settings; TTFT, TPOT and end-to-end latency (mean, p50, p90,\n"
-	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n";
+	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n"
+	"\n"
+	"requests.jsonl may be in any order: requests are taken in queued_ts order (a\n"
+	"stable sort). meta.json's model is matched to the catalogue by its name, else\n"
+	"by its base name (without organisation, -Instruct, -Chat, -Base, -hf, -it,\n"
+	"-Thinking and 4-digit release tags such as -2507); --model NAME overrides it.\n"
+	"max_model_len null means the model's context. Without kv_cache.num_gpu_blocks\n"
+	"the KV cache is sized from the device memory of the run (hardware.\n"
+	"device_total_memory_bytes) or of --gpu GPU (a profile of calibrate/profiles).\n"
+	"Data-, pipeline- and expert-parallel runs are refused (not modelled yet).\n";
 
 struct run_args {
 	const char *scenario;
@@ -276,7 +286,7 @@ static int cmd_check(int argc, char **argv)
 
 static int cmd_validate(int argc, char **argv)
 {
-	struct lsim_validate_opts o = {.model = ""};
+	struct lsim_validate_opts o = {.model = "", .gpu = ""};
 	bool json = false;
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -287,6 +297,8 @@ static int cmd_validate(int argc, char **argv)
 			o.perf_dir = argv[++i];
 		} else if (!strcmp(arg, "--model") && i + 1 < argc) {
 			o.model = argv[++i];
+		} else if (!strcmp(arg, "--gpu") && i + 1 < argc) {
+			o.gpu = argv[++i];
 		} else if (!strcmp(arg, "--cpu-overhead") && i + 1 < argc) {
 			char *end;
 			o.cpu_overhead_s = strtod(argv[++i], &end);

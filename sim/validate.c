@@ -43,29 +43,157 @@ static void stats(double *v, size_t n, double out[5])
 		out[i + 1] = gsl_stats_quantile_from_sorted_data(v, 1, n, q[i]);
 }
 
-static int get_int(json_object *o, const char *a, const char *b,
-		   int64_t *out)
+/* The value at a dotted path ("engine_kwargs.max_model_len"), or NULL
+ * when a part is missing or the value is JSON null. */
+static json_object *at(json_object *root, const char *path)
 {
-	json_object *x = NULL, *y = NULL;
-	if (!json_object_object_get_ex(o, a, &x))
-		return -1;
-	if (b) {
-		if (!json_object_object_get_ex(x, b, &y))
-			return -1;
-		x = y;
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", path);
+	json_object *x = root;
+	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part && x;
+	     part = strtok_r(NULL, ".", &save))
+		if (!json_object_is_type(x, json_type_object) ||
+		    !json_object_object_get_ex(x, part, &x))
+			x = NULL;
+	return x;
+}
+
+/* The line of path's last key in the file: the first line naming it after
+ * the lines naming the keys before it (json-c keeps no line numbers). */
+static int key_line(const char *file, const char *path)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return 0;
+	char buf[128], *line = NULL;
+	size_t cap = 0;
+	snprintf(buf, sizeof buf, "%s", path);
+	char *save = NULL, *part = strtok_r(buf, ".", &save);
+	int lineno = 0, found = 0;
+	while (part && getline(&line, &cap, f) > 0) {
+		lineno++;
+		char quoted[140];
+		snprintf(quoted, sizeof quoted, "\"%s\"", part);
+		/* a later part may stand on the same line: look again */
+		for (char *p = line; part && (p = strstr(p, quoted)) != NULL;) {
+			p += strlen(quoted);
+			part = strtok_r(NULL, ".", &save);
+			if (!part)
+				found = lineno;
+			else
+				snprintf(quoted, sizeof quoted, "\"%s\"", part);
+		}
 	}
-	if (!json_object_is_type(x, json_type_int))
-		return -1;
-	*out = json_object_get_int64(x);
-	return 0;
+	free(line);
+	fclose(f);
+	return found;
 }
 
 struct meta {
-	int64_t max_num_seqs, max_batched, tp, max_model_len;
-	int64_t blocks, block_size;
+	int64_t max_num_seqs, max_batched, tp;
+	int64_t max_model_len;	/* 0: the model's context */
+	int64_t blocks;		/* 0: derived from memory */
+	int64_t block_size;
+	double gpu_mem_util;
+	double device_bytes;	/* hardware.device_total_memory_bytes, or 0 */
 	bool prefix_caching;
 	char model[128];
+	const char *len_from, *blocks_from; /* for the report */
 };
+
+/*
+ * The first of paths[] that holds a value of the type (JSON null counts
+ * as absent): 1 and *which set; 0 if none; an error for a wrong type.
+ */
+static int first_of(json_object *root, const char *file, const char *const *paths,
+		    json_type type, json_object **v, const char **which,
+		    struct lsim_diag *d)
+{
+	for (const char *const *p = paths; *p; p++) {
+		json_object *x = at(root, *p);
+		if (!x)
+			continue;
+		bool ok = json_object_is_type(x, type) ||
+			  (type == json_type_double && json_object_is_type(x, json_type_int));
+		if (!ok)
+			return lsim_diag_set(d, LSIM_EFORMAT, file, key_line(file, *p), 0, *p,
+					     "expected %s, found %s",
+					     type == json_type_int ? "an integer"
+					     : type == json_type_boolean ? "true or false"
+					     : type == json_type_string ? "a string"
+									: "a number",
+					     json_object_to_json_string(x));
+		*v = x;
+		*which = *p;
+		return 1;
+	}
+	return 0;
+}
+
+#define PATHS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int meta_int(json_object *root, const char *file, const char *const *paths,
+		    int64_t dflt, bool required, int64_t *out, const char **which,
+		    struct lsim_diag *d)
+{
+	json_object *v = NULL;
+	const char *w = NULL;
+	int got = first_of(root, file, paths, json_type_int, &v, &w, d);
+	if (got < 0)
+		return got;
+	if (!got && required)
+		return lsim_diag_set(d, LSIM_EFORMAT, file, 0, 0, paths[0],
+				     "missing integer %s", paths[0]);
+	*out = got ? json_object_get_int64(v) : dflt;
+	if (which)
+		*which = got ? w : NULL;
+	if (got && *out < 1)
+		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, w), 0, w,
+				     "%s must be positive, not %lld", w, (long long)*out);
+	return 0;
+}
+
+/* Data or expert parallelism, which validate does not replay. */
+static int refuse_parallel(json_object *root, const char *file, struct lsim_diag *d)
+{
+	static const char *const sizes[] = {
+		"engine_kwargs.data_parallel_size",
+		"resolved_config.parallel_config.data_parallel_size",
+		"engine_kwargs.pipeline_parallel_size",
+		"resolved_config.parallel_config.pipeline_parallel_size"};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		json_object *x = at(root, sizes[i]);
+		if (!x || !json_object_is_type(x, json_type_int) ||
+		    json_object_get_int64(x) <= 1)
+			continue;
+		bool dp = strstr(sizes[i], "data_") != NULL;
+		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, sizes[i]), 0,
+				     sizes[i],
+				     "%s %lld: %s replay is not modelled yet (validate replays "
+				     "one engine, tensor-parallel at most), so this run cannot "
+				     "be validated; use a run with %s 1",
+				     dp ? "data_parallel_size" : "pipeline_parallel_size",
+				     (long long)json_object_get_int64(x),
+				     dp ? "data-parallel (several engines behind vLLM's load "
+					  "balancer)"
+					: "pipeline-parallel",
+				     dp ? "data_parallel_size" : "pipeline_parallel_size");
+	}
+	static const char *const ep[] = {"engine_kwargs.enable_expert_parallel",
+					 "resolved_config.parallel_config.enable_expert_parallel"};
+	for (size_t i = 0; i < 2; i++) {
+		json_object *x = at(root, ep[i]);
+		if (x && json_object_is_type(x, json_type_boolean) &&
+		    json_object_get_boolean(x))
+			return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, ep[i]), 0,
+					     ep[i],
+					     "enable_expert_parallel true: expert-parallel replay "
+					     "is not modelled yet (validate replays one engine, "
+					     "tensor-parallel at most), so this run cannot be "
+					     "validated; use a run without expert parallelism");
+	}
+	return 0;
+}
 
 static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 {
@@ -76,36 +204,85 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "", "cannot read JSON: %.*s",
 				     n, why ? why : "");
 	}
-	int rc = 0;
-	static const struct {
-		const char *a, *b;
-		size_t off;
-	} f[] = {
-		{"engine_kwargs", "max_num_seqs", offsetof(struct meta, max_num_seqs)},
-		{"engine_kwargs", "max_num_batched_tokens", offsetof(struct meta, max_batched)},
-		{"engine_kwargs", "tensor_parallel_size", offsetof(struct meta, tp)},
-		{"engine_kwargs", "max_model_len", offsetof(struct meta, max_model_len)},
-		{"kv_cache", "num_gpu_blocks", offsetof(struct meta, blocks)},
-		{"kv_cache", "block_size", offsetof(struct meta, block_size)},
-	};
-	for (size_t i = 0; i < sizeof f / sizeof f[0] && rc == 0; i++)
-		if (get_int(root, f[i].a, f[i].b,
-			    (int64_t *)(void *)((char *)m + f[i].off)) != 0)
-			rc = lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, f[i].b,
-					   "missing integer %s.%s", f[i].a, f[i].b);
-	json_object *kv = NULL, *pc = NULL, *model = NULL;
-	if (rc == 0 && json_object_object_get_ex(root, "kv_cache", &kv) &&
-	    json_object_object_get_ex(kv, "enable_prefix_caching", &pc))
-		m->prefix_caching = json_object_get_boolean(pc);
-	if (rc == 0 && json_object_object_get_ex(root, "model", &model)) {
-		const char *s = json_object_get_string(model);
-		const char *slash = strrchr(s, '/');
-		snprintf(m->model, sizeof m->model, "%s", slash ? slash + 1 : s);
-	}
-	if (rc == 0 && (m->blocks < 1 || m->block_size < 1 || m->max_num_seqs < 1 ||
-			m->max_batched < 1 || m->tp < 1))
-		rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "kv_cache",
-				   "engine settings must be positive");
+	int rc = refuse_parallel(root, path, d);
+	if (rc == 0)
+		rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
+					    "resolved_config.scheduler_config.max_num_seqs"),
+			      0, true, &m->max_num_seqs, NULL, d);
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.max_num_batched_tokens",
+				    "resolved_config.scheduler_config.max_num_batched_tokens"),
+			      0, true, &m->max_batched, NULL, d);
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.tensor_parallel_size",
+				    "resolved_config.parallel_config.tensor_parallel_size"),
+			      0, true, &m->tp, NULL, d);
+	/* null (older logs) or absent: the model's context, as vLLM takes it */
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.max_model_len",
+				    "resolved_config.model_config.max_model_len"),
+			      0, false, &m->max_model_len, &m->len_from, d);
+	/* no kv_cache block: the memory plan sizes the cache */
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("kv_cache.num_gpu_blocks",
+				    "resolved_config.cache_config.num_gpu_blocks"),
+			      0, false, &m->blocks, &m->blocks_from, d);
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("kv_cache.block_size", "engine_kwargs.block_size",
+				    "resolved_config.cache_config.block_size"),
+			      16, false, &m->block_size, NULL, d);
+	json_object *v = NULL;
+	const char *w = NULL;
+	int got = 0;
+	m->gpu_mem_util = 0.9; /* vLLM's default */
+	if (rc == 0 &&
+	    (got = first_of(root, path,
+			    PATHS("kv_cache.gpu_memory_utilization",
+				  "engine_kwargs.gpu_memory_utilization",
+				  "resolved_config.cache_config.gpu_memory_utilization"),
+			    json_type_double, &v, &w, d)) > 0)
+		m->gpu_mem_util = json_object_get_double(v);
+	if (got < 0)
+		rc = got;
+	if (rc == 0 && !(m->gpu_mem_util > 0 && m->gpu_mem_util <= 1))
+		rc = lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, w), 0, w,
+				   "gpu_memory_utilization must be in (0, 1]");
+	/* no default: vLLM's changed between engine generations (V0 off, V1
+	 * on), and it moves a KV-bound run's latencies by several percent */
+	if (rc == 0 &&
+	    (got = first_of(root, path,
+			    PATHS("kv_cache.enable_prefix_caching",
+				  "engine_kwargs.enable_prefix_caching",
+				  "resolved_config.cache_config.enable_prefix_caching"),
+			    json_type_boolean, &v, &w, d)) > 0)
+		m->prefix_caching = json_object_get_boolean(v);
+	if (got < 0)
+		rc = got;
+	else if (rc == 0 && got == 0)
+		rc = lsim_diag_set(d, LSIM_EFORMAT, path, key_line(path, "engine_kwargs"), 0,
+				   "engine_kwargs.enable_prefix_caching",
+				   "meta.json does not say whether prefix caching was on "
+				   "(kv_cache.enable_prefix_caching, engine_kwargs."
+				   "enable_prefix_caching or resolved_config.cache_config."
+				   "enable_prefix_caching): add engine_kwargs.enable_prefix_caching "
+				   "true or false as the run had it");
+	if (rc == 0 &&
+	    (got = first_of(root, path, PATHS("hardware.device_total_memory_bytes"),
+			    json_type_double, &v, &w, d)) > 0)
+		m->device_bytes = json_object_get_double(v);
+	if (got < 0)
+		rc = got;
+	if (rc == 0 &&
+	    (got = first_of(root, path, PATHS("model", "engine_kwargs.model"),
+			    json_type_string, &v, &w, d)) > 0)
+		snprintf(m->model, sizeof m->model, "%s", json_object_get_string(v));
+	if (got < 0)
+		rc = got;
 	json_object_put(root);
 	return rc;
 }
@@ -159,20 +336,60 @@ static int read_real(const char *path, struct lat *l, struct lsim_diag *d)
 	return rc;
 }
 
-static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
-		    const char *jsonl, struct lat *l, size_t *n_preempted,
-		    struct lsim_diag *d)
+/* The catalogue model for the run (--model, else meta.json's "model"). */
+static int find_model(const struct lsim_validate_opts *o, const struct meta *m,
+		      const char *meta_path, struct lsim_model_arch *arch,
+		      struct lsim_diag *d)
 {
-	struct lsim_model_arch arch;
 	char catalogue[1024];
 	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", lsim_data_dir());
-	int rc = lsim_model_load(catalogue, o->model && o->model[0] ? o->model : m->model,
-				 &arch, d);
+	bool given = o->model && o->model[0];
+	if (!given && !m->model[0])
+		return lsim_diag_set(d, LSIM_EFORMAT, meta_path, 0, 0, "model",
+				     "no \"model\" in meta.json: pass --model NAME "
+				     "(a name of %s)", catalogue);
+	int rc = lsim_model_match(catalogue, given ? o->model : m->model, arch, d);
+	if (rc == LSIM_ENOENT) {
+		char why[sizeof d->msg];
+		snprintf(why, sizeof why, "%s", d->msg);
+		if (given)
+			rc = lsim_diag_set(d, rc, "", 0, 0, "--model",
+					   "%s; write a model of %s", why, catalogue);
+		else
+			rc = lsim_diag_set(d, rc, meta_path, key_line(meta_path, "model"),
+					   0, "model",
+					   "%s; pass --model NAME with a model of %s, or add "
+					   "the model there", why, catalogue);
+	}
+	return rc;
+}
+
+static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
+		    const char *meta_path, const char *jsonl, struct lat *l,
+		    struct lsim_validate_result *res, struct lsim_diag *d)
+{
+	struct lsim_model_arch arch;
+	int rc = find_model(o, m, meta_path, &arch, d);
 	if (rc != 0)
 		return rc;
+	snprintf(res->model, sizeof res->model, "%s", arch.name);
 	struct lsim_gpu_profile gpu;
 	memset(&gpu, 0, sizeof gpu);
 	snprintf(gpu.name, sizeof gpu.name, "measured");
+	if (o->gpu && o->gpu[0]) {
+		char dir[1024];
+		snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
+		rc = lsim_gpu_profile_load(dir, o->gpu, &gpu, d);
+		if (rc != 0)
+			return rc;
+	} else if (m->blocks == 0) {
+		if (!(m->device_bytes > 0))
+			return lsim_diag_set(d, LSIM_EINVAL, meta_path, 0, 0, "kv_cache",
+					     "meta.json gives neither kv_cache.num_gpu_blocks nor "
+					     "hardware.device_total_memory_bytes, so the KV cache "
+					     "cannot be sized: pass --gpu NAME (a GPU profile)");
+		gpu.hbm_bytes = m->device_bytes; /* the run's own device */
+	}
 	struct lsim_table_params tp = {
 		.tp = (int)m->tp, .n_layers = arch.n_layers,
 		.cpu_overhead_s = o->cpu_overhead_s,
@@ -193,9 +410,9 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.max_num_seqs = m->max_num_seqs,
 		.max_num_batched_tokens = m->max_batched,
 		.block_size = m->block_size,
-		.num_gpu_blocks = m->blocks,
-		.gpu_memory_utilization = 0.9,
-		.max_model_len = m->max_model_len,
+		.num_gpu_blocks = m->blocks, /* 0: the instance derives it */
+		.gpu_memory_utilization = m->gpu_mem_util,
+		.max_model_len = m->max_model_len, /* 0: the model's context */
 		.enable_prefix_caching = m->prefix_caching,
 		.enable_chunked_prefill = true,
 	};
@@ -205,9 +422,15 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		: LSIM_ENOMEM;
 	if (rc != 0 && in)
 		lsim_sim_drop_instance(&s);
+	if (rc == 0) {
+		res->kv_blocks = lsim_instance_kv_blocks(in);
+		res->max_model_len = in->max_model_len;
+	}
 	struct lsim_workload *w = NULL;
+	lsim_time back = 0;
 	if (rc == 0)
-		rc = lsim_workload_jsonl_open(jsonl, &w, d);
+		rc = lsim_workload_jsonl_open_sorted(jsonl, &w, &res->n_back, &back, d);
+	res->max_back_ms = (double)back / 1e6;
 	if (rc == 0)
 		rc = lsim_sim_run(&s, w, 0, d);
 	for (size_t i = 0; rc == 0 && i < s.n_reqs; i++) {
@@ -227,7 +450,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		if (rc == 0)
 			rc = push(l, 2, e2e);
 		if (r->preemptions > 0)
-			(*n_preempted)++;
+			res->n_preempted++;
 	}
 	lsim_sim_release(&s);
 	return rc;
@@ -249,9 +472,13 @@ int lsim_validate_run(const struct lsim_validate_opts *o,
 	if (rc == 0)
 		rc = read_real(jsonl, &real, d);
 	if (rc == 0)
-		rc = simulate(o, &m, jsonl, &sim, &out->n_preempted, d);
+		rc = simulate(o, &m, meta_path, jsonl, &sim, out, d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == 0) {
+		snprintf(out->run_model, sizeof out->run_model, "%s", m.model);
+		out->block_size = m.block_size;
+		out->kv_from = m.blocks_from;
+		out->len_from = m.len_from;
 		out->n_requests = real.n[2];
 		for (int k = 0; k < 3; k++) {
 			double a[5], b[5];
@@ -285,8 +512,16 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 						stat_names[j], row->real_ms, row->sim_ms,
 						row->err_pct);
 			}
-		lsim_buf_printf(b, "}, \"requests\": %zu, \"sim_preempted_requests\": %zu}\n",
-				r->n_requests, r->n_preempted);
+		lsim_buf_printf(b, "}, \"requests\": %zu, \"sim_preempted_requests\": %zu, "
+				"\"model\": \"%s\", \"kv_blocks\": %lld, \"kv_blocks_from\": \"%s\", "
+				"\"block_size\": %lld, \"max_model_len\": %lld, "
+				"\"max_model_len_from\": \"%s\", \"lines_out_of_order\": %llu, "
+				"\"max_step_back_ms\": %.6f}\n",
+				r->n_requests, r->n_preempted, r->model, (long long)r->kv_blocks,
+				r->kv_from ? r->kv_from : "derived", (long long)r->block_size,
+				(long long)r->max_model_len,
+				r->len_from ? r->len_from : "model context",
+				(unsigned long long)r->n_back, r->max_back_ms);
 		return;
 	}
 	lsim_buf_printf(b, "%-12s %14s %14s %9s\n", "metric (ms)", "measured",
@@ -303,4 +538,15 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 	}
 	lsim_buf_printf(b, "%zu requests; %zu preempted at least once in the simulation\n",
 			r->n_requests, r->n_preempted);
+	lsim_buf_printf(b, "model %s (the run's %s)\n", r->model,
+			r->run_model[0] ? r->run_model : "model not named");
+	lsim_buf_printf(b, "KV cache %lld blocks of %lld tokens (%s)\n",
+			(long long)r->kv_blocks, (long long)r->block_size,
+			r->kv_from ? r->kv_from : "derived from the device memory");
+	lsim_buf_printf(b, "max_model_len %lld (%s)\n", (long long)r->max_model_len,
+			r->len_from ? r->len_from : "null in meta.json: the model's context");
+	if (r->n_back > 0)
+		lsim_buf_printf(b, "requests taken in queued_ts order: %llu lines of requests.jsonl "
+				   "are earlier than the line before them (at most %.3f ms)\n",
+				(unsigned long long)r->n_back, r->max_back_ms);
 }

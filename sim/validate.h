@@ -12,7 +12,10 @@
 struct lsim_validate_opts {
 	const char *run_dir;	/* holds requests.jsonl and meta.json */
 	const char *perf_dir;	/* per-layer profile: .../<GPU>/<model>/bf16 */
-	const char *model;	/* catalogue name; "" = from meta.json */
+	const char *model;	/* model name; "" = meta.json's "model" (matched by
+				 * lsim_model_match either way) */
+	const char *gpu;	/* GPU profile sizing an underived KV cache; "" =
+				 * the run's hardware.device_total_memory_bytes */
 	double cpu_overhead_s;	/* per-iteration CPU time added to the table */
 };
 
@@ -27,6 +30,13 @@ struct lsim_validate_result {
 	struct lsim_validate_row rows[3][5]; /* metric x stat */
 	size_t n_requests;
 	size_t n_preempted; /* simulated requests preempted at least once */
+	char model[64];	    /* the catalogue model replayed */
+	char run_model[128]; /* the run's model name */
+	int64_t kv_blocks, block_size, max_model_len; /* as simulated */
+	const char *kv_from;  /* meta.json key of the block count, or NULL: derived */
+	const char *len_from; /* ... of max_model_len, or NULL: the model's context */
+	uint64_t n_back;      /* requests.jsonl lines earlier than the line before */
+	double max_back_ms;   /* the largest such step back */
 	double wall_s;
 };
 

@@ -4,6 +4,10 @@
  * matching LLMServingSim per-layer profile: the simulated mean TPOT and
  * end-to-end latency must be within 5% of the measurement and the mean
  * TTFT within 10% (the issue's targets; docs/validation.md has the table).
+ * Then the run-log generations validate accepts, each a fixture derived
+ * from that run (tests/data/validate/README.md): max_model_len null, no
+ * kv_cache block, requests.jsonl out of queued_ts order, a fine-tune's
+ * model name; and the catalogue matching of published model names.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hw.h"
 #include "validate.h"
 
 static void test_rtx4090_llama31_8b(void **state)
@@ -46,10 +51,162 @@ static void test_rtx4090_llama31_8b(void **state)
 	assert_true(fabs(r.rows[0][0].err_pct) < 10.0); /* TTFT mean */
 }
 
+static const char *prof_dir(void)
+{
+	static char prof[1024];
+	snprintf(prof, sizeof prof,
+		 "%s/calibrate/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16",
+		 getenv("LSIM_SOURCE_ROOT"));
+	return prof;
+}
+
+/* validate on RUN (relative to the source root); fails the test on error */
+static void run(const char *rel, const char *gpu, struct lsim_validate_result *r)
+{
+	const char *root = getenv("LSIM_SOURCE_ROOT");
+	assert_non_null(root);
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/%s", root, rel);
+	struct lsim_validate_opts o = {.run_dir = dir, .perf_dir = prof_dir(),
+				       .model = "", .gpu = gpu};
+	struct lsim_diag d = {0};
+	int rc = lsim_validate_run(&o, r, &d);
+	if (rc != 0)
+		fail_msg("%s:%d: %s: %s", d.file, d.line, d.key, d.msg);
+}
+
+#define SHIPPED "examples/data/vllm_runs/RTX4090/Llama-3.1-8B"
+
+/* every metric, the preemption count and the KV cache of two runs */
+static void assert_same_replay(const struct lsim_validate_result *a,
+			       const struct lsim_validate_result *b)
+{
+	assert_memory_equal(a->rows, b->rows, sizeof a->rows);
+	assert_int_equal(a->n_requests, b->n_requests);
+	assert_int_equal(a->n_preempted, b->n_preempted);
+	assert_int_equal(a->kv_blocks, b->kv_blocks);
+}
+
+/* max_model_len null: the model's context (131,072 for Llama-3.1-8B);
+ * no request comes near either limit, so the replay is the shipped one's */
+static void test_null_max_model_len(void **state)
+{
+	(void)state;
+	struct lsim_validate_result base, r;
+	run(SHIPPED, "", &base);
+	run("tests/data/validate/null_len", "", &r);
+	assert_int_equal(base.max_model_len, 32768);
+	assert_string_equal(base.len_from, "engine_kwargs.max_model_len");
+	assert_int_equal(r.max_model_len, 131072);
+	assert_null(r.len_from);
+	assert_same_replay(&base, &r);
+}
+
+/* requests.jsonl with rows swapped: taken in queued_ts order, the replay
+ * equals the sorted file's exactly; 4 lines step back, the largest by
+ * 27555.843368786 - 27555.614103606 s (rows 200 and 203 swapped) */
+static void test_unsorted_requests(void **state)
+{
+	(void)state;
+	struct lsim_validate_result base, r;
+	run(SHIPPED, "", &base);
+	run("tests/data/validate/unsorted", "", &r);
+	assert_int_equal(base.n_back, 0);
+	assert_int_equal(r.n_back, 4);
+	assert_true(fabs(r.max_back_ms - 229.265180) < 1e-6);
+	assert_same_replay(&base, &r);
+}
+
+/* a fine-tune's published name finds the base architecture */
+static void test_instruct_name(void **state)
+{
+	(void)state;
+	struct lsim_validate_result base, r;
+	run(SHIPPED, "", &base);
+	run("tests/data/validate/instruct", "", &r);
+	assert_string_equal(r.run_model, "meta-llama/Meta-Llama-3.1-8B-Instruct");
+	assert_string_equal(r.model, "Llama-3.1-8B");
+	assert_same_replay(&base, &r);
+}
+
+/* no kv_cache block: the cache is sized from the run's device memory
+ * (the same bytes as the RTX-4090 profile's, so --gpu RTX-4090 gives the
+ * same cache), and the replay still meets the targets */
+static void test_no_kv_cache(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, g;
+	run("tests/data/validate/no_kv", "", &r);
+	run("tests/data/validate/no_kv", "RTX-4090", &g);
+	assert_null(r.kv_from);
+	assert_null(r.len_from);
+	assert_true(r.kv_blocks > 0);
+	assert_int_equal(r.block_size, 16);
+	assert_same_replay(&r, &g);
+	assert_int_equal(r.n_requests, 300);
+	assert_true(fabs(r.rows[1][0].err_pct) < 5.0);	/* TPOT mean */
+	assert_true(fabs(r.rows[2][0].err_pct) < 5.0);	/* E2E mean */
+	assert_true(fabs(r.rows[0][0].err_pct) < 10.0); /* TTFT mean */
+}
+
+static void test_strip_tags(void **state)
+{
+	(void)state;
+	static const char *const steps[] = {
+		"Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen3-30B-A3B-Instruct-2507",
+		"Qwen3-30B-A3B-Instruct", "Qwen3-30B-A3B"};
+	char s[128];
+	snprintf(s, sizeof s, "%s", steps[0]);
+	for (size_t i = 1; i < sizeof steps / sizeof steps[0]; i++) {
+		assert_true(lsim_model_strip_tag(s));
+		assert_string_equal(s, steps[i]);
+	}
+	assert_false(lsim_model_strip_tag(s)); /* -A3B is part of the name */
+	snprintf(s, sizeof s, "Qwen3-32B-FP8");
+	assert_false(lsim_model_strip_tag(s)); /* other weights: kept */
+	snprintf(s, sizeof s, "Mistral-7B-Instruct-v0.2");
+	assert_false(lsim_model_strip_tag(s)); /* a version: kept */
+	snprintf(s, sizeof s, "-2507");
+	assert_false(lsim_model_strip_tag(s)); /* nothing would be left */
+}
+
+static void test_match_catalogue(void **state)
+{
+	(void)state;
+	char cat[1024];
+	snprintf(cat, sizeof cat, "%s/models.yaml", lsim_data_dir());
+	struct lsim_model_arch m;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_model_match(cat, "Qwen/Qwen3-30B-A3B-Instruct-2507", &m, &d), 0);
+	assert_string_equal(m.name, "Qwen3-30B-A3B");
+	assert_int_equal(m.n_experts, 128);
+	assert_int_equal(m.experts_per_token, 8);
+	assert_int_equal(m.n_layers, 48);
+	assert_int_equal(lsim_model_match(cat, "Qwen/Qwen3-32B", &m, &d), 0);
+	assert_string_equal(m.name, "Qwen3-32B");
+	assert_int_equal(m.n_layers, 64);
+	assert_int_equal(lsim_model_match(cat, "meta-llama/Llama-2-7b-chat-hf", &m, &d), 0);
+	assert_string_equal(m.name, "Llama-2-7B");
+	assert_int_equal(lsim_model_match(cat, "meta-llama/Llama-3.1-8B", &m, &d), 0);
+	assert_string_equal(m.name, "Llama-3.1-8B");
+	/* FP8 weights are not the catalogue's bf16 model: refused, nearest named */
+	assert_int_equal(lsim_model_match(cat, "Qwen/Qwen3-32B-FP8", &m, &d), LSIM_ENOENT);
+	assert_non_null(strstr(d.msg, "nearest: Qwen3-32B,"));
+	/* edit distance: "Lama-3.1-8B" is one letter from Llama-3.1-8B */
+	assert_int_equal(lsim_model_match(cat, "Lama-3.1-8B", &m, &d), LSIM_ENOENT);
+	assert_non_null(strstr(d.msg, "nearest: Llama-3.1-8B, Llama-3-8B, "));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rtx4090_llama31_8b),
+		cmocka_unit_test(test_null_max_model_len),
+		cmocka_unit_test(test_unsorted_requests),
+		cmocka_unit_test(test_instruct_name),
+		cmocka_unit_test(test_no_kv_cache),
+		cmocka_unit_test(test_strip_tags),
+		cmocka_unit_test(test_match_catalogue),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,7 @@ struct jsonl_reader {
 	size_t n_keys;
 	bool mapped;		 /* arrival key and unit fixed by the mapping */
 	bool datetime;		 /* mapped arrival is a datetime string */
+	bool unordered;		 /* any line order (lsim_workload_jsonl_open_sorted) */
 	char *map_keys[3 + LSIM_N_LABELS]; /* owned copies: a, p, o, labels */
 	char label_buf[LSIM_N_LABELS][256];
 };
@@ -243,7 +244,7 @@ static int parse_object(struct jsonl_reader *r, json_object *o,
 	int rc = get_arrival(r, o, akey, scale, &t, d);
 	if (rc != 0)
 		return rc;
-	if (r->have_first && t < r->prev)
+	if (r->have_first && t < r->prev && !r->unordered)
 		return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
 				     akey,
 				     "arrival is earlier than the previous line's; lines must be in arrival order");
@@ -457,5 +458,122 @@ int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *ma
 				     "is a folder, not a file");
 	}
 	*out = &r->base;
+	return 0;
+}
+
+/* ---- a measured run's log, taken in arrival order ---- */
+
+struct sorted_source {
+	struct lsim_workload base;
+	struct lsim_workload *reader; /* owns the src_path of the requests */
+	struct lsim_req_spec *reqs;   /* sorted; hashes owned here */
+	size_t n, next;
+};
+
+static int sorted_next(struct lsim_workload *w, struct lsim_req_spec *out,
+		       struct lsim_diag *d)
+{
+	(void)d;
+	struct sorted_source *s = (struct sorted_source *)w;
+	if (s->next == s->n)
+		return 0;
+	*out = s->reqs[s->next++];
+	return 1;
+}
+
+static void sorted_destroy(struct lsim_workload *w)
+{
+	struct sorted_source *s = (struct sorted_source *)w;
+	for (size_t i = 0; i < s->n; i++)
+		free((void *)s->reqs[i].hashes);
+	free(s->reqs);
+	lsim_workload_destroy(s->reader);
+	free(s);
+}
+
+static const struct lsim_workload_ops sorted_ops = {
+	.next = sorted_next,
+	.destroy = sorted_destroy,
+};
+
+/* arrival, then the line order (the reader's ids count lines in order) */
+static int by_arrival(const void *a, const void *b)
+{
+	const struct lsim_req_spec *x = a, *y = b;
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int lsim_workload_jsonl_open_sorted(const char *path, struct lsim_workload **out,
+				    uint64_t *n_back, lsim_time *max_back,
+				    struct lsim_diag *d)
+{
+	if (!out)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "",
+				     "lsim_workload_jsonl_open_sorted: NULL out");
+	*out = NULL;
+	struct sorted_source *s = calloc(1, sizeof *s);
+	if (!s)
+		return lsim_diag_set(d, LSIM_ENOMEM, path ? path : "", 0, 0, "",
+				     "out of memory");
+	lsim_workload_init_base(&s->base, &sorted_ops);
+	int rc = lsim_workload_jsonl_open(path, &s->reader, d);
+	if (rc == 0)
+		((struct jsonl_reader *)s->reader)->unordered = true;
+	size_t cap = 0;
+	uint64_t back = 0;
+	lsim_time worst = 0;
+	while (rc == 0) {
+		struct lsim_req_spec q;
+		int got = lsim_workload_next(s->reader, &q, d);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		if (s->n > 0 && q.arrival < s->reqs[s->n - 1].arrival) {
+			back++;
+			lsim_time step = s->reqs[s->n - 1].arrival - q.arrival;
+			worst = step > worst ? step : worst;
+		}
+		if (s->n == cap) {
+			size_t nc = cap ? 2 * cap : 256;
+			struct lsim_req_spec *p = realloc(s->reqs, nc * sizeof *p);
+			if (!p) {
+				rc = lsim_diag_set(d, LSIM_ENOMEM, path, q.src_line, 0, "",
+						   "out of memory");
+				break;
+			}
+			s->reqs = p;
+			cap = nc;
+		}
+		if (q.n_hashes > 0) {
+			uint64_t *h = malloc((size_t)q.n_hashes * sizeof *h);
+			if (!h) {
+				rc = lsim_diag_set(d, LSIM_ENOMEM, path, q.src_line, 0, "",
+						   "out of memory");
+				break;
+			}
+			memcpy(h, q.hashes, (size_t)q.n_hashes * sizeof *h);
+			q.hashes = h;
+		}
+		/* no label keys without a mapping, so no borrowed label text */
+		q.class_label = q.model_label = q.tenant_label = NULL;
+		s->reqs[s->n++] = q;
+	}
+	if (rc != 0) {
+		sorted_destroy(&s->base);
+		return rc;
+	}
+	qsort(s->reqs, s->n, sizeof *s->reqs, by_arrival);
+	/* the origin is the earliest arrival, as in the file sorted first */
+	lsim_time t0 = s->n ? s->reqs[0].arrival : 0;
+	for (size_t i = 0; i < s->n; i++)
+		s->reqs[i].arrival -= t0;
+	if (n_back)
+		*n_back = back;
+	if (max_back)
+		*max_back = worst;
+	*out = &s->base;
 	return 0;
 }

@@ -150,6 +150,19 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
 			     struct lsim_diag *d);
 /*
+ * The same for a measured run's log whose lines need not be in arrival
+ * order (a data-parallel vLLM run's engines write requests.jsonl
+ * interleaved): reads the whole file, then yields the requests sorted by
+ * arrival, a stable sort (equal arrivals keep their line order), arrivals
+ * relative to the earliest, src_line still the line in the file. The
+ * result equals lsim_workload_jsonl_open's on the file sorted first.
+ * *n_back (may be NULL) counts the lines earlier than the line before
+ * them, *max_back (may be NULL) is the largest such step back.
+ */
+int lsim_workload_jsonl_open_sorted(const char *path, struct lsim_workload **out,
+				    uint64_t *n_back, lsim_time *max_back,
+				    struct lsim_diag *d);
+/*
  * The same with the scenario's key mapping (generic JSONL): the arrival
  * under map->arrival_col in map->arrival_format (seconds or milliseconds
  * as numbers, datetime as a string), lengths under map->prompt_col and

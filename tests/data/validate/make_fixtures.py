@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Derives the llmsim validate fixtures in this folder from the measured vLLM
+run shipped in examples/data/vllm_runs/RTX4090/Llama-3.1-8B (LLMServingSim,
+MIT; see the README there). Run from the repository root:
+    python3 tests/data/validate/make_fixtures.py
+Each fixture is the run with one change (README.md lists them)."""
+import copy
+import json
+import os
+
+SRC = "examples/data/vllm_runs/RTX4090/Llama-3.1-8B"
+OUT = "tests/data/validate"
+
+meta0 = json.load(open(os.path.join(SRC, "meta.json")))
+lines = open(os.path.join(SRC, "requests.jsonl")).read().splitlines(keepends=True)
+
+
+def write(name, meta, rows):
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(d, "requests.jsonl"), "w") as f:
+        f.writelines(rows)
+
+
+# max_model_len null (older run logs): the model's context
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["max_model_len"] = None
+m["resolved_config"]["model_config"]["max_model_len"] = None
+write("null_len", m, lines)
+
+# no kv_cache block and no measured block count: the memory plan sizes the
+# cache; max_model_len null as well
+m = copy.deepcopy(meta0)
+del m["kv_cache"]
+m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
+m["engine_kwargs"]["max_model_len"] = None
+m["resolved_config"]["model_config"]["max_model_len"] = None
+write("no_kv", m, lines)
+
+# requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
+# rows 200 and 203 swapped (4 lines earlier than the line before them)
+rows = list(lines)
+for a, b in ((5, 6), (100, 101), (200, 203)):
+    rows[a], rows[b] = rows[b], rows[a]
+write("unsorted", meta0, rows)
+
+# a published fine-tune's name: organisation, Meta- prefix, -Instruct tag
+m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "meta-llama/Meta-Llama-3.1-8B-Instruct"
+write("instruct", m, lines)
+
+# inputs validate refuses (the bad-input catalogue): three requests each
+small = lines[:3]
+m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "meta-llama/Lama-3.1-8B"
+write("bad/misspelled", m, small)
+
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["data_parallel_size"] = 2
+m["resolved_config"]["parallel_config"]["data_parallel_size"] = 2
+write("bad/data_parallel", m, small)
+
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["enable_expert_parallel"] = True
+m["resolved_config"]["parallel_config"]["enable_expert_parallel"] = True
+write("bad/expert_parallel", m, small)
+
+# no kv_cache and no resolved_config: nothing says whether prefix caching was on
+m = copy.deepcopy(meta0)
+del m["kv_cache"]
+del m["resolved_config"]
+write("bad/no_prefix_caching", m, small)
