@@ -277,6 +277,10 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 		m->device_bytes = json_object_get_double(v);
 	if (got < 0)
 		rc = got;
+	if (rc == 0 && got > 0 && !(m->device_bytes > 0 && m->device_bytes < 1e15))
+		rc = lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, w), 0, w,
+				   "device memory must be positive bytes below 1 PB, not %g",
+				   m->device_bytes);
 	if (rc == 0 &&
 	    (got = first_of(root, path, PATHS("model", "engine_kwargs.model"),
 			    json_type_string, &v, &w, d)) > 0)

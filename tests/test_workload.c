@@ -953,6 +953,66 @@ static void test_jsonl_vllm_run(void **state)
 	free(path);
 }
 
+/*
+ * lsim_workload_jsonl_open_sorted: a stable sort by arrival, line numbers
+ * kept. Three lines: 10.1 s, then 10.0 s twice (kept in line order).
+ */
+static void test_jsonl_sorted(void **state)
+{
+	(void)state;
+	char *path = repo_path("tests/data/traces/unsorted_ties.jsonl");
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d;
+	uint64_t back = 99;
+	lsim_time worst = -1;
+	assert_int_equal(lsim_workload_jsonl_open_sorted(path, &w, &back, &worst, &d), 0);
+	assert_int_equal(back, 1);
+	assert_int_equal(worst, 100000000);
+	struct lsim_req_spec r[4];
+	static const int32_t line[] = {2, 3, 1}, prompt[] = {200, 50, 100};
+	static const lsim_time at[] = {0, 0, 100000000};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(lsim_workload_next(w, &r[i], &d), 1);
+		assert_int_equal(r[i].id, i);
+		assert_int_equal(r[i].src_line, line[i]);
+		assert_int_equal(r[i].prompt_tokens, prompt[i]);
+		assert_int_equal(r[i].arrival, at[i]);
+	}
+	assert_int_equal(lsim_workload_next(w, &r[3], &d), 0);
+	lsim_workload_destroy(w);
+	free(path);
+
+	/* the RTX 4090 run with rows swapped gives the shipped file's stream */
+	path = repo_path("tests/data/validate/unsorted/requests.jsonl");
+	char *sorted = repo_path("examples/data/vllm_runs/RTX4090/Llama-3.1-8B/requests.jsonl");
+	struct lsim_workload *ws = NULL;
+	assert_int_equal(lsim_workload_jsonl_open_sorted(path, &w, &back, NULL, &d), 0);
+	assert_int_equal(lsim_workload_jsonl_open(sorted, &ws, &d), 0);
+	assert_int_equal(back, 4);
+	struct lsim_req_spec a, b;
+	size_t n = 0;
+	while (lsim_workload_next(ws, &b, &d) == 1) {
+		assert_int_equal(lsim_workload_next(w, &a, &d), 1);
+		assert_int_equal(a.id, b.id);
+		assert_int_equal(a.arrival, b.arrival);
+		assert_int_equal(a.prompt_tokens, b.prompt_tokens);
+		assert_int_equal(a.output_tokens, b.output_tokens);
+		n++;
+	}
+	assert_int_equal(n, 300);
+	assert_int_equal(lsim_workload_next(w, &a, &d), 0);
+	lsim_workload_destroy(w);
+	lsim_workload_destroy(ws);
+	free(path);
+	free(sorted);
+
+	/* errors are the reader's: a missing file */
+	path = repo_path("tests/data/traces/no_such.jsonl");
+	assert_int_equal(lsim_workload_jsonl_open_sorted(path, &w, NULL, NULL, &d), LSIM_ENOENT);
+	assert_null(w);
+	free(path);
+}
+
 static void test_jsonl_alt_fields(void **state)
 {
 	(void)state;
@@ -1029,6 +1089,7 @@ int main(void)
 		cmocka_unit_test(test_csv_quoted_crlf_seconds_ms),
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_jsonl_vllm_run),
+		cmocka_unit_test(test_jsonl_sorted),
 		cmocka_unit_test(test_jsonl_alt_fields),
 		cmocka_unit_test(test_jsonl_bad_input),
 	};
