@@ -99,6 +99,8 @@ struct meta {
 	bool prefix_caching;
 	char model[128];
 	const char *len_from, *blocks_from; /* for the report */
+	const char *prefix_from; /* meta.json key of prefix caching, or NULL */
+	char prefix_default[96]; /* ... else how the default was chosen */
 };
 
 /*
@@ -252,25 +254,46 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 	if (rc == 0 && !(m->gpu_mem_util > 0 && m->gpu_mem_util <= 1))
 		rc = lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, w), 0, w,
 				   "gpu_memory_utilization must be in (0, 1]");
-	/* no default: vLLM's changed between engine generations (V0 off, V1
-	 * on), and it moves a KV-bound run's latencies by several percent */
+	/* Unstated: the default of the vLLM that wrote the log. It changed
+	 * between engine generations (V0 off; V1 on, the default engine from
+	 * 0.8.0 on), and it moves a KV-bound run's latencies by several
+	 * percent, so with neither the setting nor the version it is refused. */
 	if (rc == 0 &&
 	    (got = first_of(root, path,
 			    PATHS("kv_cache.enable_prefix_caching",
 				  "engine_kwargs.enable_prefix_caching",
 				  "resolved_config.cache_config.enable_prefix_caching"),
-			    json_type_boolean, &v, &w, d)) > 0)
+			    json_type_boolean, &v, &w, d)) > 0) {
 		m->prefix_caching = json_object_get_boolean(v);
+		m->prefix_from = w;
+	}
 	if (got < 0)
 		rc = got;
-	else if (rc == 0 && got == 0)
-		rc = lsim_diag_set(d, LSIM_EFORMAT, path, key_line(path, "engine_kwargs"), 0,
-				   "engine_kwargs.enable_prefix_caching",
-				   "meta.json does not say whether prefix caching was on "
-				   "(kv_cache.enable_prefix_caching, engine_kwargs."
-				   "enable_prefix_caching or resolved_config.cache_config."
-				   "enable_prefix_caching): add engine_kwargs.enable_prefix_caching "
-				   "true or false as the run had it");
+	else if (rc == 0 && got == 0) {
+		int major = -1, minor = -1;
+		if ((got = first_of(root, path, PATHS("vllm_version"), json_type_string,
+				    &v, &w, d)) > 0 &&
+		    sscanf(json_object_get_string(v), "%d.%d", &major, &minor) == 2 &&
+		    major >= 0 && minor >= 0) {
+			m->prefix_caching = major > 0 || minor >= 8;
+			snprintf(m->prefix_default, sizeof m->prefix_default,
+				 "unstated: the default of vLLM %.32s, %s",
+				 json_object_get_string(v),
+				 m->prefix_caching ? "V1 engine" : "V0 engine");
+		} else if (got < 0)
+			rc = got;
+		else
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path,
+					   key_line(path, "engine_kwargs"), 0,
+					   "engine_kwargs.enable_prefix_caching",
+					   "meta.json says neither whether prefix caching was on "
+					   "(kv_cache.enable_prefix_caching, engine_kwargs."
+					   "enable_prefix_caching or resolved_config.cache_config."
+					   "enable_prefix_caching) nor which vLLM wrote it "
+					   "(vllm_version, whose default would decide): add "
+					   "engine_kwargs.enable_prefix_caching true or false as "
+					   "the run had it");
+	}
 	if (rc == 0 &&
 	    (got = first_of(root, path, PATHS("hardware.device_total_memory_bytes"),
 			    json_type_double, &v, &w, d)) > 0)
@@ -483,6 +506,9 @@ int lsim_validate_run(const struct lsim_validate_opts *o,
 		out->block_size = m.block_size;
 		out->kv_from = m.blocks_from;
 		out->len_from = m.len_from;
+		out->prefix_caching = m.prefix_caching;
+		snprintf(out->prefix_from, sizeof out->prefix_from, "%s",
+			 m.prefix_from ? m.prefix_from : m.prefix_default);
 		out->n_requests = real.n[2];
 		for (int k = 0; k < 3; k++) {
 			double a[5], b[5];
@@ -520,12 +546,14 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 				"\"model\": \"%s\", \"kv_blocks\": %lld, \"kv_blocks_from\": \"%s\", "
 				"\"block_size\": %lld, \"max_model_len\": %lld, "
 				"\"max_model_len_from\": \"%s\", \"lines_out_of_order\": %llu, "
-				"\"max_step_back_ms\": %.6f}\n",
+				"\"max_step_back_ms\": %.6f, \"prefix_caching\": %s, "
+				"\"prefix_caching_from\": \"%s\"}\n",
 				r->n_requests, r->n_preempted, r->model, (long long)r->kv_blocks,
 				r->kv_from ? r->kv_from : "derived", (long long)r->block_size,
 				(long long)r->max_model_len,
 				r->len_from ? r->len_from : "model context",
-				(unsigned long long)r->n_back, r->max_back_ms);
+				(unsigned long long)r->n_back, r->max_back_ms,
+				r->prefix_caching ? "true" : "false", r->prefix_from);
 		return;
 	}
 	lsim_buf_printf(b, "%-12s %14s %14s %9s\n", "metric (ms)", "measured",
@@ -549,6 +577,8 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 			r->kv_from ? r->kv_from : "derived from the device memory");
 	lsim_buf_printf(b, "max_model_len %lld (%s)\n", (long long)r->max_model_len,
 			r->len_from ? r->len_from : "null in meta.json: the model's context");
+	lsim_buf_printf(b, "prefix caching %s (%s)\n", r->prefix_caching ? "on" : "off",
+			r->prefix_from);
 	if (r->n_back > 0)
 		lsim_buf_printf(b, "requests taken in queued_ts order: %llu lines of requests.jsonl "
 				   "are earlier than the line before them (at most %.3f ms)\n",

@@ -35,6 +35,8 @@ struct lsim_validate_result {
 	int64_t kv_blocks, block_size, max_model_len; /* as simulated */
 	const char *kv_from;  /* meta.json key of the block count, or NULL: derived */
 	const char *len_from; /* ... of max_model_len, or NULL: the model's context */
+	bool prefix_caching;  /* as the run had it */
+	char prefix_from[96]; /* meta.json key it came from, or how it was defaulted */
 	uint64_t n_back;      /* requests.jsonl lines earlier than the line before */
 	double max_back_ms;   /* the largest such step back */
 	double wall_s;

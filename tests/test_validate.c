@@ -149,6 +149,22 @@ static void test_no_kv_cache(void **state)
 	assert_true(fabs(r.rows[0][0].err_pct) < 10.0); /* TTFT mean */
 }
 
+/* an older run log (no kv_cache, no resolved_config): prefix caching
+ * follows the logged vLLM 0.19.0's default (on, V1), the cache the device
+ * memory: the same replay as the log that states both */
+static void test_older_log(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, base;
+	run("tests/data/validate/older", "", &r);
+	run("tests/data/validate/no_kv", "", &base);
+	assert_true(r.prefix_caching);
+	assert_string_equal(r.prefix_from, "unstated: the default of vLLM 0.19.0, V1 engine");
+	assert_true(base.prefix_caching);
+	assert_string_equal(base.prefix_from, "resolved_config.cache_config.enable_prefix_caching");
+	assert_same_replay(&base, &r);
+}
+
 static void test_strip_tags(void **state)
 {
 	(void)state;
@@ -205,6 +221,7 @@ int main(void)
 		cmocka_unit_test(test_unsorted_requests),
 		cmocka_unit_test(test_instruct_name),
 		cmocka_unit_test(test_no_kv_cache),
+		cmocka_unit_test(test_older_log),
 		cmocka_unit_test(test_strip_tags),
 		cmocka_unit_test(test_match_catalogue),
 	};

@@ -40,6 +40,14 @@ m["engine_kwargs"]["max_model_len"] = None
 m["resolved_config"]["model_config"]["max_model_len"] = None
 write("no_kv", m, lines)
 
+# an older run log: no kv_cache block, no resolved_config, max_model_len
+# null; prefix caching then follows the logged vllm_version's default
+m = copy.deepcopy(meta0)
+del m["kv_cache"]
+del m["resolved_config"]
+m["engine_kwargs"]["max_model_len"] = None
+write("older", m, lines)
+
 # requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
 # rows 200 and 203 swapped (4 lines earlier than the line before them)
 rows = list(lines)
@@ -68,8 +76,10 @@ m["engine_kwargs"]["enable_expert_parallel"] = True
 m["resolved_config"]["parallel_config"]["enable_expert_parallel"] = True
 write("bad/expert_parallel", m, small)
 
-# no kv_cache and no resolved_config: nothing says whether prefix caching was on
+# no kv_cache, no resolved_config and no vllm_version: nothing says whether
+# prefix caching was on, nor which vLLM's default would decide
 m = copy.deepcopy(meta0)
 del m["kv_cache"]
 del m["resolved_config"]
+del m["vllm_version"]
 write("bad/no_prefix_caching", m, small)
