@@ -34,6 +34,12 @@ struct lsim_gpu_profile {
 	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
 	double pcie_interference;     /* a: 0 = no slowdown */
 	double pcie_interference_exp; /* b */
+	/* How the GPUs of a node reach each other (sim/collective.h). */
+	int fabric;		   /* enum lsim_fabric */
+	int nvlink_links;	   /* NVLinks (or mesh links) per GPU; 0: unknown */
+	double compute_capability; /* e.g. 8.0, 9.0; 0: not an NVIDIA GPU */
+	bool gpu_p2p;		   /* PCIe peer-to-peer between GPUs */
+	int pcie_switch_gpus;	   /* GPUs behind one PCIe switch */
 };
 
 struct lsim_model_arch {
