@@ -202,7 +202,10 @@ int lsim_cli_profile_collective(int argc, char **argv)
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		double bytes;
-		if (lsim_units_parse(LSIM_K_BYTES, tok, &bytes, NULL) != 0 || bytes < 0) {
+		char *end = NULL;
+		bytes = strtod(tok, &end);
+		bool plain = end != tok && *end == '\0' && isfinite(bytes);
+		if ((!plain && lsim_units_parse(LSIM_K_BYTES, tok, &bytes, NULL) != 0) || bytes < 0) {
 			fprintf(stderr, "llmsim: --bytes '%s': write a size such as 65536 or 64MiB\n",
 				tok);
 			return LSIM_EXIT_BADINPUT;
