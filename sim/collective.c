@@ -58,7 +58,8 @@ static const double speeds_sm80[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
 				     9.0,  7.0,	 6.0,  5.0,  4.0,  3.0};
 static const double speeds_sm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
 				     15.0, 12.0, 11.0, 6.0,  3.0};
-/* Most channels a ring graph may have (MAXCHANNELS / 2). */
+/* Most channels a ring graph may have: MAXCHANNELS / 2, 16 in NCCL 2.19;
+ * NCCL 2.25, the first for SM 10.0, raised MAXCHANNELS to 64. */
 #define MAX_CHANNELS 16
 
 /* NCCL's bandwidth of one NVLink per direction by SM version (topo.h
@@ -110,6 +111,7 @@ void lsim_coll_topo_from_profile(const struct lsim_gpu_profile *g,
 	t->p2p = g->gpu_p2p;
 	t->arch = cc10 > 0 && cc10 < 80 ? 0 : cc10 > 0 && cc10 < 90 ? 1 : 2;
 	t->ll128 = cc10 == 70 || cc10 == 80 || cc10 == 90;
+	t->max_channels = cc10 >= 100 ? 2 * MAX_CHANNELS : MAX_CHANNELS;
 }
 
 /* ---- the ring's bandwidth on the fabric ---- */
@@ -199,7 +201,7 @@ static double ring_bw(const struct lsim_coll_topo *t, int n, bool *nvlink)
 /* NCCL's search: the fastest per-channel speed whose channels fill the
  * most of total (at most MAX_CHANNELS of them), then channels doubled at
  * half the speed when a channel is 25 GB/s or more. */
-static void channel_search(double total_gbs, int arch, int *n_ch, double *speed)
+static void channel_search(double total_gbs, int arch, int max_ch, int *n_ch, double *speed)
 {
 	const double *sp = arch >= 2 ? speeds_sm90 : speeds_sm80;
 	int ns = arch >= 2 ? (int)(sizeof speeds_sm90 / sizeof *sp)
@@ -211,8 +213,8 @@ static void channel_search(double total_gbs, int arch, int *n_ch, double *speed)
 		if (sp[i] > total_gbs * (1.0 + 1e-9))
 			continue;
 		int c = (int)floor(total_gbs / sp[i] + 1e-9);
-		if (c > MAX_CHANNELS)
-			c = MAX_CHANNELS;
+		if (c > max_ch)
+			c = max_ch;
 		if (c * sp[i] > best * (1.0 + 1e-9)) {
 			best = c * sp[i];
 			*n_ch = c;
@@ -220,7 +222,7 @@ static void channel_search(double total_gbs, int arch, int *n_ch, double *speed)
 		}
 	}
 	if (best > 0.0 && *speed >= 25.0) {
-		int dup = 2 * *n_ch < MAX_CHANNELS ? 2 * *n_ch : MAX_CHANNELS;
+		int dup = 2 * *n_ch < max_ch ? 2 * *n_ch : max_ch;
 		*speed /= (dup + *n_ch - 1) / *n_ch;
 		*n_ch = dup;
 	}
@@ -307,7 +309,8 @@ int lsim_coll_time(const struct lsim_coll_topo *t, enum lsim_coll_op op, int n,
 	double total = ring_bw(t, n, &nvl) / GBS;
 	int nch;
 	double speed;
-	channel_search(total, t->arch, &nch, &speed);
+	channel_search(total, t->arch, t->max_channels > 0 ? t->max_channels : MAX_CHANNELS, &nch,
+		       &speed);
 	double bus = nch * speed;
 	int hw = nvl ? HW_NVLINK : HW_PCI;
 	int nsteps = op == LSIM_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;

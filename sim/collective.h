@@ -53,6 +53,7 @@ struct lsim_coll_topo {
 	bool p2p;	     /* PCIe peer-to-peer; false: staged through host memory */
 	int arch;	     /* NCCL's table row: 0 Volta, 1 Ampere, 2 Hopper and later */
 	bool ll128;	     /* NCCL enables LL128 (NVLink paths on SM 7.0, 8.0, 9.0) */
+	int max_channels;    /* ring channels NCCL may build: 16; 32 from SM 10.0 (0: 16) */
 };
 
 /* The topology of one node of profile g's GPUs (its gpu_fabric,
