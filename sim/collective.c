@@ -59,7 +59,7 @@ static const double speeds_sm80[] = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
 static const double speeds_sm90[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
 				     15.0, 12.0, 11.0, 6.0,  3.0};
 /* Most channels a ring graph may have: MAXCHANNELS / 2, 16 in NCCL 2.19;
- * NCCL 2.25, the first for SM 10.0, raised MAXCHANNELS to 64. */
+ * the newer NCCL that knows SM 10.0 defines MAXCHANNELS 64 (32 rings). */
 #define MAX_CHANNELS 16
 
 /* NCCL's bandwidth of one NVLink per direction by SM version (topo.h
@@ -84,7 +84,7 @@ void lsim_coll_topo_from_profile(const struct lsim_gpu_profile *g,
 {
 	memset(t, 0, sizeof *t);
 	int cc10 = (int)lround(g->compute_capability * 10.0);
-	enum lsim_fabric f = (enum lsim_fabric)g->fabric;
+	enum lsim_fabric f = g->fabric;
 	if (g->nvlink_bw <= 0.0 && f != LSIM_FABRIC_PCIE)
 		f = LSIM_FABRIC_PCIE;
 	t->fabric = f;

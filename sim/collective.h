@@ -28,18 +28,6 @@ enum lsim_coll_op {
 	LSIM_COLL_OP_COUNT
 };
 
-/* How the GPUs of a node reach each other (the profile's gpu_fabric). */
-enum lsim_fabric {
-	LSIM_FABRIC_NVSWITCH,	  /* every GPU's NVLinks to NVSwitches */
-	LSIM_FABRIC_NVLINK_PAIRS, /* NVLink bridges join GPUs 2k and 2k+1; PCIe between pairs */
-	LSIM_FABRIC_MESH,	  /* a direct link between every two GPUs (xGMI) */
-	LSIM_FABRIC_PCIE,	  /* PCIe only */
-	LSIM_FABRIC_COUNT
-};
-
-/* "nvswitch|nvlink_pairs|mesh|pcie": the profile key's choices. */
-#define LSIM_FABRIC_CHOICES "nvswitch|nvlink_pairs|mesh|pcie"
-
 enum lsim_coll_algo { LSIM_COLL_RING, LSIM_COLL_TREE, LSIM_COLL_P2P };
 enum lsim_coll_proto { LSIM_PROTO_LL, LSIM_PROTO_LL128, LSIM_PROTO_SIMPLE };
 

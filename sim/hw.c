@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collective.h"
 #include "config.h"
 #include "hw.h"
 
@@ -144,7 +143,7 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->pcie_interference_exp = raw.interference_exp;
 		g->fabric = raw.fabric == 0 ? (raw.nvlink_bw > 0 ? LSIM_FABRIC_NVSWITCH
 								   : LSIM_FABRIC_PCIE)
-					    : raw.fabric - 1;
+					    : (enum lsim_fabric)(raw.fabric - 1);
 		g->nvlink_links = (int)raw.nvlink_links;
 		g->compute_capability = raw.cc;
 		g->gpu_p2p = raw.p2p;

@@ -2109,8 +2109,6 @@ static bool next_is_spot(const struct lsim_scenario *sc, size_t i)
 	return od >= want;
 }
 
-/* Makes an instance of group i; node and gpu_local give each pipeline
- * stage's node and first local GPU (NULL: no cluster). */
 /* A table instance's all-reduces move as flows on the links (as the
  * roofline's do) unless its folder has a measured allreduce.csv, whose
  * times stand in for the whole all-reduce. */
@@ -2121,6 +2119,8 @@ static bool table_ar_on_links(const struct lsim_scenario *sc, const struct inst_
 	       !lsim_perf_table_has_allreduce(dir, (int)ic->tp);
 }
 
+/* Makes an instance of group i; node and gpu_local give each pipeline
+ * stage's node and first local GPU (NULL: no cluster). */
 static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node,
 			 const int32_t *gpu_local, struct lsim_instance **out,
 			 struct lsim_diag *d)
