@@ -196,6 +196,13 @@ int lsim_cli_profile_collective(int argc, char **argv)
 		rc = compare(&t, gpu, cmp, op, &d);
 		return rc ? lsim_cli_fail(&d, rc) : 0;
 	}
+	struct lsim_coll_est e;
+	if (lsim_coll_time(&t, op, n, 0.0, &e) != 0) {
+		lsim_diag_set(&d, LSIM_EINVAL, profiles, 0, 0, "--n",
+			      "%d GPUs do not fit %s's fabric (%s)", n, gpu,
+			      lsim_fabric_name(t.fabric));
+		return lsim_cli_fail(&d, LSIM_EINVAL);
+	}
 	printf("gpu\tfabric\top\tn\tbytes\talgo\tproto\ttime_us\talg_bw_GBps\tbus_bw_GBps\n");
 	char buf[256];
 	snprintf(buf, sizeof buf, "%s", sizes);
@@ -210,12 +217,8 @@ int lsim_cli_profile_collective(int argc, char **argv)
 				tok);
 			return LSIM_EXIT_BADINPUT;
 		}
-		struct lsim_coll_est e;
-		rc = lsim_coll_time(&t, op, n, bytes, &e);
-		if (rc) {
-			lsim_diag_set(&d, rc, profiles, 0, 0, "--n",
-				      "%d GPUs do not fit %s's fabric (%s)", n, gpu,
-				      lsim_fabric_name(t.fabric));
+		if ((rc = lsim_coll_time(&t, op, n, bytes, &e)) != 0) {
+			lsim_diag_set(&d, rc, profiles, 0, 0, "--bytes", "cannot time %s bytes", tok);
 			return lsim_cli_fail(&d, rc);
 		}
 		printf("%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.1f\t%.1f\n", gpu,
