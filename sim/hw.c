@@ -54,6 +54,10 @@ struct gpu_raw {
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
 	lsim_time launch, allreduce;
+	int fabric;
+	int64_t nvlink_links, switch_gpus;
+	double cc;
+	bool p2p;
 };
 
 #define G(f) offsetof(struct gpu_raw, f)
@@ -76,6 +80,11 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
 	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
 	{"pcie_interference_exp", LSIM_K_DOUBLE, G(interference_exp), "1", 0, 10, NULL, "b of the kernel slowdown curve"},
+	{"gpu_fabric", LSIM_K_ENUM, G(fabric), "auto", LSIM_NOBOUNDS, "auto|" LSIM_FABRIC_CHOICES, "how a node's GPUs reach each other (auto: nvswitch with nvlink_bw, else pcie)"},
+	{"nvlink_links", LSIM_K_INT, G(nvlink_links), "0", 0, 64, NULL, "NVLinks (mesh: peer links) per GPU; 0: unknown (NCCL's bandwidth taken as 0.8 of nvlink_bw)"},
+	{"compute_capability", LSIM_K_DOUBLE, G(cc), "0", 0, 20, NULL, "CUDA compute capability (picks NCCL's constants); 0: not an NVIDIA GPU"},
+	{"gpu_p2p", LSIM_K_BOOL, G(p2p), "true", LSIM_NOBOUNDS, NULL, "GPUs reach each other's memory over PCIe (false: staged through host memory)"},
+	{"pcie_switch_gpus", LSIM_K_INT, G(switch_gpus), "2", 1, 64, NULL, "GPUs behind one PCIe switch"},
 };
 #undef G
 
@@ -106,6 +115,15 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		rc = lsim_cfg_error(d, doc, lsim_node_get(doc->root, "idle_power"),
 				    "idle_power", LSIM_ERANGE,
 				    "idle power exceeds tdp");
+	if (rc == 0 && raw.fabric > 0 && raw.fabric - 1 != LSIM_FABRIC_PCIE && !(raw.nvlink_bw > 0))
+		rc = lsim_cfg_error(d, doc, lsim_node_get(doc->root, "gpu_fabric"),
+				    "gpu_fabric", LSIM_EINVAL,
+				    "a GPU fabric of links needs nvlink_bw > 0; write gpu_fabric: pcie "
+				    "for GPUs without NVLink");
+	if (rc == 0 && raw.fabric - 1 == LSIM_FABRIC_MESH && raw.nvlink_links < 1)
+		rc = lsim_cfg_error(d, doc, lsim_node_get(doc->root, "gpu_fabric"),
+				    "gpu_fabric", LSIM_EINVAL,
+				    "a mesh needs nvlink_links: the links per GPU, one to each peer");
 	if (rc == 0) {
 		memset(g, 0, sizeof *g);
 		copy_field(g->name, sizeof g->name, raw.name);
@@ -126,6 +144,13 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
 		g->pcie_interference = raw.interference;
 		g->pcie_interference_exp = raw.interference_exp;
+		g->fabric = raw.fabric == 0 ? (raw.nvlink_bw > 0 ? LSIM_FABRIC_NVSWITCH
+								   : LSIM_FABRIC_PCIE)
+					    : (enum lsim_fabric)(raw.fabric - 1);
+		g->nvlink_links = (int)raw.nvlink_links;
+		g->compute_capability = raw.cc;
+		g->gpu_p2p = raw.p2p;
+		g->pcie_switch_gpus = (int)raw.switch_gpus;
 	}
 	lsim_doc_destroy(doc);
 	return rc;

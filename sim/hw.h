@@ -12,6 +12,18 @@
 
 #include "llmsim/llmsim.h"
 
+/* How the GPUs of a node reach each other (the profile's gpu_fabric). */
+enum lsim_fabric {
+	LSIM_FABRIC_NVSWITCH,	  /* every GPU's NVLinks to NVSwitches */
+	LSIM_FABRIC_NVLINK_PAIRS, /* NVLink bridges join GPUs 2k and 2k+1; PCIe between pairs */
+	LSIM_FABRIC_MESH,	  /* a direct link between every two GPUs (xGMI) */
+	LSIM_FABRIC_PCIE,	  /* PCIe only */
+	LSIM_FABRIC_COUNT
+};
+
+/* "nvswitch|nvlink_pairs|mesh|pcie": the profile key's choices. */
+#define LSIM_FABRIC_CHOICES "nvswitch|nvlink_pairs|mesh|pcie"
+
 struct lsim_gpu_profile {
 	char name[64];	       /* e.g. "H100-SXM" */
 	char source[256];      /* where the numbers come from */
@@ -34,6 +46,13 @@ struct lsim_gpu_profile {
 	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
 	double pcie_interference;     /* a: 0 = no slowdown */
 	double pcie_interference_exp; /* b */
+	/* How the GPUs of a node reach each other (sim/collective.h times
+	 * collectives on them). */
+	enum lsim_fabric fabric;
+	int nvlink_links;	   /* NVLinks (or mesh links) per GPU; 0: unknown */
+	double compute_capability; /* e.g. 8.0, 9.0; 0: not an NVIDIA GPU */
+	bool gpu_p2p;		   /* PCIe peer-to-peer between GPUs */
+	int pcie_switch_gpus;	   /* GPUs behind one PCIe switch */
 };
 
 struct lsim_model_arch {

@@ -1661,7 +1661,8 @@ int lsim_topo_path_gpu_to_gpu(const struct lsim_topo *t, int32_t src,
 		return LSIM_EINVAL;
 	int32_t ns = src / t->p.gpus_per_node, nd = dst / t->p.gpus_per_node;
 	int32_t ss = switch_of(t, src), sd = switch_of(t, dst), n = 0;
-	if (ns == nd && t->nvlink_up[src] >= 0) {
+	if (ns == nd && t->nvlink_up[src] >= 0 &&
+	    (!t->p.nvlink_pairs || (src % t->p.gpus_per_node) / 2 == (dst % t->p.gpus_per_node) / 2)) {
 		out[n++] = t->nvlink_up[src];
 		out[n++] = t->nvlink_down[dst];
 		return n;

@@ -200,7 +200,8 @@ int lsim_net_check(const struct lsim_net *net, char *why, size_t n);
  * A cluster: `nodes` nodes of `gpus_per_node` GPUs. Per GPU, a PCIe link
  * each way to its PCIe switch, whose uplink to the host root complex (one
  * shared link, both directions) serves `gpus_per_switch` GPUs; optionally an
- * NVLink each way to the node's NVSwitch. Per node a NIC link each way to
+ * NVLink each way to the node's NVSwitch (with nvlink_pairs, to the bridge
+ * of its pair: GPUs 2k and 2k+1). Per node a NIC link each way to
  * its ToR switch; `nodes_per_tor` nodes per ToR; per ToR an uplink each way
  * to the spine of bandwidth nodes_per_tor * nic_bw / oversubscription;
  * optionally the spine layer as one shared link; a storage service link
@@ -214,6 +215,10 @@ struct lsim_topo_params {
 	double pcie_bw;
 	double host_bw;
 	double nvlink_bw;	/* 0: no NVLink (GPU-GPU goes via the host) */
+	/* NVLink bridges join GPUs 2k and 2k+1 of a node only (PCIe cards
+	 * such as the H100 PCIe): other GPUs of the node go via PCIe. false:
+	 * every GPU's NVLink goes to the node's NVSwitch. */
+	bool nvlink_pairs;
 	double nic_bw;
 	double oversubscription; /* ToR downlink : uplink capacity, > 0 */
 	double spine_bw;	 /* 0: non-blocking spine (no link) */

@@ -448,12 +448,14 @@ static int cmd_keys(int argc, char **argv)
 static const char usage_profile[] =
 	"usage: llmsim profile import --from llmservingsim|vidur|splitwise SRC -o OUTDIR [...]\n"
 	"       llmsim profile compare --profile PERF_DIR --gpu NAME --model NAME [--tp N] [--json]\n"
+	"       llmsim profile collective --gpu NAME [--op OP] [--n N] [--bytes SIZE] [--compare CSV]\n"
 	"       llmsim profile train DATA.csv --numeric COLS --categorical COLS --target COLS -k K\n"
 	"                            [--model gb|rf|linear] -o MODEL\n"
 	"       llmsim profile eval MODEL DATA.csv [--h5 OUT.h5]\n"
 	"\n"
 	"import turns published measurements into perf tables for the table backend;\n"
 	"compare sets the roofline model against such a table (docs/profiles.md).\n"
+	"collective times NCCL collectives on a profile's fabric (docs/collectives.md).\n"
 	"train clusters tasks with K-Prototypes and fits a regressor per cluster (the\n"
 	"kproto profiler's model); eval scores one on a 70/30 split (docs/profiler.md).\n"
 	"`llmsim profile SUBCOMMAND --help` describes one.\n";
@@ -465,6 +467,8 @@ static int cmd_profile(int argc, char **argv)
 		return lsim_cli_profile_import(argc - 1, argv + 1);
 	if (sub && !strcmp(sub, "compare"))
 		return lsim_cli_profile_compare(argc - 1, argv + 1);
+	if (sub && !strcmp(sub, "collective"))
+		return lsim_cli_profile_collective(argc - 1, argv + 1);
 	if (sub && !strcmp(sub, "train"))
 		return lsim_cli_profile_train(argc - 1, argv + 1);
 	if (sub && !strcmp(sub, "eval"))

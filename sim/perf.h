@@ -13,6 +13,7 @@
 #ifndef LLMSIM_PERF_H
 #define LLMSIM_PERF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "hw.h"
@@ -132,14 +133,31 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 			      const struct lsim_roofline_params *prm,
 			      struct lsim_perf **out, struct lsim_diag *d);
 
+struct lsim_coll_topo;
+
 struct lsim_table_params {
 	int tp;		     /* selects the tp<N>/ subfolder */
 	int n_layers;	     /* decoder layers the per-layer times are multiplied by */
 	double cpu_overhead_s; /* added per iteration */
+	/* Tensor-parallel communication (tp > 1 and coll set): two all-reduces
+	 * per layer of tokens x act_bytes (after attention's output projection
+	 * and after the MLP), timed by tp<N>/allreduce.csv (bytes,time_us)
+	 * when the folder has one, else by the NCCL model on coll's fabric
+	 * (sim/collective.h). NULL: the table's kernels only. */
+	const struct lsim_coll_topo *coll;
+	double act_bytes;    /* bytes per token all-reduced: hidden x dtype bytes */
+	/* The model's all-reduces move as flows on the link model (the
+	 * instance adds them after the compute): charge their latency only.
+	 * Not with a measured allreduce.csv (lsim_perf_table_has_allreduce). */
+	bool coll_on_links;
 };
 
 /* dir is the .../<GPU>/<model>/<variant> folder holding tp<N>/ subfolders. */
 int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 			   struct lsim_perf **out, struct lsim_diag *d);
+
+/* Whether dir's tp<N>/ folder has a measured allreduce.csv (which then
+ * times the table's all-reduces, and none moves on the links). */
+bool lsim_perf_table_has_allreduce(const char *dir, int tp);
 
 #endif

@@ -11,6 +11,12 @@
  *                                   mean decode ctx) [+ skew correction]
  *                       + moe(T, expected distinct experts) )
  *        + cpu_overhead
+ *        + n_layers * 2 * all-reduce(T x hidden x dtype bytes)   (tp > 1)
+ *
+ * The all-reduces (after attention's output projection and after the MLP)
+ * are timed by the folder's measured tp<N>/allreduce.csv when it has one,
+ * else by the NCCL collective model on the instance's fabric
+ * (sim/collective.h); LLMServingSim's per-layer tables hold kernels only.
  *
  * Every CSV value is rounded to whole nanoseconds when loaded and every
  * lookup is truncated to whole nanoseconds (at least 1), as LLMServingSim
@@ -31,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "collective.h"
 #include "config.h"
 #include "csv.h"
 #include "perf.h"
@@ -217,6 +224,13 @@ struct table_state {
 	bool has_moe;
 	struct moe moe;
 	struct skew skew;
+	/* tensor-parallel all-reduces: 0 none, 1 measured curve, 2 model */
+	int ar_kind;
+	int ar_tp;
+	double ar_act;	      /* bytes per token */
+	bool ar_lat_only;     /* model: latency only (the data moves as flows) */
+	struct lsim_coll_topo ar_topo;
+	struct tab1 ar_curve; /* bytes -> ns */
 };
 
 static void ops_free(struct op *o, int n)
@@ -251,6 +265,8 @@ static void state_free(struct table_state *s)
 	free(s->moe.ae);
 	free(s->skew.pc);
 	free(s->skew.alpha);
+	free(s->ar_curve.x);
+	free(s->ar_curve.y);
 	free(s);
 }
 
@@ -1048,6 +1064,18 @@ static int64_t attention_time(const struct table_state *s, double pc, double kp,
 	return v < 1.0 ? 1 : (int64_t)v;
 }
 
+/* One all-reduce of tokens x act bytes, whole ns (>= 1). */
+static int64_t allreduce_ns(const struct table_state *s, int64_t tokens)
+{
+	double bytes = (double)tokens * s->ar_act;
+	if (s->ar_kind == 1)
+		return whole_ns(tab1_eval(&s->ar_curve, bytes));
+	struct lsim_coll_est e;
+	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0)
+		return 1; /* checked at create time: cannot happen */
+	return whole_ns((s->ar_lat_only ? e.latency_s : e.time_s) * 1e9);
+}
+
 static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
 {
 	const struct table_state *s = p->state;
@@ -1087,6 +1115,8 @@ static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_ba
 					nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
 	if (s->has_moe)
 		layer += (double)moe_lookup(&s->moe, tokens);
+	if (s->ar_kind)
+		layer += 2.0 * (double)allreduce_ns(s, tokens);
 	double t = once + (double)s->n_layers * layer + (double)s->cpu_ns;
 	return t < 9e18 ? (lsim_time)t : (lsim_time)9e18;
 }
@@ -1104,6 +1134,48 @@ static const struct lsim_perf_ops table_ops = {
 	.iter_time = table_iter_time,
 	.destroy = table_destroy,
 };
+
+/* tp<N>/allreduce.csv (bytes,time_us) into a curve; rows of one size
+ * averaged. */
+static int read_allreduce(struct tab1 *f, const char *path, struct lsim_diag *d)
+{
+	static const struct arow_col cols[] = {{"bytes", offsetof(struct arow, pc), 0.0}};
+	struct arow *rows = NULL;
+	size_t n = 0;
+	int rc = read_arows(path, cols, 1, &rows, &n, d);
+	if (rc == 0) {
+		qsort(rows, n, sizeof *rows, arow_cmp);
+		f->x = malloc(n * sizeof *f->x);
+		f->y = malloc(n * sizeof *f->y);
+		if (!f->x || !f->y)
+			rc = nomem(d, path);
+	}
+	for (size_t i = 0; rc == 0 && i < n;) {
+		size_t j = i;
+		double sum = 0.0;
+		for (; j < n && rows[j].pc == rows[i].pc; j++)
+			sum += rows[j].ns;
+		f->x[f->n] = rows[i].pc;
+		f->y[f->n++] = sum / (double)(j - i);
+		i = j;
+	}
+	free(rows);
+	return rc;
+}
+
+static bool is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool lsim_perf_table_has_allreduce(const char *dir, int tp)
+{
+	char path[PATH_LEN];
+	return dir && snprintf(path, sizeof path, "%s/tp%d/allreduce.csv", dir, tp) <
+			      (int)sizeof path &&
+	       is_file(path);
+}
 
 static bool is_dir(const char *path)
 {
@@ -1198,6 +1270,26 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 	}
 	if (rc == 0)
 		rc = read_meta(&s->skew, dir, prm->tp, d);
+	if (rc == 0 && prm->coll && prm->tp > 1) {
+		s->ar_tp = prm->tp;
+		s->ar_act = prm->act_bytes;
+		snprintf(path, sizeof path, "%s/allreduce.csv", tpdir);
+		if (is_file(path)) {
+			rc = read_allreduce(&s->ar_curve, path, d);
+			s->ar_kind = 1;
+		} else {
+			struct lsim_coll_est e;
+			s->ar_topo = *prm->coll;
+			s->ar_lat_only = prm->coll_on_links;
+			s->ar_kind = 2;
+			if (!(prm->act_bytes > 0.0) ||
+			    lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0)
+				rc = lsim_diag_set(d, LSIM_EINVAL, tpdir, 0, 0, "tp",
+						   "%d GPUs of tensor parallelism do not fit the "
+						   "GPU's fabric (%s) for their all-reduce", prm->tp,
+						   lsim_fabric_name(prm->coll->fabric));
+		}
+	}
 	if (rc) {
 		state_free(s);
 		free(p);

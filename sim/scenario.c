@@ -14,6 +14,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "collective.h"
 #include "csv.h"
 #include "digest.h"
 #include "jobs.h"
@@ -305,7 +306,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
 	{"messages", LSIM_K_BOOL, NC(messages), "true", LSIM_NOBOUNDS, NULL, "requests reach their instance's node from the front end, and each step's tokens go back, as messages through the network queues"},
-	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "roofline, tp > 1: each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute"},
+	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "tp > 1 (roofline, or table without a measured allreduce.csv): each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute"},
 	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC
@@ -2033,10 +2034,12 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	struct lsim_topo_params def;
 	lsim_topo_params_default(&def);
 	double pcie = def.pcie_bw, nvlink = def.nvlink_bw;
+	bool pairs = false;
 	for (size_t i = 0; i < sc->n_insts; i++)
 		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0) {
 			pcie = sc->gpus[i].pcie_bw;
 			nvlink = sc->gpus[i].nvlink_bw;
+			pairs = sc->gpus[i].fabric == LSIM_FABRIC_NVLINK_PAIRS;
 			break;
 		}
 	int64_t nodes = 0;
@@ -2050,6 +2053,7 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 		.pcie_bw = c->pcie_bw > 0 ? c->pcie_bw : pcie,
 		.host_bw = c->host_bw,
 		.nvlink_bw = c->nvlink_bw > 0 ? c->nvlink_bw : nvlink,
+		.nvlink_pairs = pairs,
 		.nic_bw = c->nic_bw,
 		.oversubscription = c->oversubscription,
 		.spine_bw = c->spine_bw,
@@ -2105,6 +2109,16 @@ static bool next_is_spot(const struct lsim_scenario *sc, size_t i)
 	return od >= want;
 }
 
+/* A table instance's all-reduces move as flows on the links (as the
+ * roofline's do) unless its folder has a measured allreduce.csv, whose
+ * times stand in for the whole all-reduce. */
+static bool table_ar_on_links(const struct lsim_scenario *sc, const struct inst_cfg *ic,
+			      const char *dir)
+{
+	return ic->tp > 1 && sc->sim.net && sc->net.allreduce_on_links &&
+	       !lsim_perf_table_has_allreduce(dir, (int)ic->tp);
+}
+
 /* Makes an instance of group i; node and gpu_local give each pipeline
  * stage's node and first local GPU (NULL: no cluster). */
 static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node,
@@ -2138,10 +2152,16 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 			perf = lsim_perf_share(gp->time);
 			rc = 0;
 		} else if (ic->perf == PERF_TABLE) {
+			struct lsim_coll_topo ct;
+			lsim_coll_topo_from_profile(&sc->gpus[i], &ct);
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,
 				.cpu_overhead_s = cpu,
+				.coll = &ct,
+				.act_bytes = (double)sc->models[i].hidden *
+					     sc->models[i].bytes_per_param,
+				.coll_on_links = table_ar_on_links(sc, ic, sc->table_dirs[i]),
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
@@ -2201,8 +2221,10 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	in->model_idx = sc->group_model[i];
 	in->role = ic->role;
 	in->spot = spot;
-	in->allreduce_on_links = ic->perf == PERF_ROOFLINE && ic->tp > 1 &&
-				 sc->sim.net && sc->net.allreduce_on_links;
+	in->allreduce_on_links = ic->perf == PERF_TABLE
+					 ? table_ar_on_links(sc, ic, sc->table_dirs[i])
+					 : ic->perf == PERF_ROOFLINE && ic->tp > 1 && sc->sim.net &&
+						   sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
 		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), spot);
 	*out = in;

@@ -40,6 +40,16 @@ done
 "$exe" profile import --help | grep -q "usage" && "$exe" profile compare --help | grep -q "usage" \
 	&& ok "profile import/compare --help" || bad "profile import/compare --help"
 "$exe" profile frobnicate >/dev/null 2>&1; [ $? -eq 2 ] && ok "unknown profile command" || bad "unknown profile command"
+# profile collective: a group larger than the fabric and an unknown op are refused (exit 2,
+# nothing on stdout); a 2-GPU PCIe Gen5 all-reduce of 64 MiB is 8.4 + 2 x 5.7 us + 64 MiB / 48 GB/s
+out=$("$exe" profile collective --gpu MI300X --n 9 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && case "$out" in *"--n: 9 GPUs do not fit MI300X's fabric (mesh)"*) true;; *) false;; esac \
+	&& [ -z "$("$exe" profile collective --gpu MI300X --n 9 2>/dev/null)" ] \
+	&& ok "profile collective: group too large" || bad "profile collective: group too large ($rc: $out)"
+"$exe" profile collective --gpu H100-SXM --op bogus >/dev/null 2>&1; [ $? -eq 2 ] \
+	&& ok "profile collective: unknown op" || bad "profile collective: unknown op"
+t=$("$exe" profile collective --gpu RTX-PRO-6000 --n 2 --bytes 64MiB | awk -F'\t' 'NR == 2 { print $6, $7, $8 }')
+[ "$t" = "ring Simple 1417.90" ] && ok "profile collective: PCIe all-reduce" || bad "profile collective: PCIe all-reduce ($t)"
 
 out=$("$exe" check "$src/examples/quickstart.yaml") && echo "$out" | grep -q '    replicas: 4' \
 	&& ok "check quickstart" || bad "check quickstart: $out"

@@ -894,7 +894,7 @@ static void test_profiles_load(void **state)
 	(void)state;
 	static const char *const names[] = {
 		"P100-PCIe", "V100-SXM2", "T4", "A10G", "L4", "L40S", "A100-40GB-SXM",
-		"A100-80GB-SXM", "H100-PCIe", "H100-SXM", "H200-SXM", "B200-SXM", "MI300X",
+		"A100-80GB-SXM", "A100-80GB-PCIe", "H100-PCIe", "H100-SXM", "H200-SXM", "B200-SXM", "MI300X",
 		"RTX-4090", "RTX-PRO-6000",
 	};
 	char dir[1024];

@@ -1337,6 +1337,24 @@ static void test_topology_paths(void **state)
 	lsim_topo_release(&t);
 	fx_free(fx);
 
+	/* NVLink bridges in pairs (H100 PCIe): GPUs 2 and 3 ride their
+	 * bridge; 2 and 4 of the same node go through the PCIe switches. */
+	fx = fx_new();
+	p.nvlink_pairs = true;
+	assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
+	n = lsim_topo_path_gpu_to_gpu(&t, 3, 2, path);
+	int32_t wp1[] = {t.nvlink_up[3], t.nvlink_down[2]};
+	expect_path(path, n, wp1, 2);
+	n = lsim_topo_path_gpu_to_gpu(&t, 10, 11, path); /* second node's pair */
+	int32_t wp2[] = {t.nvlink_up[10], t.nvlink_down[11]};
+	expect_path(path, n, wp2, 2);
+	n = lsim_topo_path_gpu_to_gpu(&t, 2, 4, path);
+	int32_t wp3[] = {t.pcie_up[2], t.host[1], t.host[2], t.pcie_down[4]};
+	expect_path(path, n, wp3, 4);
+	lsim_topo_release(&t);
+	fx_free(fx);
+	p.nvlink_pairs = false;
+
 	/* No NVLink, both nodes under one ToR, non-blocking spine. */
 	fx = fx_new();
 	p.nvlink_bw = 0;
