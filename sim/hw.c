@@ -4,6 +4,7 @@
  * (KV bytes per token, weight bytes).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
@@ -371,4 +372,80 @@ int lsim_model_match(const char *catalogue, const char *name,
 	}
 	lsim_doc_destroy(doc);
 	return rc != 0 ? rc : lsim_model_load(catalogue, found, m, d);
+}
+
+/* Splits s into words at spaces and '-' (at most max), in place. */
+static int words(char *s, char **w, int max)
+{
+	int n = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(s, " -_", &save); t && n < max;
+	     t = strtok_r(NULL, " -_", &save))
+		if (strcasecmp(t, "NVIDIA") != 0 && strcasecmp(t, "GeForce") != 0)
+			w[n++] = t;
+	return n;
+}
+
+/* Every word of the profile begins a word of the device; the word count,
+ * or 0 when one does not. */
+static int profile_fits(const char *profile, char *const *dev, int nd)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", profile);
+	char *pw[16];
+	int np = words(buf, pw, 16);
+	for (int i = 0; i < np; i++) {
+		bool found = false;
+		for (int j = 0; j < nd && !found; j++)
+			found = strncasecmp(dev[j], pw[i], strlen(pw[i])) == 0;
+		if (!found)
+			return 0;
+	}
+	return np;
+}
+
+int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
+			   size_t size, struct lsim_diag *d)
+{
+	char dbuf[256];
+	snprintf(dbuf, sizeof dbuf, "%s", device);
+	char *dev[32];
+	int nd = words(dbuf, dev, 32);
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return lsim_diag_set(d, LSIM_ENOENT, dir, 0, 0, "", "cannot open the profiles folder");
+	char best[128] = "", tie[128] = "";
+	int best_n = 0;
+	for (struct dirent *e; (e = readdir(dh)) != NULL;) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] == '.' || len < 6 || len >= sizeof best ||
+		    strcmp(e->d_name + len - 5, ".yaml") != 0)
+			continue;
+		char name[128];
+		snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
+		int n = profile_fits(name, dev, nd);
+		if (n > best_n) {
+			best_n = n;
+			snprintf(best, sizeof best, "%s", name);
+			tie[0] = 0;
+		} else if (n > 0 && n == best_n) {
+			/* readdir's order is the file system's: keep the pair in
+			 * name order so the message does not depend on it */
+			if (strcmp(name, best) < 0) {
+				snprintf(tie, sizeof tie, "%s", best);
+				snprintf(best, sizeof best, "%s", name);
+			} else if (!tie[0] || strcmp(name, tie) < 0)
+				snprintf(tie, sizeof tie, "%s", name);
+		}
+	}
+	closedir(dh);
+	if (best_n == 0)
+		return lsim_diag_set(d, LSIM_ENOENT, "", 0, 0, "",
+				     "no GPU profile of %s matches the device \"%s\"", dir, device);
+	if (tie[0])
+		return lsim_diag_set(d, LSIM_ENOENT, "", 0, 0, "",
+				     "the device \"%s\" matches both GPU profiles %s and %s",
+				     device, best, tie);
+	snprintf(out, size, "%s", best);
+	return 0;
 }

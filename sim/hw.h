@@ -8,6 +8,7 @@
 #define LLMSIM_HW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "llmsim/llmsim.h"
@@ -114,6 +115,19 @@ bool lsim_model_strip_tag(char *name);
  */
 int lsim_model_match(const char *catalogue, const char *name,
 		     struct lsim_model_arch *m, struct lsim_diag *d);
+
+/*
+ * The profile of dir whose name is a CUDA device name's (a vLLM run's
+ * hardware.device_name): every '-'-separated word of the profile's name
+ * begins one word of the device's (case-insensitive; "NVIDIA" and
+ * "GeForce" left out), so "RTX-PRO-6000" is "NVIDIA RTX PRO 6000
+ * Blackwell Server Edition" and "A100-80GB-SXM" is "NVIDIA
+ * A100-SXM4-80GB". The profile with the most words wins; a tie between
+ * two is ambiguous. The name goes to out. LSIM_ENOENT when none matches
+ * or two tie (d says which).
+ */
+int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
+			   size_t size, struct lsim_diag *d);
 
 /*
  * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if

@@ -79,6 +79,9 @@ static const char usage_validate[] =
 	"max_model_len null means the model's context. Without kv_cache.num_gpu_blocks\n"
 	"the KV cache is sized from the device memory of the run (hardware.\n"
 	"device_total_memory_bytes) or of --gpu GPU (a profile of calibrate/profiles).\n"
+	"Prefix caching not stated: the default of the logged vllm_version (on from\n"
+	"0.8). Tensor parallel: two all-reduces per layer on the fabric of --gpu GPU,\n"
+	"else of the profile that hardware.device_name names.\n"
 	"Data-, pipeline- and expert-parallel runs are refused (not modelled yet).\n";
 
 struct run_args {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "collective.h"
 #include "sim.h"
 #include "validate.h"
 
@@ -98,6 +99,7 @@ struct meta {
 	double device_bytes;	/* hardware.device_total_memory_bytes, or 0 */
 	bool prefix_caching;
 	char model[128];
+	char device[128]; /* hardware.device_name, or empty */
 	const char *len_from, *blocks_from; /* for the report */
 	const char *prefix_from; /* meta.json key of prefix caching, or NULL */
 	char prefix_default[96]; /* ... else how the default was chosen */
@@ -305,6 +307,12 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 				   "device memory must be positive bytes below 1 PB, not %g",
 				   m->device_bytes);
 	if (rc == 0 &&
+	    (got = first_of(root, path, PATHS("hardware.device_name"), json_type_string,
+			    &v, &w, d)) > 0)
+		snprintf(m->device, sizeof m->device, "%s", json_object_get_string(v));
+	if (got < 0)
+		rc = got;
+	if (rc == 0 &&
 	    (got = first_of(root, path, PATHS("model", "engine_kwargs.model"),
 			    json_type_string, &v, &w, d)) > 0)
 		snprintf(m->model, sizeof m->model, "%s", json_object_get_string(v));
@@ -417,9 +425,44 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 					     "cannot be sized: pass --gpu NAME (a GPU profile)");
 		gpu.hbm_bytes = m->device_bytes; /* the run's own device */
 	}
+	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
+	 * --gpu or the profile the run's device name matches */
+	struct lsim_coll_topo ct;
+	const struct lsim_gpu_profile *fabric = NULL;
+	struct lsim_gpu_profile matched;
+	if (m->tp > 1 && o->gpu && o->gpu[0]) {
+		fabric = &gpu;
+		snprintf(res->fabric_from, sizeof res->fabric_from, "--gpu %s", gpu.name);
+	} else if (m->tp > 1) {
+		char dir[1024], name[128];
+		snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
+		rc = m->device[0] ? lsim_gpu_profile_match(dir, m->device, name, sizeof name, d)
+				  : LSIM_ENOENT;
+		if (rc == 0)
+			rc = lsim_gpu_profile_load(dir, name, &matched, d);
+		if (rc != 0) {
+			char why[sizeof d->msg];
+			snprintf(why, sizeof why, "%s", m->device[0] ? d->msg : "no hardware.device_name");
+			return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+					     key_line(meta_path, "tensor_parallel_size"), 0,
+					     "tensor_parallel_size",
+					     "tensor_parallel_size %lld: the all-reduces need the "
+					     "GPUs' fabric, and %s: pass --gpu NAME (a profile of %s)",
+					     (long long)m->tp, why, dir);
+		}
+		fabric = &matched;
+		snprintf(res->fabric_from, sizeof res->fabric_from,
+			 "hardware.device_name \"%.60s\"", m->device);
+	}
+	if (fabric) {
+		lsim_coll_topo_from_profile(fabric, &ct);
+		snprintf(res->fabric, sizeof res->fabric, "%s", fabric->name);
+	}
 	struct lsim_table_params tp = {
 		.tp = (int)m->tp, .n_layers = arch.n_layers,
 		.cpu_overhead_s = o->cpu_overhead_s,
+		.coll = fabric ? &ct : NULL,
+		.act_bytes = (double)arch.hidden * arch.bytes_per_param,
 	};
 	struct lsim_perf *perf = NULL;
 	rc = lsim_perf_table_create(o->perf_dir, &tp, &perf, d);
@@ -547,13 +590,13 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 				"\"block_size\": %lld, \"max_model_len\": %lld, "
 				"\"max_model_len_from\": \"%s\", \"lines_out_of_order\": %llu, "
 				"\"max_step_back_ms\": %.6f, \"prefix_caching\": %s, "
-				"\"prefix_caching_from\": \"%s\"}\n",
+				"\"prefix_caching_from\": \"%s\", \"fabric\": \"%s\"}\n",
 				r->n_requests, r->n_preempted, r->model, (long long)r->kv_blocks,
 				r->kv_from ? r->kv_from : "derived", (long long)r->block_size,
 				(long long)r->max_model_len,
 				r->len_from ? r->len_from : "model context",
 				(unsigned long long)r->n_back, r->max_back_ms,
-				r->prefix_caching ? "true" : "false", r->prefix_from);
+				r->prefix_caching ? "true" : "false", r->prefix_from, r->fabric);
 		return;
 	}
 	lsim_buf_printf(b, "%-12s %14s %14s %9s\n", "metric (ms)", "measured",
@@ -577,6 +620,9 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 			r->kv_from ? r->kv_from : "derived from the device memory");
 	lsim_buf_printf(b, "max_model_len %lld (%s)\n", (long long)r->max_model_len,
 			r->len_from ? r->len_from : "null in meta.json: the model's context");
+	if (r->fabric_from[0])
+		lsim_buf_printf(b, "all-reduces on the fabric of profile %s (%s)\n",
+				r->fabric, r->fabric_from);
 	lsim_buf_printf(b, "prefix caching %s (%s)\n", r->prefix_caching ? "on" : "off",
 			r->prefix_from);
 	if (r->n_back > 0)

@@ -36,6 +36,8 @@ struct lsim_validate_result {
 	const char *kv_from;  /* meta.json key of the block count, or NULL: derived */
 	const char *len_from; /* ... of max_model_len, or NULL: the model's context */
 	bool prefix_caching;  /* as the run had it */
+	char fabric[64];      /* tp > 1: the GPU profile whose fabric the all-reduces use */
+	char fabric_from[96]; /* ... where it came from; empty at tp 1 */
 	char prefix_from[96]; /* meta.json key it came from, or how it was defaulted */
 	uint64_t n_back;      /* requests.jsonl lines earlier than the line before */
 	double max_back_ms;   /* the largest such step back */

@@ -60,19 +60,28 @@ static const char *prof_dir(void)
 	return prof;
 }
 
-/* validate on RUN (relative to the source root); fails the test on error */
-static void run(const char *rel, const char *gpu, struct lsim_validate_result *r)
+/* validate on RUN (relative to the source root) with the per-layer
+ * profile of folder perf (prof_dir() if NULL); fails the test on error */
+static void run_with(const char *rel, const char *perf, const char *gpu,
+		     struct lsim_validate_result *r)
 {
 	const char *root = getenv("LSIM_SOURCE_ROOT");
 	assert_non_null(root);
-	char dir[1024];
+	char dir[1024], pdir[1024];
 	snprintf(dir, sizeof dir, "%s/%s", root, rel);
-	struct lsim_validate_opts o = {.run_dir = dir, .perf_dir = prof_dir(),
+	if (perf)
+		snprintf(pdir, sizeof pdir, "%s/%s", root, perf);
+	struct lsim_validate_opts o = {.run_dir = dir, .perf_dir = perf ? pdir : prof_dir(),
 				       .model = "", .gpu = gpu};
 	struct lsim_diag d = {0};
 	int rc = lsim_validate_run(&o, r, &d);
 	if (rc != 0)
 		fail_msg("%s:%d: %s: %s", d.file, d.line, d.key, d.msg);
+}
+
+static void run(const char *rel, const char *gpu, struct lsim_validate_result *r)
+{
+	run_with(rel, NULL, gpu, r);
 }
 
 #define SHIPPED "examples/data/vllm_runs/RTX4090/Llama-3.1-8B"
@@ -165,6 +174,57 @@ static void test_older_log(void **state)
 	assert_same_replay(&base, &r);
 }
 
+/* tensor parallel 2: the all-reduces take the fabric of the profile the
+ * run's device name matches (RTX PRO 6000, P2P over PCIe) — the same
+ * replay as naming it with --gpu; on RTX 4090s, whose P2P is off (data
+ * staged through host memory), every step is slower */
+static void test_tp2_fabric(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, g, slow;
+	const char *pro = "calibrate/perf/llmservingsim/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16";
+	run_with("tests/data/validate/tp2_pro6000", pro, "", &r);
+	run_with("tests/data/validate/tp2_pro6000", pro, "RTX-PRO-6000", &g);
+	run_with("tests/data/validate/tp2_pro6000", pro, "RTX-4090", &slow);
+	assert_string_equal(r.fabric, "RTX-PRO-6000");
+	assert_string_equal(r.fabric_from,
+			    "hardware.device_name \"NVIDIA RTX PRO 6000 Blackwell Server Edition\"");
+	assert_string_equal(g.fabric_from, "--gpu RTX-PRO-6000");
+	assert_same_replay(&r, &g);
+	assert_true(slow.rows[1][0].sim_ms > r.rows[1][0].sim_ms); /* TPOT mean */
+	assert_true(slow.rows[0][0].sim_ms > r.rows[0][0].sim_ms); /* TTFT mean */
+}
+
+/* CUDA device names to profiles: every word of the profile's name begins
+ * a word of the device's */
+static void test_device_match(void **state)
+{
+	(void)state;
+	char dir[1024], out[128];
+	snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
+	static const char *const pairs[][2] = {
+		{"NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000"},
+		{"NVIDIA GeForce RTX 4090", "RTX-4090"},
+		{"NVIDIA A100-SXM4-80GB", "A100-80GB-SXM"},
+		{"NVIDIA A100-SXM4-40GB", "A100-40GB-SXM"},
+		{"NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"},
+		{"NVIDIA H100 PCIe", "H100-PCIe"},
+	};
+	for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+		struct lsim_diag d = {0};
+		assert_int_equal(lsim_gpu_profile_match(dir, pairs[i][0], out, sizeof out, &d), 0);
+		assert_string_equal(out, pairs[i][1]);
+	}
+	struct lsim_diag d = {0};
+	/* CUDA's name of an H100 SXM does not say SXM: no profile claims it */
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H100 80GB HBM3", out, sizeof out, &d),
+			 LSIM_ENOENT);
+	/* "A100" alone is both A100 SXM profiles' and the PCIe one's prefix,
+	 * but none of them has all its words in it */
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA A100", out, sizeof out, &d),
+			 LSIM_ENOENT);
+}
+
 static void test_strip_tags(void **state)
 {
 	(void)state;
@@ -222,6 +282,8 @@ int main(void)
 		cmocka_unit_test(test_instruct_name),
 		cmocka_unit_test(test_no_kv_cache),
 		cmocka_unit_test(test_older_log),
+		cmocka_unit_test(test_tp2_fabric),
+		cmocka_unit_test(test_device_match),
 		cmocka_unit_test(test_strip_tags),
 		cmocka_unit_test(test_match_catalogue),
 	};

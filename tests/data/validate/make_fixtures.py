@@ -48,6 +48,15 @@ del m["resolved_config"]
 m["engine_kwargs"]["max_model_len"] = None
 write("older", m, lines)
 
+# tensor parallel 2 on RTX PRO 6000s (the device named as CUDA names it):
+# the all-reduces take that profile's fabric; first 40 requests
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["tensor_parallel_size"] = 2
+m["resolved_config"]["parallel_config"]["tensor_parallel_size"] = 2
+m["hardware"]["device_count"] = 2
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("tp2_pro6000", m, lines[:40])
+
 # requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
 # rows 200 and 203 swapped (4 lines earlier than the line before them)
 rows = list(lines)
@@ -83,3 +92,10 @@ del m["kv_cache"]
 del m["resolved_config"]
 del m["vllm_version"]
 write("bad/no_prefix_caching", m, small)
+
+# tensor parallel 2 on a device no profile names: the fabric is unknown
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["tensor_parallel_size"] = 2
+m["resolved_config"]["parallel_config"]["tensor_parallel_size"] = 2
+m["hardware"]["device_name"] = "NVIDIA Quux 9000"
+write("bad/tp2_unknown_device", m, small)
