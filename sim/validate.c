@@ -64,6 +64,7 @@ struct meta {
 	int64_t max_num_seqs, max_batched, tp, max_model_len;
 	int64_t blocks, block_size;
 	bool prefix_caching;
+	double total_bytes; /* hardware.device_total_memory_bytes; 0: absent */
 	char model[128];
 };
 
@@ -97,6 +98,9 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 	if (rc == 0 && json_object_object_get_ex(root, "kv_cache", &kv) &&
 	    json_object_object_get_ex(kv, "enable_prefix_caching", &pc))
 		m->prefix_caching = json_object_get_boolean(pc);
+	int64_t total = 0; /* what the memory plan reads when num_gpu_blocks is 0 */
+	if (rc == 0 && get_int(root, "hardware", "device_total_memory_bytes", &total) == 0)
+		m->total_bytes = (double)total;
 	if (rc == 0 && json_object_object_get_ex(root, "model", &model)) {
 		const char *s = json_object_get_string(model);
 		const char *slash = strrchr(s, '/');
@@ -173,6 +177,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	struct lsim_gpu_profile gpu;
 	memset(&gpu, 0, sizeof gpu);
 	snprintf(gpu.name, sizeof gpu.name, "measured");
+	gpu.hbm_bytes = m->total_bytes; /* sizes the cache when num_gpu_blocks is 0 */
 	struct lsim_table_params tp = {
 		.tp = (int)m->tp, .n_layers = arch.n_layers,
 		.cpu_overhead_s = o->cpu_overhead_s,
