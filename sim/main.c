@@ -269,9 +269,14 @@ static int cmd_check(int argc, char **argv)
 		lsim_scenario_destroy(sc);
 		return lsim_cli_fail(&d, rc);
 	}
+	char *plans = lsim_scenario_memory_plans(sc);
+	if (!plans) {
+		lsim_scenario_destroy(sc);
+		return lsim_cli_fail(&d, LSIM_ENOMEM);
+	}
 	printf("# effective configuration of %s (run id %s)\n%s%s", a.scenario,
-	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc),
-	       lsim_scenario_memory_plans(sc));
+	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc), plans);
+	free(plans);
 	lsim_scenario_destroy(sc);
 	return 0;
 }

@@ -475,7 +475,6 @@ struct lsim_scenario {
 		struct lsim_perf *time, *work;
 	} *group_perf;
 	struct lsim_buf effective;
-	struct lsim_buf memplan; /* check's lines: each group's memory plan */
 	char run_id[17];
 	char hw_names[256];
 	char hw_sources[1024];
@@ -953,17 +952,6 @@ static int check_memory(struct lsim_scenario *sc, struct lsim_diag *d)
 								&sc->models[i], (int32_t)ic->tp);
 		struct lsim_memplan plan;
 		lsim_memplan_compute(&mi, &plan);
-		const double gib = 1073741824.0;
-		lsim_buf_printf(&sc->memplan,
-				"# instances[%zu] %s: vLLM memory plan per GPU of %lld x %s: "
-				"%.3f GiB x %.2f = %.3f GiB - weights %.3f - activations %.3f "
-				"- non-torch %.3f = KV %.3f GiB = %lld blocks of %lld tokens%s\n",
-				i, ic->name, (long long)replica_gpus(ic), sc->gpus[i].name,
-				mi.total_bytes / gib, mi.utilization, plan.budget / gib,
-				plan.weights / gib, plan.activation / gib, plan.non_torch / gib,
-				plan.kv_bytes / gib, (long long)plan.blocks,
-				(long long)ic->eng.block_size,
-				ic->eng.num_gpu_blocks > 0 ? " (num_gpu_blocks overrides it)" : "");
 		if (plan.blocks >= lsim_memplan_blocks_for(ic->min_kv_tokens, ic->eng.block_size))
 			continue;
 		char why[768], key[80];
@@ -1814,7 +1802,6 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->model_share_by_idx);
 	free(sc->group_model);
 	lsim_buf_release(&sc->effective);
-	lsim_buf_release(&sc->memplan);
 	free(sc->dir);
 	lsim_doc_destroy(sc->doc);
 	free(sc);
@@ -1825,9 +1812,35 @@ const char *lsim_scenario_effective(const struct lsim_scenario *sc)
 	return sc->effective.data ? sc->effective.data : "";
 }
 
-const char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
+char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
 {
-	return sc->memplan.data ? sc->memplan.data : "";
+	struct lsim_buf b = {0};
+	const double gib = 1073741824.0;
+	lsim_buf_printf(&b, "%s", "");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (ic->perf == PERF_SERVICE)
+			continue;
+		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
+								&sc->models[i], (int32_t)ic->tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		lsim_buf_printf(&b,
+				"# instances[%zu] %s: vLLM memory plan per GPU of %lld x %s: "
+				"%.3f GiB x %.2f = %.3f GiB - weights %.3f - activations %.3f "
+				"- non-torch %.3f = KV %.3f GiB = %lld blocks of %lld tokens%s\n",
+				i, ic->name, (long long)replica_gpus(ic), sc->gpus[i].name,
+				mi.total_bytes / gib, mi.utilization, plan.budget / gib,
+				plan.weights / gib, plan.activation / gib, plan.non_torch / gib,
+				plan.kv_bytes / gib, (long long)plan.blocks,
+				(long long)ic->eng.block_size,
+				ic->eng.num_gpu_blocks > 0 ? " (num_gpu_blocks overrides it)" : "");
+	}
+	if (b.failed) {
+		lsim_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
 }
 
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc)
