@@ -7,6 +7,8 @@
  *    2,048 batched tokens, 256 sequences, blocks of 16: 2,648 blocks;
  *  - Llama-2-70B, tp 2, on two A100 80GB (80 GiB) at 0.9: 2,973 blocks
  *    (Vidur plans 3,328; docs/memory.md explains the difference);
+ *  - an instance with num_gpu_blocks 0 takes the plan's count, and one
+ *    whose plan has no block is refused naming gpu_memory_utilization;
  *  - the pipeline split of layers as vLLM's get_pp_indices makes it, the
  *    binding stage, an MoE model's experts per rank, tied embeddings, and
  *    the refusal's key and figures.
@@ -23,6 +25,7 @@
 #include <string.h>
 
 #include "memplan.h"
+#include "sim.h"
 
 #define GIB 1073741824.0
 
@@ -204,6 +207,47 @@ static void test_tied_embeddings(void **state)
 		    48.0 * per_layer + vocab + 12288.0);
 }
 
+/* lsim_instance_init with num_gpu_blocks 0 sizes the cache by the plan
+ * (2,648 blocks, as above); an override wins; at utilisation 0.5 the
+ * 14.96 GiB of weights do not fit in 11.76 GiB and the refusal names
+ * gpu_memory_utilization with the least that holds one block:
+ * (16,060,522,496 + 938,213,376 + 171,798,691.84 + 2,097,152) /
+ * 25,250,627,584 = 0.680, written 0.69 (rounded up). */
+static void test_instance_uses_plan(void **state)
+{
+	(void)state;
+	struct lsim_model_arch m;
+	model("Llama-3.1-8B", &m);
+	const char *root = getenv("LSIM_SOURCE_ROOT");
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/calibrate/profiles", root);
+	struct lsim_gpu_profile g;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_gpu_profile_load(dir, "RTX-4090", &g, &d), 0);
+	struct lsim_engine_cfg cfg = {
+		.max_num_seqs = 256, .max_num_batched_tokens = 2048, .block_size = 16,
+		.num_gpu_blocks = 0, .gpu_memory_utilization = 0.9,
+		.enable_prefix_caching = true, .enable_chunked_prefill = true,
+	};
+	struct lsim_sim s;
+	assert_int_equal(lsim_sim_init(&s, 1, &d), 0);
+	struct lsim_instance *in = lsim_sim_add_instance(&s);
+	assert_int_equal(lsim_instance_init(in, &s, 0, &cfg, &g, &m, 1, NULL, &d), 0);
+	assert_int_equal(in->kv_blocks, 2648);
+	cfg.num_gpu_blocks = 2588; /* the run's own count overrides */
+	in = lsim_sim_add_instance(&s);
+	assert_int_equal(lsim_instance_init(in, &s, 1, &cfg, &g, &m, 1, NULL, &d), 0);
+	assert_int_equal(in->kv_blocks, 2588);
+	cfg.num_gpu_blocks = 0;
+	cfg.gpu_memory_utilization = 0.5;
+	in = lsim_sim_add_instance(&s);
+	assert_int_equal(lsim_instance_init(in, &s, 2, &cfg, &g, &m, 1, NULL, &d), LSIM_EINVAL);
+	lsim_sim_drop_instance(&s);
+	assert_string_equal(d.key, "gpu_memory_utilization");
+	assert_non_null(strstr(d.msg, "write gpu_memory_utilization: 0.69 or more"));
+	lsim_sim_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -212,6 +256,7 @@ int main(void)
 		cmocka_unit_test(test_pipeline_stages),
 		cmocka_unit_test(test_moe_experts_per_rank),
 		cmocka_unit_test(test_tied_embeddings),
+		cmocka_unit_test(test_instance_uses_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
