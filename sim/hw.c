@@ -163,7 +163,7 @@ struct model_raw {
 	const char *name, *source;
 	int64_t layers, hidden, heads, kv_heads, head_dim, inter, vocab;
 	int64_t experts, experts_per_token, bytes_per_param, max_context;
-	bool gated;
+	bool gated, tied;
 	double params;
 };
 
@@ -179,6 +179,7 @@ static const struct lsim_keydef model_keys[] = {
 	{"intermediate", LSIM_K_INT, M(inter), NULL, 1, 1e7, NULL, "MLP inner size (per expert)"},
 	{"vocab", LSIM_K_INT, M(vocab), NULL, 1, 1e7, NULL, "vocabulary size"},
 	{"gated_mlp", LSIM_K_BOOL, M(gated), NULL, LSIM_NOBOUNDS, NULL, "three MLP matrices (SwiGLU)"},
+	{"tied_embeddings", LSIM_K_BOOL, M(tied), "false", LSIM_NOBOUNDS, NULL, "the LM head shares the embedding matrix"},
 	{"experts", LSIM_K_INT, M(experts), "0", 0, 1e5, NULL, "MoE experts (0: dense)"},
 	{"experts_per_token", LSIM_K_INT, M(experts_per_token), "0", 0, 1e3, NULL, "experts active per token"},
 	{"params", LSIM_K_DOUBLE, M(params), NULL, 1e6, 1e14, NULL, "total parameters"},
@@ -235,6 +236,7 @@ int lsim_model_load(const char *catalogue, const char *name,
 			m->intermediate = (int)raw.inter;
 			m->vocab = (int)raw.vocab;
 			m->gated_mlp = raw.gated;
+			m->tied_embeddings = raw.tied;
 			m->n_experts = (int)raw.experts;
 			m->experts_per_token = (int)raw.experts_per_token;
 			m->params = raw.params;

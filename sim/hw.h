@@ -67,6 +67,7 @@ struct lsim_model_arch {
 	int intermediate; /* MLP inner size (per expert for MoE) */
 	int vocab;
 	bool gated_mlp;	 /* SwiGLU-style: 3 matrices instead of 2 */
+	bool tied_embeddings; /* the LM head is the embedding matrix */
 	int n_experts;	 /* 0 for dense models */
 	int experts_per_token;
 	double params;	 /* total parameter count */
