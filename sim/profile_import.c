@@ -1951,7 +1951,9 @@ int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
 	if (!is_file(path))
 		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "--fit-tp",
-				     "no per-iteration table here to fit");
+				     "no per-iteration table here to fit; give --fit-tp a degree N "
+				     "whose tp<N>/iteration.csv exists (llmsim profile import --from "
+				     "splitwise writes them)");
 	struct lsim_gpu_profile gt = *g;
 	struct lsim_compare_result t0, t1;
 	struct fit_pt *pts = NULL;
