@@ -13,7 +13,9 @@
  * Compare reads per-layer times from a table by creating it with 1 and 2
  * decoder layers (the difference is one layer, the rest is the
  * once-per-iteration part) and does the same with the roofline backend, so
- * both sides come from the simulator's own code.
+ * both sides come from the simulator's own code. With --fit-tp it first
+ * fits a serving stack's launch latency and GEMM efficiency to a
+ * per-iteration table (lsim_fit_overheads; method in docs/perf-model.md).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1847,8 +1849,6 @@ static int compare_iterations(const char *path, const struct perf_pair *rp,
 	free(dec);
 	return rc;
 }
-
-static void summarise(struct lsim_compare_result *r);
 
 /* The roofline times of the table's points with the profile g. */
 static int iter_points(const char *path, const struct lsim_model_arch *m,
