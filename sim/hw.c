@@ -54,7 +54,7 @@ struct gpu_raw {
 	const char *name, *provenance, *source;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
-	lsim_time launch, allreduce;
+	lsim_time launch, allreduce, allreduce_step;
 	int fabric;
 	int64_t nvlink_links, switch_gpus;
 	double cc;
@@ -79,6 +79,7 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"mbu", LSIM_K_DOUBLE, G(mbu), NULL, 0.01, 1, NULL, "achievable fraction of hbm_bw"},
 	{"launch_latency", LSIM_K_TIME, G(launch), NULL, 0, 1e9, NULL, "per-kernel launch overhead"},
 	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
+	{"allreduce_step_latency", LSIM_K_TIME, G(allreduce_step), "0", 0, 1e9, NULL, "latency of each of an all-reduce ring's 2(n-1) steps (0: none)"},
 	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
 	{"pcie_interference_exp", LSIM_K_DOUBLE, G(interference_exp), "1", 0, 10, NULL, "b of the kernel slowdown curve"},
 	{"gpu_fabric", LSIM_K_ENUM, G(fabric), "auto", LSIM_NOBOUNDS, "auto|" LSIM_FABRIC_CHOICES, "how a node's GPUs reach each other (auto: nvswitch with nvlink_bw, else pcie)"},
@@ -143,6 +144,7 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->mbu = raw.mbu;
 		g->launch_s = lsim_time_to_s(raw.launch);
 		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
+		g->allreduce_step_s = lsim_time_to_s(raw.allreduce_step);
 		g->pcie_interference = raw.interference;
 		g->pcie_interference_exp = raw.interference_exp;
 		g->fabric = raw.fabric == 0 ? (raw.nvlink_bw > 0 ? LSIM_FABRIC_NVSWITCH
