@@ -190,20 +190,32 @@ static const struct lsim_keydef model_keys[] = {
 };
 #undef M
 
+/* The catalogue file's document and its list 'models:'. */
+static int load_catalogue(const char *catalogue, struct lsim_doc **doc,
+			  struct lsim_node **list, struct lsim_diag *d)
+{
+	int rc = lsim_doc_load_file(catalogue, doc, d);
+	if (rc != 0)
+		return rc;
+	*list = lsim_node_get((*doc)->root, "models");
+	if (!*list || (*list)->kind != LSIM_NODE_SEQ) {
+		rc = lsim_cfg_error(d, *doc, *list ? *list : (*doc)->root, "models",
+				    LSIM_EFORMAT, "expected a list 'models:'");
+		lsim_doc_destroy(*doc);
+		*doc = NULL;
+		return rc;
+	}
+	return 0;
+}
+
 int lsim_model_load(const char *catalogue, const char *name,
 		    struct lsim_model_arch *m, struct lsim_diag *d)
 {
 	struct lsim_doc *doc = NULL;
-	int rc = lsim_doc_load_file(catalogue, &doc, d);
+	struct lsim_node *list = NULL;
+	int rc = load_catalogue(catalogue, &doc, &list, d);
 	if (rc != 0)
 		return rc;
-	struct lsim_node *list = lsim_node_get(doc->root, "models");
-	if (!list || list->kind != LSIM_NODE_SEQ) {
-		rc = lsim_cfg_error(d, doc, list ? list : doc->root, "models",
-				    LSIM_EFORMAT, "expected a list 'models:'");
-		lsim_doc_destroy(doc);
-		return rc;
-	}
 	char known[512] = "";
 	size_t klen = 0;
 	rc = LSIM_ENOENT;
@@ -324,16 +336,10 @@ int lsim_model_match(const char *catalogue, const char *name,
 		     struct lsim_model_arch *m, struct lsim_diag *d)
 {
 	struct lsim_doc *doc = NULL;
-	int rc = lsim_doc_load_file(catalogue, &doc, d);
+	struct lsim_node *list = NULL;
+	int rc = load_catalogue(catalogue, &doc, &list, d);
 	if (rc != 0)
 		return rc;
-	struct lsim_node *list = lsim_node_get(doc->root, "models");
-	if (!list || list->kind != LSIM_NODE_SEQ) {
-		rc = lsim_cfg_error(d, doc, list ? list : doc->root, "models",
-				    LSIM_EFORMAT, "expected a list 'models:'");
-		lsim_doc_destroy(doc);
-		return rc;
-	}
 	char cand[128], found[128] = "";
 	snprintf(cand, sizeof cand, "%s", name);
 	do {
