@@ -432,6 +432,18 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	/* Expert parallelism splits the experts of an MoE model over the
 	 * D x tp GPUs; a dense model has none to split (vLLM ignores it) */
 	int64_t epn = m->ep && arch.n_experts > 0 ? m->dp * m->tp : 1;
+	/* with tp > 1 the experts of one rank's TP group combine by the
+	 * all-reduce (vLLM uses all-to-all kernels across data-parallel ranks
+	 * only), a mix the table model does not time */
+	if (epn > 1 && m->tp > 1)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "enable_expert_parallel"), 0,
+				     "enable_expert_parallel",
+				     "enable_expert_parallel with tensor_parallel_size %lld: "
+				     "expert parallelism across tensor-parallel GPUs is not "
+				     "modelled yet (only across data-parallel ranks of one GPU "
+				     "each), so this run cannot be validated",
+				     (long long)m->tp);
 	/* without it vLLM shards every expert over the D x tp GPUs by tensor
 	 * parallelism (FusedMoEParallelConfig: flatten_tp_across_dp), which
 	 * the tables do not profile (moe.csv is measured at TP 1) */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collective.h"
+#include "scenario.h"
 #include "sim.h"
 
 #define QWEN_MOE "calibrate/perf/llmservingsim/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16"
@@ -335,6 +336,57 @@ static void test_balancer_publication(void **state)
 	lsim_sim_release(&s);
 }
 
+/* The scenario keys: tests/data/scenarios/dp2_ep_moe.yaml with one
+ * request of 1,024 + 128 tokens builds one group of two ranks; rank 1
+ * runs a dummy batch every step, so its GPU is busy exactly as long as
+ * rank 0's and does no iteration of its own; the first token comes after
+ * the lockstep prefill step, max(rank 0's prefill, rank 1's dummy) with
+ * 1,025 tokens over the EP group, on the RTX PRO 6000 profile's fabric. */
+static void test_scenario_keys(void **state)
+{
+	(void)state;
+	const char *root = getenv("LSIM_SOURCE_ROOT");
+	char path[1024], dir[1024];
+	snprintf(path, sizeof path, "%s/tests/data/scenarios/dp2_ep_moe.yaml", root);
+	const char *sets[] = {"workload.count=1"};
+	struct lsim_scenario *sc = NULL;
+	struct lsim_diag d = {0};
+	if (lsim_scenario_load(path, sets, 1, &sc, &d) != 0)
+		fail_msg("load: %s: %s: %s", d.file, d.key, d.msg);
+	const struct lsim_results *r = NULL;
+	if (lsim_scenario_run(sc, NULL, NULL, &r, &d) != 0)
+		fail_msg("run: %s", d.msg);
+	assert_int_equal(r->n_insts, 2);
+	assert_int_equal(r->insts[0].iterations, 128);
+	assert_int_equal(r->insts[1].iterations, 0);
+	assert_true(r->insts[0].busy_s > 0);
+	assert_float_equal(r->insts[1].busy_s, r->insts[0].busy_s, 1e-12);
+	assert_non_null(r->reqs);
+	assert_int_equal(r->reqs[0].instance, 0);
+	/* the hand value, with the profile's fabric */
+	snprintf(dir, sizeof dir, "%s/calibrate/profiles", root);
+	struct lsim_gpu_profile g;
+	assert_int_equal(lsim_gpu_profile_load(dir, "RTX-PRO-6000", &g, &d), 0);
+	struct lsim_coll_topo t;
+	lsim_coll_topo_from_profile(&g, &t);
+	snprintf(dir, sizeof dir, "%s/%s", root, QWEN_MOE);
+	struct lsim_table_params prm = {
+		.tp = 1, .n_layers = 48, .coll = &t, .act_bytes = 2048 * 2.0, .ep = 2,
+	};
+	struct lsim_perf *p = NULL;
+	assert_int_equal(lsim_perf_table_create(dir, &prm, &p, &d), 0);
+	int32_t chunk = 1024, ctx0 = 0, one = 1;
+	struct lsim_batch pf = {.n_prefill = 1, .prefill_chunk = &chunk, .prefill_ctx = &ctx0,
+				.moe_tokens = 1025, .a2a_tokens = 1024};
+	struct lsim_batch dummy = {.n_decode = 1, .decode_ctx = &one, .moe_tokens = 1025,
+				   .a2a_tokens = 1024};
+	lsim_time a = lsim_perf_iter_time(p, &pf), b = lsim_perf_iter_time(p, &dummy);
+	lsim_perf_destroy(p);
+	double ttft = (double)(a > b ? a : b) / 1e9;
+	assert_float_equal(r->reqs[0].first_token - r->reqs[0].arrival, ttft, 1e-9);
+	lsim_scenario_destroy(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_dummy_rank),
 		cmocka_unit_test(test_balancer_sequence),
 		cmocka_unit_test(test_balancer_publication),
+		cmocka_unit_test(test_scenario_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
