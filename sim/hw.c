@@ -60,7 +60,7 @@ struct gpu_raw {
 	const char *name, *provenance, *source;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
-	lsim_time launch, allreduce;
+	lsim_time launch, allreduce, allreduce_step;
 	int fabric;
 	int64_t nvlink_links, switch_gpus;
 	double cc;
@@ -85,6 +85,7 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"mbu", LSIM_K_DOUBLE, G(mbu), NULL, 0.01, 1, NULL, "achievable fraction of hbm_bw"},
 	{"launch_latency", LSIM_K_TIME, G(launch), NULL, 0, 1e9, NULL, "per-kernel launch overhead"},
 	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
+	{"allreduce_step_latency", LSIM_K_TIME, G(allreduce_step), "0", 0, 1e9, NULL, "latency of each of an all-reduce ring's 2(n-1) steps (0: none)"},
 	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
 	{"pcie_interference_exp", LSIM_K_DOUBLE, G(interference_exp), "1", 0, 10, NULL, "b of the kernel slowdown curve"},
 	{"gpu_fabric", LSIM_K_ENUM, G(fabric), "auto", LSIM_NOBOUNDS, "auto|" LSIM_FABRIC_CHOICES, "how a node's GPUs reach each other (auto: nvswitch with nvlink_bw, else pcie)"},
@@ -149,6 +150,7 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->mbu = raw.mbu;
 		g->launch_s = lsim_time_to_s(raw.launch);
 		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
+		g->allreduce_step_s = lsim_time_to_s(raw.allreduce_step);
 		g->pcie_interference = raw.interference;
 		g->pcie_interference_exp = raw.interference_exp;
 		g->fabric = raw.fabric == 0 ? (raw.nvlink_bw > 0 ? LSIM_FABRIC_NVSWITCH
@@ -169,7 +171,7 @@ struct model_raw {
 	const char *name, *source;
 	int64_t layers, hidden, heads, kv_heads, head_dim, inter, vocab;
 	int64_t experts, experts_per_token, bytes_per_param, max_context;
-	bool gated;
+	bool gated, tied;
 	double params;
 };
 
@@ -185,6 +187,7 @@ static const struct lsim_keydef model_keys[] = {
 	{"intermediate", LSIM_K_INT, M(inter), NULL, 1, 1e7, NULL, "MLP inner size (per expert)"},
 	{"vocab", LSIM_K_INT, M(vocab), NULL, 1, 1e7, NULL, "vocabulary size"},
 	{"gated_mlp", LSIM_K_BOOL, M(gated), NULL, LSIM_NOBOUNDS, NULL, "three MLP matrices (SwiGLU)"},
+	{"tied_embeddings", LSIM_K_BOOL, M(tied), "false", LSIM_NOBOUNDS, NULL, "the LM head shares the embedding matrix"},
 	{"experts", LSIM_K_INT, M(experts), "0", 0, 1e5, NULL, "MoE experts (0: dense)"},
 	{"experts_per_token", LSIM_K_INT, M(experts_per_token), "0", 0, 1e3, NULL, "experts active per token"},
 	{"params", LSIM_K_DOUBLE, M(params), NULL, 1e6, 1e14, NULL, "total parameters"},
@@ -193,20 +196,32 @@ static const struct lsim_keydef model_keys[] = {
 };
 #undef M
 
+/* The catalogue file's document and its list 'models:'. */
+static int load_catalogue(const char *catalogue, struct lsim_doc **doc,
+			  struct lsim_node **list, struct lsim_diag *d)
+{
+	int rc = lsim_doc_load_file(catalogue, doc, d);
+	if (rc != 0)
+		return rc;
+	*list = lsim_node_get((*doc)->root, "models");
+	if (!*list || (*list)->kind != LSIM_NODE_SEQ) {
+		rc = lsim_cfg_error(d, *doc, *list ? *list : (*doc)->root, "models",
+				    LSIM_EFORMAT, "expected a list 'models:'");
+		lsim_doc_destroy(*doc);
+		*doc = NULL;
+		return rc;
+	}
+	return 0;
+}
+
 int lsim_model_load(const char *catalogue, const char *name,
 		    struct lsim_model_arch *m, struct lsim_diag *d)
 {
 	struct lsim_doc *doc = NULL;
-	int rc = lsim_doc_load_file(catalogue, &doc, d);
+	struct lsim_node *list = NULL;
+	int rc = load_catalogue(catalogue, &doc, &list, d);
 	if (rc != 0)
 		return rc;
-	struct lsim_node *list = lsim_node_get(doc->root, "models");
-	if (!list || list->kind != LSIM_NODE_SEQ) {
-		rc = lsim_cfg_error(d, doc, list ? list : doc->root, "models",
-				    LSIM_EFORMAT, "expected a list 'models:'");
-		lsim_doc_destroy(doc);
-		return rc;
-	}
 	char known[512] = "";
 	size_t klen = 0;
 	rc = LSIM_ENOENT;
@@ -241,6 +256,7 @@ int lsim_model_load(const char *catalogue, const char *name,
 			m->intermediate = (int)raw.inter;
 			m->vocab = (int)raw.vocab;
 			m->gated_mlp = raw.gated;
+			m->tied_embeddings = raw.tied;
 			m->n_experts = (int)raw.experts;
 			m->experts_per_token = (int)raw.experts_per_token;
 			m->params = raw.params;
@@ -326,16 +342,10 @@ int lsim_model_match(const char *catalogue, const char *name,
 		     struct lsim_model_arch *m, struct lsim_diag *d)
 {
 	struct lsim_doc *doc = NULL;
-	int rc = lsim_doc_load_file(catalogue, &doc, d);
+	struct lsim_node *list = NULL;
+	int rc = load_catalogue(catalogue, &doc, &list, d);
 	if (rc != 0)
 		return rc;
-	struct lsim_node *list = lsim_node_get(doc->root, "models");
-	if (!list || list->kind != LSIM_NODE_SEQ) {
-		rc = lsim_cfg_error(d, doc, list ? list : doc->root, "models",
-				    LSIM_EFORMAT, "expected a list 'models:'");
-		lsim_doc_destroy(doc);
-		return rc;
-	}
 	char cand[128], found[128] = "";
 	snprintf(cand, sizeof cand, "%s", name);
 	do {

@@ -43,6 +43,7 @@ struct lsim_gpu_profile {
 	double mbu;	     /* achievable fraction of hbm_bw */
 	double launch_s;     /* per-kernel launch overhead, seconds */
 	double allreduce_latency_s; /* fixed latency of one all-reduce */
+	double allreduce_step_s;    /* latency of each of its ring's 2(n-1) steps */
 	/* Kernels slow down with the GPU's PCIe load u: time is multiplied by
 	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
 	double pcie_interference;     /* a: 0 = no slowdown */
@@ -67,6 +68,7 @@ struct lsim_model_arch {
 	int intermediate; /* MLP inner size (per expert for MoE) */
 	int vocab;
 	bool gated_mlp;	 /* SwiGLU-style: 3 matrices instead of 2 */
+	bool tied_embeddings; /* the LM head is the embedding matrix */
 	int n_experts;	 /* 0 for dense models */
 	int experts_per_token;
 	double params;	 /* total parameter count */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memplan.h"
 #include "sim.h"
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
@@ -190,26 +191,23 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 						   : model->max_context;
 	int64_t blocks = cfg->num_gpu_blocks;
 	if (blocks <= 0) {
-		/* vLLM: memory * utilisation - weights - activations; we
-		 * reserve 5% of the device for activations and the runtime. */
-		double per_gpu = gpu->hbm_bytes * cfg->gpu_memory_utilization;
-		double avail = per_gpu * in->n_gpus - lsim_model_weight_bytes(model) -
-			       0.05 * gpu->hbm_bytes * in->n_gpus;
-		double per_block = lsim_model_kv_bytes_per_token(model) *
-				   (double)cfg->block_size;
-		blocks = avail > 0 ? (int64_t)floor(avail / per_block) : 0;
+		/* vLLM's plan (memplan.h): memory x utilisation - weights -
+		 * activation peak - non-torch memory, in blocks, least over the
+		 * ranks. The scenario refuses a plan short of min_kv_tokens before
+		 * this; here only a direct caller can meet a plan without a block. */
+		struct lsim_memplan_in mi = lsim_memplan_in_for(cfg, gpu, model, tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		blocks = plan.blocks;
 		if (blocks < 1) {
+			char why[768];
+			const char *key = lsim_memplan_explain(&mi, &plan, cfg->block_size,
+							       why, sizeof why);
 			lsim_perf_destroy(perf);
 			in->perf = NULL;
-			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "tp",
-					     "model %s (%.1f GB of weights) does not fit on %d x %s "
-					     "with gpu_memory_utilization %.2f: raise tp or pp, "
-					     "choose a GPU with more memory or raise "
-					     "gpu_memory_utilization",
-					     model->name,
-					     lsim_model_weight_bytes(model) / 1e9,
-					     (int)in->n_gpus, gpu->name,
-					     cfg->gpu_memory_utilization);
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, key,
+					     "model %s does not fit on %d x %s: %s", model->name,
+					     (int)in->n_gpus, gpu->name, why);
 		}
 	}
 	if (blocks > INT32_MAX / 2)

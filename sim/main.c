@@ -60,7 +60,8 @@ static const char usage_check[] =
 	"placement) and assembles its run as `run` would (links, instances and their\n"
 	"memory, jobs, the workload opened) without simulating it: whatever `run`\n"
 	"refuses before its first event, `check` refuses too. Prints the effective\n"
-	"configuration as YAML.\n";
+	"configuration as YAML, then a comment line per instance group with its\n"
+	"vLLM memory plan: the terms per GPU and the KV blocks they leave.\n";
 
 static const char usage_validate[] =
 	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--gpu GPU]\n"
@@ -281,8 +282,14 @@ static int cmd_check(int argc, char **argv)
 		lsim_scenario_destroy(sc);
 		return lsim_cli_fail(&d, rc);
 	}
-	printf("# effective configuration of %s (run id %s)\n%s", a.scenario,
-	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc));
+	char *plans = lsim_scenario_memory_plans(sc);
+	if (!plans) {
+		lsim_scenario_destroy(sc);
+		return lsim_cli_fail(&d, LSIM_ENOMEM);
+	}
+	printf("# effective configuration of %s (run id %s)\n%s%s", a.scenario,
+	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc), plans);
+	free(plans);
 	lsim_scenario_destroy(sc);
 	return 0;
 }

@@ -36,7 +36,7 @@ struct roof_state {
 	double launch;	 /* s per kernel */
 	double link_bw;	 /* all-reduce link, bytes/s per direction */
 	bool ar_on_links; /* the ring's transfer time is the link model's */
-	double ar_lat;	 /* s per all-reduce */
+	double ar_lat;	 /* s per all-reduce: its latency at tp (allreduce_lat) */
 	double cpu;	 /* s per iteration */
 	/* shapes, per GPU of the TP group */
 	double h;	 /* hidden */
@@ -125,6 +125,20 @@ static void push(struct t_terms *c, double time, work_t work)
 {
 	c->post[c->n_post] = time;
 	c->post_w[c->n_post++] = work;
+}
+
+/*
+ * The latency part of one all-reduce among n GPUs: a fixed part (the
+ * collective's launch and NCCL's base latency) plus one step latency for
+ * each of the ring's 2(n-1) steps (reduce-scatter, then all-gather), as
+ * NCCL's own tuning model counts them (src/graph/tuning.cc: baseLat +
+ * nsteps * hwLat). The latency does not shrink with n: it grows.
+ * A placeholder for the collectives model (sim/collective.c), which is to
+ * replace it with NCCL's choice of algorithm and protocol by message size.
+ */
+static double allreduce_lat(double base, double step, int n)
+{
+	return n > 1 ? base + 2.0 * (n - 1.0) * step : 0.0;
 }
 
 static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
@@ -432,8 +446,9 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 				     "GPU %s: mfu_max %g and mbu %g must be in (0, 1]", gn,
 				     g->mfu_max, g->mbu);
 	if (!(g->mfu_half_tokens >= 0.0) || !(g->launch_s >= 0.0) ||
-	    !(g->allreduce_latency_s >= 0.0) || !isfinite(g->mfu_half_tokens) ||
-	    !isfinite(g->launch_s) || !isfinite(g->allreduce_latency_s))
+	    !(g->allreduce_latency_s >= 0.0) || !(g->allreduce_step_s >= 0.0) ||
+	    !isfinite(g->mfu_half_tokens) || !isfinite(g->launch_s) ||
+	    !isfinite(g->allreduce_latency_s) || !isfinite(g->allreduce_step_s))
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_half_tokens",
 				     "GPU %s: mfu_half_tokens, launch and all-reduce latency must be >= 0",
 				     gn);
@@ -469,7 +484,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->hbm = g->hbm_bw;
 	s->launch = g->launch_s;
 	s->link_bw = link;
-	s->ar_lat = g->allreduce_latency_s;
+	s->ar_lat = allreduce_lat(g->allreduce_latency_s, g->allreduce_step_s, prm->tp);
 	s->cpu = prm->cpu_overhead_s;
 	s->h = m->hidden;
 	s->bpp = m->bytes_per_param;

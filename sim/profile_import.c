@@ -13,7 +13,9 @@
  * Compare reads per-layer times from a table by creating it with 1 and 2
  * decoder layers (the difference is one layer, the rest is the
  * once-per-iteration part) and does the same with the roofline backend, so
- * both sides come from the simulator's own code.
+ * both sides come from the simulator's own code. With --fit-tp it first
+ * fits a serving stack's launch latency and GEMM efficiency to a
+ * per-iteration table (lsim_fit_overheads; method in docs/perf-model.md).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -1848,6 +1850,171 @@ static int compare_iterations(const char *path, const struct perf_pair *rp,
 	return rc;
 }
 
+/* The roofline times of the table's points with the profile g. */
+static int iter_points(const char *path, const struct lsim_model_arch *m,
+		       const struct lsim_gpu_profile *g, int tp, struct lsim_compare_result *t,
+		       struct lsim_diag *d)
+{
+	struct perf_pair rp = {0};
+	memset(t, 0, sizeof *t);
+	int rc = roofline_pair(m, g, tp, &rp, d);
+	if (rc == 0)
+		rc = compare_iterations(path, &rp, t, d);
+	pair_release(&rp);
+	return rc;
+}
+
+struct fit_pt {
+	double x, w; /* the launch latency that fits the point exactly; its weight */
+};
+
+static int cmp_fit_pt(const void *a, const void *b)
+{
+	double x = ((const struct fit_pt *)a)->x, y = ((const struct fit_pt *)b)->x;
+	return x < y ? -1 : x > y;
+}
+
+#define FIT_DL 10e-6 /* launch latency step used to read each point's slope */
+
+/*
+ * For one mfu_max: the launch latency minimising sum_i w_i |x - x_i| (the
+ * weighted median, clamped at 0) and that sum. Point i's time is
+ * a_i + k_i * launch (k_i its kernels), so its error |a_i + k_i x - m_i| /
+ * m_i is (k_i / m_i) |x - x_i|, x_i = (m_i - a_i) / k_i; each phase's
+ * weights are divided by its number of points.
+ */
+static double fit_launch(const struct lsim_compare_result *t0,
+			 const struct lsim_compare_result *t1, const bool *skip,
+			 struct fit_pt *pts, double *launch)
+{
+	size_t n_ph[2] = {0, 0}, n = 0;
+	for (size_t i = 0; i < t0->n; i++)
+		if (!skip[i])
+			n_ph[t0->pts[i].decode]++;
+	double wsum = 0.0, fixed = 0.0;
+	for (size_t i = 0; i < t0->n; i++) {
+		const struct lsim_compare_point *p = &t0->pts[i];
+		if (skip[i])
+			continue;
+		double k = (t1->pts[i].roof_iter_s - p->roof_iter_s) / FIT_DL;
+		if (!(k > 0.0)) { /* a point whose time does not depend on it */
+			fixed += fabs(lsim_compare_err(p->meas_iter_s, p->roof_iter_s)) /
+				 (double)n_ph[p->decode];
+			continue;
+		}
+		pts[n].x = (p->meas_iter_s - p->roof_iter_s) / k;
+		pts[n].w = k / p->meas_iter_s / (double)n_ph[p->decode];
+		wsum += pts[n++].w;
+	}
+	qsort(pts, n, sizeof *pts, cmp_fit_pt);
+	double acc = 0.0, x = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		acc += pts[i].w;
+		if (acc >= 0.5 * wsum) {
+			x = pts[i].x;
+			break;
+		}
+	}
+	*launch = x > 0.0 ? x : 0.0;
+	double obj = fixed;
+	for (size_t i = 0; i < n; i++)
+		obj += pts[i].w * fabs(*launch - pts[i].x);
+	return obj;
+}
+
+/*
+ * Marks the rows no model can fit: a prefill measured faster than the
+ * same prompts in a smaller batch (Splitwise's 64 x 512 rows at TP 2 take
+ * 0.36 s on H100 where 32 x 512 take 2.4 s). Returns how many.
+ */
+static size_t screen_rows(const struct lsim_compare_result *t, bool *skip)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lsim_compare_point *p = &t->pts[i];
+		skip[i] = false;
+		for (size_t k = 0; k < t->n && !p->decode && !skip[i]; k++) {
+			const struct lsim_compare_point *q = &t->pts[k];
+			skip[i] = !q->decode && q->tokens == p->tokens && q->context == p->context &&
+				  q->batch < p->batch && q->meas_iter_s > p->meas_iter_s;
+		}
+		n += skip[i];
+	}
+	return n;
+}
+
+int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp,
+		       struct lsim_gpu_profile *g, double mean_abs[2], size_t *screened,
+		       struct lsim_diag *d)
+{
+	if (!path || !m || !g)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
+	if (!is_file(path))
+		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "--fit-tp",
+				     "no per-iteration table here to fit; give --fit-tp a degree N "
+				     "whose tp<N>/iteration.csv exists (llmsim profile import --from "
+				     "splitwise writes them)");
+	struct lsim_gpu_profile gt = *g;
+	struct lsim_compare_result t0, t1;
+	struct fit_pt *pts = NULL;
+	bool *skip = NULL;
+	double best = INFINITY, best_mfu = g->mfu_max, best_launch = g->launch_s;
+	int rc = 0;
+	for (int step = 20; step <= 200 && rc == 0; step++) {
+		gt.mfu_max = step * 0.005;
+		gt.launch_s = 0.0;
+		rc = iter_points(path, m, &gt, tp, &t0, d);
+		if (rc)
+			break;
+		gt.launch_s = FIT_DL;
+		rc = iter_points(path, m, &gt, tp, &t1, d);
+		if (rc == 0 && t1.n != t0.n)
+			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "", "table changed while fitting");
+		if (rc == 0 && !pts) {
+			pts = calloc(t0.n ? t0.n : 1, sizeof *pts);
+			skip = calloc(t0.n ? t0.n : 1, sizeof *skip);
+			if (!pts || !skip)
+				rc = nomem(d, path);
+			else if (screened)
+				*screened = screen_rows(&t0, skip);
+			else
+				screen_rows(&t0, skip);
+		}
+		if (rc == 0) {
+			double launch, obj = fit_launch(&t0, &t1, skip, pts, &launch);
+			if (obj < best) {
+				best = obj;
+				best_mfu = gt.mfu_max;
+				best_launch = launch;
+			}
+		}
+		lsim_compare_result_release(&t0);
+		lsim_compare_result_release(&t1);
+	}
+	free(pts);
+	if (rc == 0) {
+		g->mfu_max = best_mfu;
+		g->launch_s = best_launch;
+	}
+	if (rc == 0 && mean_abs) {
+		rc = iter_points(path, m, g, tp, &t0, d);
+		for (int ph = 0; ph < 2 && rc == 0; ph++) {
+			double sum = 0.0;
+			int cnt = 0;
+			for (size_t i = 0; i < t0.n; i++)
+				if (t0.pts[i].decode == (ph == 1) && !skip[i]) {
+					sum += fabs(lsim_compare_err(t0.pts[i].meas_iter_s,
+								     t0.pts[i].roof_iter_s));
+					cnt++;
+				}
+			mean_abs[ph] = cnt ? sum / cnt : NAN;
+		}
+		lsim_compare_result_release(&t0);
+	}
+	free(skip);
+	return rc;
+}
+
 static void summarise(struct lsim_compare_result *r)
 {
 	for (int ph = 0; ph < 2; ph++) {
@@ -1919,6 +2086,18 @@ int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_
 		tp = n_dense ? tps[0] : tps2[0];
 	}
 	char tpdir[PATH_LEN], path[PATH_LEN];
+	if (o->fit_tp > 0) {
+		snprintf(path, sizeof path, "%s/tp%d/iteration.csv", o->perf_dir, o->fit_tp);
+		r->prof_launch_s = g.launch_s;
+		r->prof_mfu_max = g.mfu_max;
+		rc = lsim_fit_overheads(path, &m, o->fit_tp, &g, r->fit_mean_abs, &r->fit_screened, d);
+		if (rc)
+			return rc;
+		r->fitted = true;
+		r->fit_tp = o->fit_tp;
+		r->fit_launch_s = g.launch_s;
+		r->fit_mfu_max = g.mfu_max;
+	}
 	snprintf(tpdir, sizeof tpdir, "%s/tp%d", o->perf_dir, tp);
 	snprintf(r->gpu, sizeof r->gpu, "%s", g.name);
 	snprintf(r->model, sizeof r->model, "%s", m.name);
@@ -2038,7 +2217,23 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 			json_num(b, r->mean_abs_iter[ph]);
 			lsim_buf_printf(b, "}");
 		}
-		lsim_buf_printf(b, "}}\n");
+		lsim_buf_printf(b, "}");
+		if (r->fitted) {
+			lsim_buf_printf(b, ",\n \"fit\": {\"tp\": %d, \"launch_latency_s\": ", r->fit_tp);
+			json_num(b, r->fit_launch_s);
+			lsim_buf_printf(b, ", \"mfu_max\": ");
+			json_num(b, r->fit_mfu_max);
+			lsim_buf_printf(b, ", \"profile_launch_latency_s\": ");
+			json_num(b, r->prof_launch_s);
+			lsim_buf_printf(b, ", \"profile_mfu_max\": ");
+			json_num(b, r->prof_mfu_max);
+			lsim_buf_printf(b, ", \"mean_abs_error\": {\"prefill\": ");
+			json_num(b, r->fit_mean_abs[0]);
+			lsim_buf_printf(b, ", \"decode\": ");
+			json_num(b, r->fit_mean_abs[1]);
+			lsim_buf_printf(b, "}}");
+		}
+		lsim_buf_printf(b, "}\n");
 		return;
 	}
 	lsim_buf_printf(b, "roofline vs measured: %s, %s, tp %d, %d layers (%s table)\n", r->gpu,
@@ -2048,6 +2243,14 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 				r->tp_comm ? "measured all-reduce (allreduce.csv) added to the table"
 					   : "not in the table (kernel times only); the roofline "
 					     "includes two all-reduces per layer");
+	if (r->fitted)
+		lsim_buf_printf(b, "fitted on tp%d: launch_latency %.2f us (profile %.2f us), "
+				   "mfu_max %.3f (profile %.3f); on tp%d: prefill %.1f%%, decode "
+				   "%.1f%% mean |error| (%zu inconsistent rows left out)\n",
+				r->fit_tp, 1e6 * r->fit_launch_s, 1e6 * r->prof_launch_s,
+				r->fit_mfu_max, r->prof_mfu_max, r->fit_tp,
+				100.0 * r->fit_mean_abs[0], 100.0 * r->fit_mean_abs[1],
+				r->fit_screened);
 	lsim_buf_printf(b, "error = roofline / measured - 1\n\n");
 	lsim_buf_printf(b, "%-7s %5s %6s %7s %12s %12s %9s %12s %12s %9s\n", "phase", "batch",
 			"tokens", "context", "layer_us", "roof_us", "err%", "iter_ms", "roof_ms",
@@ -2105,14 +2308,18 @@ static const char usage_import[] =
 	"complete. Details: docs/profiles.md.\n";
 
 static const char usage_compare[] =
-	"usage: llmsim profile compare --profile PERF_DIR --gpu NAME --model NAME [--tp N] [--json]\n"
+	"usage: llmsim profile compare --profile PERF_DIR --gpu NAME --model NAME [--tp N]\n"
+	"                              [--fit-tp N] [--json]\n"
 	"\n"
 	"Puts llmsim's roofline prediction for the hardware profile and model beside the\n"
 	"measured table in PERF_DIR (per decoder layer and per iteration): prefills of\n"
 	"1, 2, 4 .. 8192 tokens and decode batches of 1, 4, 16, 64, 256 sequences at\n"
 	"contexts 128, 512, 2048, 8192, wherever the table has measurements; for a\n"
 	"per-iteration table (Splitwise) its own batch configurations. Prints a table\n"
-	"with the error roofline / measured - 1, or one JSON object with --json.\n";
+	"with the error roofline / measured - 1, or one JSON object with --json.\n"
+	"--fit-tp N first fits the serving stack's launch_latency (a per-kernel cost\n"
+	"that does not shrink with TP) and mfu_max to the per-iteration table\n"
+	"tp<N>/iteration.csv, then compares --tp with the fitted values.\n";
 
 static int parse_tp(const char *s, int *out)
 {
@@ -2208,6 +2415,10 @@ int lsim_cli_profile_compare(int argc, char **argv)
 			o.model = argv[++i];
 		} else if (!strcmp(a, "--tp") && i + 1 < argc) {
 			int rc = parse_tp(argv[++i], &o.tp);
+			if (rc)
+				return rc;
+		} else if (!strcmp(a, "--fit-tp") && i + 1 < argc) {
+			int rc = parse_tp(argv[++i], &o.fit_tp);
 			if (rc)
 				return rc;
 		} else if (!strcmp(a, "--json")) {

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "hw.h"
 #include "llmsim/llmsim.h"
 
 enum lsim_import_from {
@@ -80,6 +81,10 @@ struct lsim_compare_opts {
 	const char *model;    /* catalogue model name */
 	int tp;		      /* 0: the only tp<N> folder there */
 	const char *data_dir; /* profiles/ and models.yaml; NULL: lsim_data_dir() */
+	/* > 0: first fit the serving stack's launch_latency and mfu_max to
+	 * the per-iteration table tp<fit_tp>/iteration.csv (lsim_fit_overheads),
+	 * then compare tp with the fitted values */
+	int fit_tp;
 };
 
 /* One batch: `batch` sequences of `tokens` new tokens after `context` cached. */
@@ -100,11 +105,37 @@ struct lsim_compare_result {
 	/* mean |roofline / measured - 1| over the points of each phase
 	 * (0 prefill, 1 decode); NAN when the phase has no point */
 	double mean_abs_layer[2], mean_abs_iter[2];
+	/* with fit_tp: the fit, and the profile's values it replaced */
+	bool fitted;
+	int fit_tp;
+	double fit_launch_s, fit_mfu_max;
+	double prof_launch_s, prof_mfu_max;
+	double fit_mean_abs[2]; /* per phase, on the fitted table */
+	size_t fit_screened;	/* its rows left out of the fit (lsim_fit_overheads) */
 };
 
 int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_result *r,
 			 struct lsim_diag *d);
 void lsim_compare_result_release(struct lsim_compare_result *r); /* NULL is fine */
+
+/*
+ * Fits two constants of a serving stack to a per-iteration table (rows of
+ * one model on one GPU at one tensor-parallel degree, measured as
+ * whole iterations): launch_latency, the cost of each kernel of a decoder
+ * layer (and of the iteration's own kernels), which does not shrink with
+ * tensor parallelism, and mfu_max, the stack's fraction of peak FLOP/s in
+ * large GEMMs, which does. The rest of the profile (bandwidths, all-reduce
+ * latency per ring step) stays as measured. Minimises the sum over the two
+ * phases of the mean |roofline / measured - 1| (robust to an outlying
+ * row): mfu_max on a grid of 0.005 in [0.10, 1], launch_latency exactly
+ * for each (iteration time is linear in it: a weighted median). A prefill
+ * row measured faster than the same prompts in a smaller batch is left
+ * out (*screened, optional, gets how many). *g gets the fitted values;
+ * mean_abs (optional) the fit's mean |error| per phase on the kept rows.
+ */
+int lsim_fit_overheads(const char *iteration_csv, const struct lsim_model_arch *m, int tp,
+		       struct lsim_gpu_profile *g, double mean_abs[2], size_t *screened,
+		       struct lsim_diag *d);
 
 /* A text table, or one JSON object, into b. */
 void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct lsim_buf *b);

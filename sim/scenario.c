@@ -19,6 +19,7 @@
 #include "digest.h"
 #include "jobs.h"
 #include "jobs/job_policies.h"
+#include "memplan.h"
 #include "rng.h"
 #include "scenario.h"
 #include "sim.h"
@@ -139,14 +140,14 @@ static const struct lsim_keydef inst_keys[] = {
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
 	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
-	{"num_gpu_blocks", LSIM_K_INT, I(eng.num_gpu_blocks), "0", 0, 1e9, NULL, "KV blocks (0: from memory)"},
-	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of GPU memory for weights and KV"},
+	{"num_gpu_blocks", LSIM_K_INT, I(eng.num_gpu_blocks), "0", 0, 1e9, NULL, "KV blocks (0: vLLM's memory plan, docs/memory.md: memory x gpu_memory_utilization - weights - activation peak - non-torch, least over the ranks)"},
+	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of the GPU's memory vLLM plans with: weights, the profiling pass's activations, non-torch memory and KV (docs/memory.md)"},
 	{"max_model_len", LSIM_K_INT, I(eng.max_model_len), "0", 0, 1e8, NULL, "longest prompt+output accepted (0: the model's)"},
 	{"enable_prefix_caching", LSIM_K_BOOL, I(eng.enable_prefix_caching), "true", LSIM_NOBOUNDS, NULL, "reuse KV blocks by content hash"},
 	{"enable_chunked_prefill", LSIM_K_BOOL, I(eng.enable_chunked_prefill), "true", LSIM_NOBOUNDS, NULL, "split prompts across iterations (false: max_num_batched_tokens must be at least max_model_len, as vLLM requires, or a longer request could never be scheduled)"},
 	{"service_time", LSIM_K_TIME, I(service_time), "1s", 1, 1e15, NULL, "perf: service - mean service time"},
 	{"service_distribution", LSIM_K_ENUM, I(service_dist), "exponential", LSIM_NOBOUNDS, "exponential|deterministic", "perf: service - service time distribution"},
-	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; placement checks memory for it"},
+	{"min_kv_tokens", LSIM_K_INT, I(min_kv_tokens), "2048", 0, 1e8, NULL, "KV capacity (tokens) a replica must have; check and run refuse a memory plan short of it"},
 	{"preemption_mode", LSIM_K_ENUM, I(eng.preemption_mode), "recompute", LSIM_NOBOUNDS, "recompute|swap", "a preempted request's KV is dropped and recomputed, or swapped to host memory over PCIe (needs a cluster)"},
 	{"kv_reserve", LSIM_K_ENUM, I(eng.kv_reserve), "none", LSIM_NOBOUNDS, "none|predicted", "admission's KV check: blocks for what the request needs now (vLLM), or also for its predicted output (the profiler's), counting what running requests reserved and do not hold yet: fewer preemptions when predictions are good"},
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
@@ -859,6 +860,8 @@ static void digest_model(struct lsim_digest *h, const struct lsim_model_arch *m)
 		 m->experts_per_token, m->params, m->bytes_per_param, m->max_context);
 	lsim_digest_str(h, "model");
 	lsim_digest_str(h, text);
+	if (m->tied_embeddings) /* untied entries keep the text they had */
+		lsim_digest_str(h, "tied");
 }
 
 /*
@@ -945,6 +948,38 @@ static uint64_t gpu_bits(int32_t first, int32_t n)
 {
 	uint64_t m = n >= 64 ? ~0ULL : ((1ULL << n) - 1);
 	return m << first;
+}
+
+/*
+ * vLLM's memory plan (memplan.h) for each engine instance group: a replica
+ * must hold min_kv_tokens of KV (at least one block) after its weights,
+ * the activation peak of the profiling pass and the non-torch memory, on
+ * its binding rank. The same plan sizes the cache in lsim_instance_init,
+ * so check refuses exactly what run would.
+ */
+static int check_memory(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (ic->perf == PERF_SERVICE)
+			continue;
+		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
+								&sc->models[i], (int32_t)ic->tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		if (plan.blocks >= lsim_memplan_blocks_for(ic->min_kv_tokens, ic->eng.block_size))
+			continue;
+		char why[768], key[80];
+		const char *k = lsim_memplan_explain(&mi, &plan, ic->min_kv_tokens, why,
+						     sizeof why);
+		snprintf(key, sizeof key, "instances[%zu].%s", i, k);
+		struct lsim_node *at = lsim_node_get(list->items[i], k);
+		return lsim_cfg_error(d, sc->doc, at ? at : list->items[i], key, LSIM_EINVAL,
+				      "%s on %lld x %s does not fit: %s", ic->model,
+				      (long long)replica_gpus(ic), sc->gpus[i].name, why);
+	}
+	return 0;
 }
 
 /* The first of n consecutive free GPUs among total, or -1. */
@@ -1075,19 +1110,8 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 		const struct inst_cfg *ic = &sc->insts[i];
 		int32_t pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
 		int32_t want = (int32_t)placed_gpus(ic);
-		double need = bytes_per_gpu(sc, i);
-		double have = sc->gpus[i].hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05);
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].replicas", i);
-		if (need > have) {
-			rc = lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
-					    "a replica needs %.1f GB per GPU (weights + %lld KV tokens, %d GPUs) "
-					    "but a %s offers %.1f GB at gpu_memory_utilization %.2f",
-					    need / 1e9, (long long)ic->min_kv_tokens,
-					    (int)want, ic->gpu, have / 1e9,
-					    ic->eng.gpu_memory_utilization);
-			break;
-		}
 		for (int64_t r = 0; r < ic->replicas && rc == 0; r++, next += (size_t)pp) {
 			rc = place_replica(sc, i, (int32_t)r, nodes, used, total,
 					   &sc->placement[next], &sc->placement_gpu[next]);
@@ -1304,12 +1328,11 @@ static int check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 	else if (ic->dp < 2)
 		what = "it splits the experts over the data_parallel_size ranks: set "
 		       "data_parallel_size 2 or more";
-	else if (ic->eng.num_gpu_blocks <= 0)
-		what = "a rank holds only its share of the experts, which the memory plan "
-		       "does not size yet: give num_gpu_blocks";
 	if (what)
 		return lsim_cfg_error(d, sc->doc, at ? at : item, key, LSIM_EINVAL,
 				      "enable_expert_parallel: %s", what);
+	/* each rank holds its share of the experts (the memory plan's) */
+	sc->insts[i].eng.experts_per_rank = sc->models[i].n_experts / (int32_t)ic->dp;
 	return 0;
 }
 
@@ -1789,6 +1812,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = check_dp(sc, root, i, d);
 	if (rc == 0)
 		rc = check_chunked_prefill(sc, d);
+	if (rc == 0)
+		rc = check_memory(sc, d);
 	if (rc == 0 && sc->n_nodes > 0)
 		rc = place(sc, d);
 	if (rc == 0) {
@@ -1879,6 +1904,37 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 const char *lsim_scenario_effective(const struct lsim_scenario *sc)
 {
 	return sc->effective.data ? sc->effective.data : "";
+}
+
+char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
+{
+	struct lsim_buf b = {0};
+	const double gib = 1073741824.0;
+	lsim_buf_printf(&b, "%s", "");
+	for (size_t i = 0; i < sc->n_insts; i++) {
+		const struct inst_cfg *ic = &sc->insts[i];
+		if (ic->perf == PERF_SERVICE)
+			continue;
+		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
+								&sc->models[i], (int32_t)ic->tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		lsim_buf_printf(&b,
+				"# instances[%zu] %s: vLLM memory plan per GPU of %lld x %s: "
+				"%.3f GiB x %.2f = %.3f GiB - weights %.3f - activations %.3f "
+				"- non-torch %.3f = KV %.3f GiB = %lld blocks of %lld tokens%s\n",
+				i, ic->name, (long long)replica_gpus(ic), sc->gpus[i].name,
+				mi.total_bytes / gib, mi.utilization, plan.budget / gib,
+				plan.weights / gib, plan.activation / gib, plan.non_torch / gib,
+				plan.kv_bytes / gib, (long long)plan.blocks,
+				(long long)ic->eng.block_size,
+				ic->eng.num_gpu_blocks > 0 ? " (num_gpu_blocks overrides it)" : "");
+	}
+	if (b.failed) {
+		lsim_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
 }
 
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc)
@@ -2460,6 +2516,17 @@ static int load_prices(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
+
+/* Whether a replica of ic on GPUs of profile g holds min_kv_tokens of KV
+ * by vLLM's memory plan (what check_memory asks). */
+static bool plan_holds(const struct inst_cfg *ic, const struct lsim_gpu_profile *g,
+		       const struct lsim_model_arch *m)
+{
+	struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, g, m, (int32_t)ic->tp);
+	struct lsim_memplan plan;
+	lsim_memplan_compute(&mi, &plan);
+	return plan.blocks >= lsim_memplan_blocks_for(ic->min_kv_tokens, ic->eng.block_size);
+}
 /*
  * gpu: cheapest. Of the GPU kinds in the price file (and among the
  * cluster's node kinds, with a cluster) that have a hardware profile and
@@ -2499,17 +2566,15 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 					      listed);
 		}
 	}
-	double need = 0, gpus = (double)replica_gpus(ic);
+	double gpus = (double)replica_gpus(ic);
+	struct lsim_model_arch m;
 	if (ic->perf != PERF_SERVICE) {
-		struct lsim_model_arch m;
 		struct lsim_diag inner = {0};
 		if (lsim_model_load(catalogue, ic->model, &m, &inner) != 0) {
 			snprintf(key, sizeof key, "instances[%zu].model", i);
 			return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL, "%s%s%s",
 					      inner.msg, inner.file[0] ? " in " : "", inner.file);
 		}
-		need = (lsim_model_weight_bytes(&m) +
-			lsim_model_kv_bytes_per_token(&m) * (double)ic->min_kv_tokens) / gpus;
 	}
 	const struct lsim_instance_price *best = NULL;
 	double best_price = 0;
@@ -2526,7 +2591,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		bool chosen_from = !ic->gpu_from[0] || lsim_choice_index(ic->gpu_from, kind) >= 0;
 		if (seen || !in_cluster || !chosen_from ||
 		    lsim_gpu_profile_load(profiles, kind, &prof, &scratch) != 0 ||
-		    need > prof.hbm_bytes * (ic->eng.gpu_memory_utilization - 0.05) ||
+		    (ic->perf != PERF_SERVICE && !plan_holds(ic, &prof, &m)) ||
 		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
 			continue;
 		double price = lsim_price_per_gpu_hour(ip, ic->spot) * gpus;

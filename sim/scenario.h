@@ -24,6 +24,11 @@ void lsim_scenario_destroy(struct lsim_scenario *sc);
 
 /* The effective configuration as YAML (all keys, defaults filled in). */
 const char *lsim_scenario_effective(const struct lsim_scenario *sc);
+
+/* One comment line per engine instance group: its vLLM memory plan (the
+ * terms per GPU and the KV blocks they leave), for `check` to print. The
+ * caller frees the text; NULL when out of memory. */
+char *lsim_scenario_memory_plans(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
 /* Stable id of the run: 16 hex digits of a hash of the effective config
  * (seed included, file paths left out) and of the contents of the files

@@ -36,6 +36,8 @@ struct lsim_engine_cfg {
 	int first_token;     /* role prefill: enum lsim_first_token */
 	int64_t pp;	     /* pipeline stages (0 or 1: none) */
 	int kv_reserve;	     /* enum lsim_kv_reserve */
+	int32_t experts_per_rank; /* MoE under expert parallelism: whole experts
+				   * a rank holds (0: all, sharded over tp) */
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or

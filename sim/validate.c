@@ -457,16 +457,6 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     "moe.csv (measured at TP 1) does not time, so this run cannot "
 				     "be validated; use a run with enable_expert_parallel true",
 				     (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
-	if (epn > 1 && m->blocks == 0)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "enable_expert_parallel"), 0,
-				     "enable_expert_parallel",
-				     "enable_expert_parallel with %lld GPUs: each rank holds %lld "
-				     "of the %d experts, which the memory plan does not size yet, "
-				     "so the KV cache cannot be derived: the run's meta.json must "
-				     "give kv_cache.num_gpu_blocks",
-				     (long long)epn, (long long)(arch.n_experts / epn),
-				     arch.n_experts);
 	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
 	 * --gpu or the profile the run's device name matches; expert
 	 * parallel: the all-to-alls too */
@@ -529,6 +519,8 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.max_model_len = m->max_model_len, /* 0: the model's context */
 		.enable_prefix_caching = m->prefix_caching,
 		.enable_chunked_prefill = true,
+		/* expert parallel: a rank holds its share of the experts */
+		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
 	};
 	/* one instance per data-parallel rank, each with its own perf model */
 	struct lsim_instance *ranks[64];

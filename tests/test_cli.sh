@@ -351,7 +351,11 @@ ms3=$(macro_same kv "$src/examples/quickstart.yaml" --set scheduler.router=kv_aw
 # step is as long as with pp 1 plus stage 0's activations to stage 1 over
 # NVLink at 100 GB/s: 16.384 MB for the 1000-token prefill (163,840 ns +
 # 2 us of latency), 16,384 B per decode step (164 ns + 2 us), 9 decode
-# steps; the KV capacity grows with the second GPU's memory
+# steps; the KV capacity grows with the second GPU's memory (vLLM's memory
+# plan, docs/memory.md: one H100 of 79.22 GiB at 0.9 less 14.96 GiB of
+# weights, 0.87 GiB of activations and 0.16 GiB non-torch leaves 55.31 GiB,
+# 28,316 blocks of 2 MiB; with pp 2 each stage's rank keeps 62.70 GiB for
+# blocks of its 16 layers, 1 MiB each: 64,199)
 pp_diff() { # run A, run B: the TTFT and E2E differences in ns, one line per request
 	paste -d, "$1/requests.csv" "$2/requests.csv" | tail -n +2 |
 		awk -F, '{ n = NF / 2; printf "%.0f %.0f\n", ($(n + 4) - $4) * 1e9, ($(n + 5) - $5) * 1e9 }' | sort -u
@@ -361,8 +365,8 @@ for c in 1,1 1,2 2,1 2,2; do
 		--set instances.0.pp=${c#*,} >/dev/null 2>"$tmp/err" || bad "pp run $c: $(cat "$tmp/err")"
 done
 [ "$(pp_diff "$tmp/pp1,1" "$tmp/pp1,2")" = "165840 185316" ] \
-	&& [ "$(sed -n 2p "$tmp/pp1,2/instances.csv" | cut -d, -f4,13,24,25)" = "1,57191,2,49594368" ] \
-	&& [ "$(sed -n 2p "$tmp/pp1,1/instances.csv" | cut -d, -f13)" = 24766 ] \
+	&& [ "$(sed -n 2p "$tmp/pp1,2/instances.csv" | cut -d, -f4,13,24,25)" = "1,64199,2,49594368" ] \
+	&& [ "$(sed -n 2p "$tmp/pp1,1/instances.csv" | cut -d, -f13)" = 28316 ] \
 	&& ok "pipeline stages: activations over NVLink add 165,840 ns to the prefill and 2,164 ns per decode step" \
 	|| bad "pp 2: $(pp_diff "$tmp/pp1,1" "$tmp/pp1,2") $(sed -n 2p "$tmp/pp1,2/instances.csv")"
 # tp 2 x pp 2: each rank sends half the activations (81,920 ns + 2 us, two

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "collective.h"
+#include "memplan.h"
 #include "scenario.h"
 #include "sim.h"
 
@@ -384,6 +385,28 @@ static void test_scenario_keys(void **state)
 	lsim_perf_destroy(p);
 	double ttft = (double)(a > b ? a : b) / 1e9;
 	assert_float_equal(r->reqs[0].first_token - r->reqs[0].arrival, ttft, 1e-9);
+	lsim_scenario_destroy(sc);
+
+	/* without num_gpu_blocks each rank's cache comes from vLLM's memory
+	 * plan with its 64 of the 128 experts */
+	const char *sets2[] = {"workload.count=1", "instances.0.num_gpu_blocks=0"};
+	if (lsim_scenario_load(path, sets2, 2, &sc, &d) != 0)
+		fail_msg("load: %s: %s: %s", d.file, d.key, d.msg);
+	if (lsim_scenario_run(sc, NULL, NULL, &r, &d) != 0)
+		fail_msg("run: %s", d.msg);
+	snprintf(path, sizeof path, "%s/models.yaml", lsim_data_dir());
+	struct lsim_model_arch arch;
+	assert_int_equal(lsim_model_load(path, "Qwen3-30B-A3B", &arch, &d), 0);
+	struct lsim_memplan_in in = {
+		.model = &arch, .total_bytes = g.hbm_bytes, .utilization = 0.9, .tp = 1,
+		.pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
+		.block_size = 16, .experts_per_rank = 64,
+	};
+	struct lsim_memplan plan;
+	lsim_memplan_compute(&in, &plan);
+	assert_true(plan.blocks > 0);
+	assert_int_equal(r->insts[0].kv_blocks, plan.blocks);
+	assert_int_equal(r->insts[1].kv_blocks, plan.blocks);
 	lsim_scenario_destroy(sc);
 }
 

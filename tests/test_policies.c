@@ -348,8 +348,10 @@ static void test_allocators_place(void **state)
 	assert_int_equal(load("name: big\ncluster: [{gpu: H100-SXM, count: 1}]\n"
 			      "instances: [{gpu: H100-SXM, model: Llama-3-70B, tp: 1}]\n"
 			      "workload: {count: 1}\n", NULL, 0, &sc, &d), LSIM_EINVAL);
-	assert_string_equal(d.key, "instances[0].replicas");
-	assert_non_null(strstr(d.msg, "GB per GPU"));
+	/* vLLM's plan: 131.5 GiB of weights on one 79.22 GiB H100; tp 2 holds
+	 * them (65.7 GiB per rank) with room for the 2048-token KV reserve */
+	assert_string_equal(d.key, "instances[0].tp");
+	assert_non_null(strstr(d.msg, "write tp: 2"));
 	assert_int_equal(load("name: big\ncluster: [{gpu: H100-SXM, count: 1}]\n"
 			      "instances: [{gpu: H100-SXM, model: Llama-3-70B, tp: 4}]\n"
 			      "workload: {count: 1}\n", NULL, 0, &sc, &d), 0);

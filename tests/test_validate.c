@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "hw.h"
+#include "memplan.h"
 #include "validate.h"
 
 static void test_rtx4090_llama31_8b(void **state)
@@ -238,6 +239,35 @@ static void test_dp2_ep_moe(void **state)
 	assert_float_equal(r.rows[2][0].sim_ms, 16238.443484, 1e-6);
 }
 
+/* dp2_ep_moe without a measured block count: each rank's cache comes from
+ * vLLM's memory plan on the log's 96 GiB after its dense weights and 64 of
+ * the 128 experts (engine 256 seqs, 2,048 tokens, utilisation 0.9,
+ * blocks of 16), more than a rank holding every expert would have */
+static void test_dp2_ep_moe_memory(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r;
+	run_with("tests/data/validate/dp2_ep_moe_no_kv", QWEN_PRO6000, "", &r);
+	struct lsim_model_arch arch;
+	char catalogue[1024];
+	struct lsim_diag d = {0};
+	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", lsim_data_dir());
+	assert_int_equal(lsim_model_match(catalogue, "Qwen3-30B-A3B", &arch, &d), 0);
+	struct lsim_memplan_in in = {
+		.model = &arch, .total_bytes = 96.0 * 1073741824.0, .utilization = 0.9,
+		.tp = 1, .pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
+		.block_size = 16, .experts_per_rank = 64,
+	};
+	struct lsim_memplan half, all;
+	lsim_memplan_compute(&in, &half);
+	in.experts_per_rank = 0;
+	lsim_memplan_compute(&in, &all);
+	assert_int_equal(r.kv_blocks, half.blocks);
+	assert_true(half.blocks > all.blocks);
+	assert_int_equal(r.dp, 2);
+	assert_int_equal(r.ep, 2);
+}
+
 /* CUDA device names to profiles: every word of the profile's name begins
  * a word of the device's */
 static void test_device_match(void **state)
@@ -328,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_tp2_fabric),
 		cmocka_unit_test(test_data_parallel_dense),
 		cmocka_unit_test(test_dp2_ep_moe),
+		cmocka_unit_test(test_dp2_ep_moe_memory),
 		cmocka_unit_test(test_device_match),
 		cmocka_unit_test(test_strip_tags),
 		cmocka_unit_test(test_match_catalogue),

@@ -84,6 +84,14 @@ m["hardware"]["device_count"] = 2
 m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 write("dp2_ep_moe", m, lines[:40])
 
+# the same with no measured block count: the memory plan sizes each rank's
+# cache from its device memory (the RTX PRO 6000 profile's 96 GiB, as the
+# log would give it) after its dense weights and 64 of the 128 experts
+del m["kv_cache"]
+m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
+m["hardware"]["device_total_memory_bytes"] = 96 * 1024**3
+write("dp2_ep_moe_no_kv", m, lines[:40])
+
 # requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
 # rows 200 and 203 swapped (4 lines earlier than the line before them)
 rows = list(lines)
@@ -101,18 +109,6 @@ small = lines[:3]
 m = copy.deepcopy(meta0)
 m["model"] = m["engine_kwargs"]["model"] = "meta-llama/Lama-3.1-8B"
 write("bad/misspelled", m, small)
-
-# expert parallelism over an MoE model's experts with no measured block
-# count: the memory plan does not size a rank's share of the experts yet
-m = copy.deepcopy(meta0)
-del m["kv_cache"]
-m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
-m["model"] = m["engine_kwargs"]["model"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
-for k, v in (("data_parallel_size", 2), ("enable_expert_parallel", True)):
-    m["engine_kwargs"][k] = v
-    m["resolved_config"]["parallel_config"][k] = v
-m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
-write("bad/ep_no_blocks", m, small)
 
 # data parallel 2 of an MoE model without expert parallelism: vLLM shards
 # every expert over the 2 GPUs by tensor parallelism, which no table holds
