@@ -37,6 +37,12 @@ double lsim_model_weight_bytes(const struct lsim_model_arch *m)
 	return m->params * m->bytes_per_param;
 }
 
+double lsim_model_expert_bytes(const struct lsim_model_arch *m)
+{
+	return (double)m->n_layers * m->n_experts * (m->gated_mlp ? 3.0 : 2.0) *
+	       m->hidden * m->intermediate * m->bytes_per_param;
+}
+
 double lsim_pcie_slowdown(double a, double b, double u)
 {
 	u = u < 0 ? 0 : u > 0.99 ? 0.99 : u;

@@ -84,6 +84,9 @@ double lsim_pcie_slowdown(double a, double b, double u);
 double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m);
 /* Bytes of weights. */
 double lsim_model_weight_bytes(const struct lsim_model_arch *m);
+/* Bytes of the routed experts' weights (0 for a dense model): per layer
+ * n_experts MLPs of hidden x intermediate, 3 matrices if gated, else 2. */
+double lsim_model_expert_bytes(const struct lsim_model_arch *m);
 
 struct lsim_diag;
 

@@ -769,7 +769,9 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 			  lsim_time dt, lsim_time start);
 
-static void schedule_step(struct lsim_instance *in)
+/* Forms the batch of the instance's next step in in->sched (n_sched
+ * requests, none when it has nothing to run), vLLM's scheduler. */
+static void form_batch(struct lsim_instance *in)
 {
 	struct lsim_sim *s = in->sim;
 	lsim_time now = lsim_now(s->eng);
@@ -852,16 +854,14 @@ static void schedule_step(struct lsim_instance *in)
 		budget -= n_new;
 	}
 
-	if (in->n_sched == 0) {
-		if (in->n_inflight == 0) {
-			in->busy = false;
-			if (in->state == LSIM_INST_DRAINING)
-				lsim_sim_instance_idle(s, in);
-		}
-		return;
-	}
+}
 
-	/* Describe the batch to the perf model. */
+/* Describes the batch formed (in->sched) to the perf model in *b (its
+ * arrays are the instance's); returns its tokens, and its prefill
+ * requests in *n_prefill. */
+static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, int *n_prefill)
+{
+	struct lsim_sim *s = in->sim;
 	int np = 0, nd = 0;
 	int64_t tokens = 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
@@ -876,11 +876,36 @@ static void schedule_step(struct lsim_instance *in)
 			in->pf_ctx[np++] = r->computed;
 		}
 	}
-	struct lsim_batch b = {
+	*b = (struct lsim_batch){
 		.n_prefill = np, .prefill_chunk = in->pf_chunk,
 		.prefill_ctx = in->pf_ctx, .n_decode = nd,
 		.decode_ctx = in->dec_ctx,
 	};
+	*n_prefill = np;
+	return tokens;
+}
+
+static void schedule_step(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
+	if (in->dp && in->dp->lockstep) {
+		lsim_dp_step(in->dp);
+		return;
+	}
+	form_batch(in);
+	if (in->n_sched == 0) {
+		if (in->n_inflight == 0) {
+			in->busy = false;
+			if (in->state == LSIM_INST_DRAINING)
+				lsim_sim_instance_idle(s, in);
+		}
+		return;
+	}
+
+	struct lsim_batch b;
+	int np = 0;
+	int64_t tokens = describe_batch(in, &b, &np);
 	struct lsim_iter_work work;
 	lsim_time dt = step_time(in, &b, &work);
 	if (in->n_inflight == 0) {
@@ -1281,6 +1306,104 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);
+}
+
+/* ---- lockstep data-parallel steps ----
+ * The ranks of an MoE data-parallel group (struct lsim_dp) step together,
+ * as vLLM's DPEngineCoreProc does (vllm/v1/engine/core.py: run_busy_loop,
+ * execute_dummy_batch): while any rank has requests to run, every rank
+ * runs a forward pass each step, one with none a dummy batch of one
+ * token, and the expert layers' collectives hold each step to the slowest
+ * rank. Each rank's batch forms from its own queues as vLLM's scheduler
+ * forms it; with expert parallelism its perf model charges it its share
+ * of every rank's tokens (moe_tokens) and the all-to-alls of the largest
+ * rank's (a2a_tokens). The step is one event for the group, at the
+ * slowest rank's end; no macro steps, pipeline stages or all-reduce flows
+ * (the scenario refuses those with data parallelism). */
+
+/* A dummy batch: one token of one sequence. */
+static const int32_t dummy_ctx[1] = {1};
+
+static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+void lsim_dp_step(struct lsim_dp *g)
+{
+	if (g->in_flight)
+		return;
+	struct lsim_sim *s = g->rank[0]->sim;
+	lsim_time now = lsim_now(s->eng);
+	int64_t t_all = 0, t_max = 0;
+	bool any = false;
+	for (int32_t i = 0; i < g->n; i++) {
+		struct lsim_instance *in = g->rank[i];
+		g->part[i] = !in->failed && in->kv && in->state != LSIM_INST_STOPPED;
+		if (!g->part[i])
+			continue;
+		form_batch(in);
+		int np = 0;
+		int64_t t = describe_batch(in, &g->batch[i], &np);
+		if (in->n_sched == 0) {
+			g->batch[i] = (struct lsim_batch){.n_decode = 1, .decode_ctx = dummy_ctx};
+			t = 1;
+		} else
+			any = true;
+		t_all += t;
+		if (t > t_max)
+			t_max = t;
+	}
+	if (!any) { /* nothing anywhere: the group idles */
+		for (int32_t i = 0; i < g->n; i++) {
+			struct lsim_instance *in = g->rank[i];
+			in->busy = false;
+			if (g->part[i] && in->state == LSIM_INST_DRAINING)
+				lsim_sim_instance_idle(s, in);
+		}
+		return;
+	}
+	lsim_time dt = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		if (!g->part[i])
+			continue;
+		struct lsim_instance *in = g->rank[i];
+		g->batch[i].moe_tokens = t_all;
+		g->batch[i].a2a_tokens = t_max;
+		lsim_time t = step_time(in, &g->batch[i], &in->step_work);
+		if (t > dt)
+			dt = t;
+		in->busy = true;
+		in->step_start = now;
+		if (in->n_sched > 0) {
+			in->iterations++;
+			int64_t tokens = 0;
+			for (size_t k = 0; k < in->n_sched; k++)
+				tokens += s->reqs[in->sched[k]].sched_tokens;
+			in->tokens += tokens;
+		} else
+			g->dummy_steps++;
+	}
+	g->steps++;
+	g->in_flight = true;
+	if (!lsim_schedule_in(s->eng, dt, dp_step_end, g, 0) && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_dp *g = subject;
+	lsim_time now = lsim_now(eng);
+	for (int32_t i = 0; i < g->n; i++) {
+		struct lsim_instance *in = g->rank[i];
+		if (!g->part[i] || in->failed)
+			continue; /* crashed mid-step: nothing comes out */
+		in->busy_ns += now - in->step_start;
+		add_work(in, &in->step_work);
+		if (in->n_sched > 0)
+			finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
+		in->n_sched = 0;
+	}
+	g->in_flight = false;
+	lsim_dp_step(g);
 }
 
 /* ---- macro steps ----

@@ -221,6 +221,6 @@ struct lsim_memplan_in lsim_memplan_in_for(const struct lsim_engine_cfg *cfg,
 		.max_num_batched_tokens = cfg->max_num_batched_tokens,
 		.max_num_seqs = cfg->max_num_seqs,
 		.block_size = cfg->block_size,
-		.experts_per_rank = 0,
+		.experts_per_rank = cfg->experts_per_rank,
 	};
 }

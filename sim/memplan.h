@@ -31,7 +31,8 @@ struct lsim_memplan_in {
 	int64_t block_size;	    /* tokens per KV block */
 	/* MoE: experts held by one rank. 0: all of them, each sharded over
 	 * the tp ranks (vLLM without expert parallelism); n > 0: n whole
-	 * experts per rank (expert parallelism, not yet configurable). */
+	 * experts per rank (expert parallelism: enable_expert_parallel, the
+	 * engine's experts_per_rank). */
 	int32_t experts_per_rank;
 };
 

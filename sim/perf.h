@@ -32,6 +32,12 @@ struct lsim_batch {
 	const int32_t *prefill_ctx;
 	int n_decode;
 	const int32_t *decode_ctx;
+	/* Expert parallelism in lockstep (data-parallel ranks of an MoE
+	 * model, docs/parallelism.md): the tokens of every rank's batch in
+	 * this step, whose expert work is shared out over the EP group, and
+	 * the most tokens one rank dispatches (the all-to-all waits for it).
+	 * 0: this batch alone. */
+	int64_t moe_tokens, a2a_tokens;
 };
 
 struct lsim_perf;
@@ -150,6 +156,11 @@ struct lsim_table_params {
 	 * instance adds them after the compute): charge their latency only.
 	 * Not with a measured allreduce.csv (lsim_perf_table_has_allreduce). */
 	bool coll_on_links;
+	/* Expert parallelism: the experts are split over ep GPUs (data-
+	 * parallel ranks x tp); each holds n_experts / ep of them, runs the
+	 * tokens the gate sends there and takes part in two all-to-alls per
+	 * layer (dispatch, combine) on coll's fabric. 0 or 1: none. */
+	int ep;
 };
 
 /* dir is the .../<GPU>/<model>/<variant> folder holding tp<N>/ subfolders. */

@@ -12,6 +12,14 @@
  *                       + moe(T, expected distinct experts) )
  *        + cpu_overhead
  *        + n_layers * 2 * all-reduce(T x hidden x dtype bytes)   (tp > 1)
+ *        + n_layers * 2 * all-to-all(T_max x min(top_k, EP) x hidden x
+ *                                    dtype bytes)              (EP > 1)
+ *
+ * With expert parallelism over EP GPUs (data-parallel ranks stepping in
+ * lockstep, docs/parallelism.md) the moe term is one GPU's share of every
+ * rank's tokens T_all: moe(T_all / EP, expected distinct experts among its
+ * E / EP), the same table read at the same number of token-expert pairs
+ * per expert; T_max is the most tokens one rank dispatches.
  *
  * The all-reduces (after attention's output projection and after the MLP)
  * are timed by the folder's measured tp<N>/allreduce.csv when it has one,
@@ -231,6 +239,10 @@ struct table_state {
 	bool ar_lat_only;     /* model: latency only (the data moves as flows) */
 	struct lsim_coll_topo ar_topo;
 	struct tab1 ar_curve; /* bytes -> ns */
+	/* expert parallelism (ep > 1): its all-to-alls on ep_topo */
+	int ep;
+	struct lsim_coll_topo ep_topo;
+	double ep_act;	      /* bytes per token dispatched */
 };
 
 static void ops_free(struct op *o, int n)
@@ -748,10 +760,12 @@ static double moe_activated(const struct moe *m, int64_t n)
 	return a < e ? a : e;
 }
 
-static int64_t moe_lookup(const struct moe *m, int64_t tokens)
+/* The table at ae distinct experts and tq tokens. */
+static int64_t moe_at(const struct moe *m, double ae, double tq)
 {
-	double ae = moe_activated(m, tokens);
-	double aq = ae < 1.0 ? 1.0 : ae, tq = tokens < 1 ? 1.0 : (double)tokens;
+	double aq = ae < 1.0 ? 1.0 : ae;
+	if (tq < 1.0)
+		tq = 1.0;
 	int lo, hi;
 	double t;
 	bracket(m->ae, m->n_ae, aq, &lo, &hi, &t);
@@ -760,6 +774,30 @@ static int64_t moe_lookup(const struct moe *m, int64_t tokens)
 		return whole_ns(v0);
 	double v1 = tab1_eval(&m->rows[hi], tq);
 	return whole_ns(v0 + t * (v1 - v0));
+}
+
+static int64_t moe_lookup(const struct moe *m, int64_t tokens)
+{
+	return moe_at(m, moe_activated(m, tokens), (double)tokens);
+}
+
+/*
+ * One GPU of an expert-parallel group of ep: it holds E / ep experts, and
+ * under a balanced gate the t_all tokens of every rank send it t_all x
+ * top_k / ep token-expert pairs, as many as t_all / ep tokens bring to
+ * one GPU holding all E; each of its experts is hit by some token with
+ * probability 1 - ((E - k) / E)^t_all. At ep 1 this is moe_lookup.
+ */
+static int64_t moe_ep_lookup(const struct moe *m, int ep, int64_t t_all)
+{
+	double e = m->n_experts, k = m->top_k < m->n_experts ? m->top_k : m->n_experts;
+	double own = e / ep;
+	double ae = t_all > 0 ? nearbyint(own * (1.0 - pow((e - k) / e, (double)t_all))) : 0.0;
+	if (ae < 1.0)
+		ae = 1.0;
+	if (ae > own)
+		ae = own;
+	return moe_at(m, ae, (double)t_all / ep);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1076,6 +1114,21 @@ static int64_t allreduce_ns(const struct table_state *s, int64_t tokens)
 	return whole_ns((s->ar_lat_only ? e.latency_s : e.time_s) * 1e9);
 }
 
+/* One all-to-all (dispatch or combine) of an expert-parallel step whose
+ * largest rank has tokens: each token goes to the GPUs of its top_k
+ * experts, min(top_k, ep) of them (almost surely under a balanced gate:
+ * at Qwen3-30B-A3B's 8 of 128 over 2 GPUs, all on one with probability
+ * 0.8%), whole ns (>= 1). */
+static int64_t alltoall_ns(const struct table_state *s, int64_t tokens)
+{
+	int fan = s->moe.top_k < s->ep ? s->moe.top_k : s->ep;
+	double bytes = (double)tokens * s->ep_act * fan;
+	struct lsim_coll_est e;
+	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
+		return 1; /* checked at create time: cannot happen */
+	return whole_ns(e.time_s * 1e9);
+}
+
 static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
 {
 	const struct table_state *s = p->state;
@@ -1113,7 +1166,11 @@ static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_ba
 			 (double)whole_ns(tab1_eval(&s->layer_ops[i].f, tq));
 	layer += (double)attention_time(s, (double)pc, (double)(kp > 0 ? kp : 0), nd,
 					nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
-	if (s->has_moe)
+	if (s->has_moe && s->ep > 1)
+		layer += (double)moe_ep_lookup(&s->moe, s->ep,
+					       b->moe_tokens > 0 ? b->moe_tokens : tokens) +
+			 2.0 * (double)alltoall_ns(s, b->a2a_tokens > 0 ? b->a2a_tokens : tokens);
+	else if (s->has_moe)
 		layer += (double)moe_lookup(&s->moe, tokens);
 	if (s->ar_kind)
 		layer += 2.0 * (double)allreduce_ns(s, tokens);
@@ -1288,6 +1345,30 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 						   "%d GPUs of tensor parallelism do not fit the "
 						   "GPU's fabric (%s) for their all-reduce", prm->tp,
 						   lsim_fabric_name(prm->coll->fabric));
+		}
+	}
+	if (rc == 0 && prm->ep > 1) {
+		struct lsim_coll_est e;
+		if (!s->has_moe)
+			rc = lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "enable_expert_parallel",
+					   "expert parallelism needs an MoE model, and %s has no "
+					   "moe.csv: set enable_expert_parallel false", dir);
+		else if (s->moe.n_experts % prm->ep != 0)
+			rc = lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "enable_expert_parallel",
+					   "%d experts do not split evenly over an expert-parallel "
+					   "group of %d GPUs (data_parallel_size x tp)",
+					   s->moe.n_experts, prm->ep);
+		else if (!prm->coll || !(prm->act_bytes > 0.0) ||
+			 lsim_coll_time(prm->coll, LSIM_COLL_ALLTOALL, prm->ep, 0.0, &e) != 0)
+			rc = lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "enable_expert_parallel",
+					   "an expert-parallel group of %d GPUs needs the GPUs' "
+					   "fabric for its all-to-alls, and %s", prm->ep,
+					   prm->coll ? "it does not hold that many"
+						     : "none was given");
+		if (rc == 0) {
+			s->ep = prm->ep;
+			s->ep_topo = *prm->coll;
+			s->ep_act = prm->act_bytes;
 		}
 	}
 	if (rc) {

@@ -52,6 +52,9 @@ void lsim_sim_release(struct lsim_sim *s)
 		free(s->inst[i]);
 	}
 	free(s->inst);
+	for (size_t i = 0; i < s->n_dp; i++)
+		lsim_dp_release(s->dp[i]);
+	free(s->dp);
 	for (size_t i = 0; i < s->n_reqs; i++) {
 		free(s->reqs[i].blocks);
 		free(s->reqs[i].src_blocks);
@@ -781,6 +784,10 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 	}
 	if (in && s->qos && admission(s, pos, req) != 0)
 		in = NULL;
+	if (in && in->dp) { /* the group's own balancer picks the rank */
+		struct lsim_instance *rank = lsim_dp_pick(in->dp);
+		in = rank ? rank : in;
+	}
 	if (in) {
 		in->routed_since_sample++;
 		lsim_time delay = dispatch_delay(s, req);

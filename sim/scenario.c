@@ -75,6 +75,8 @@ struct inst_cfg {
 	const char *gpu_from; /* gpu: cheapest among these ('|'-separated; empty: all) */
 	int64_t tp;
 	int64_t replicas;
+	int64_t dp;	 /* data_parallel_size: ranks per replica */
+	bool ep;	 /* enable_expert_parallel */
 	int perf;
 	const char *perf_table;
 	lsim_time cpu_overhead;
@@ -95,10 +97,18 @@ struct inst_cfg {
 	double capacity_rps;
 };
 
-/* GPUs one replica occupies: tp per pipeline stage. */
+/* GPUs one instance (a replica, or one data-parallel rank of one)
+ * occupies: tp per pipeline stage. */
 static int64_t replica_gpus(const struct inst_cfg *ic)
 {
 	return ic->tp * (ic->eng.pp > 1 ? ic->eng.pp : 1);
+}
+
+/* GPUs placed together for one replica: its data-parallel ranks' side by
+ * side in one node (pp is 1 with data parallelism). */
+static int64_t placed_gpus(const struct inst_cfg *ic)
+{
+	return replica_gpus(ic) * ic->dp;
 }
 
 static int64_t max_replicas(const struct inst_cfg *ic)
@@ -121,7 +131,9 @@ static const struct lsim_keydef inst_keys[] = {
 	{"gpu_from", LSIM_K_STRING, I(gpu_from), "", LSIM_NOBOUNDS, NULL, "with gpu: cheapest, the GPU kinds to choose from, '|'-separated (e.g. H100-SXM|A100-80GB-SXM; empty: every kind in the price file)"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers are split evenly; up to pp batches are in flight, each stage computing one at a time and sending its activations to the next stage over the links"},
-	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas"},
+	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
+	{"data_parallel_size", LSIM_K_INT, I(dp), "1", 1, 64, NULL, "vLLM's data_parallel_size: each replica is D engine ranks of tp GPUs, side by side in one node, each with its own scheduler and KV cache, behind vLLM's DP load balancer (4 x waiting + running on counts published every 100 ms); for an MoE model the ranks step in lockstep and need enable_expert_parallel (docs/parallelism.md)"},
+	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus two all-to-alls per layer on the GPUs' fabric (docs/parallelism.md)"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
@@ -924,8 +936,11 @@ static double bytes_per_gpu(const struct lsim_scenario *sc, size_t i)
 	if (ic->perf == PERF_SERVICE)
 		return 0;
 	const struct lsim_model_arch *m = &sc->models[i];
-	return (lsim_model_weight_bytes(m) +
-		lsim_model_kv_bytes_per_token(m) * (double)ic->min_kv_tokens) /
+	/* expert parallel: a rank holds 1 / dp of the experts */
+	double w = lsim_model_weight_bytes(m);
+	if (ic->ep && ic->dp > 1)
+		w -= lsim_model_expert_bytes(m) * (1.0 - 1.0 / (double)ic->dp);
+	return (w + lsim_model_kv_bytes_per_token(m) * (double)ic->min_kv_tokens) /
 	       (double)replica_gpus(ic);
 }
 
@@ -1002,7 +1017,8 @@ static int place_replica(struct lsim_scenario *sc, size_t i, int32_t r,
 			 int32_t *node_out, int32_t *gpu_out)
 {
 	const struct inst_cfg *ic = &sc->insts[i];
-	int32_t tp = (int32_t)ic->tp, pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
+	/* a data-parallel replica's ranks (pp 1) as one run of GPUs */
+	int32_t tp = (int32_t)(ic->tp * ic->dp), pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
 	const struct lsim_policy *alloc = sc->policies[LSIM_ROLE_ALLOCATOR];
 	const struct lsim_allocator_ops *ops = alloc->type->ops;
 	for (int pass = 0; pass < (pp > 1 ? 2 : 1); pass++) {
@@ -1093,7 +1109,7 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 	for (size_t i = 0; i < sc->n_insts && rc == 0; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
 		int32_t pp = ic->eng.pp > 1 ? (int32_t)ic->eng.pp : 1;
-		int32_t want = (int32_t)replica_gpus(ic);
+		int32_t want = (int32_t)placed_gpus(ic);
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].replicas", i);
 		for (int64_t r = 0; r < ic->replicas && rc == 0; r++, next += (size_t)pp) {
@@ -1103,10 +1119,12 @@ static int place(struct lsim_scenario *sc, struct lsim_diag *d)
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], key,
 						    LSIM_EINVAL,
 						    "not enough %s GPUs in the cluster for replica %lld "
-						    "(%d GPUs: tp %lld x pp %d; %s)",
+						    "(%d GPUs: tp %lld x %s %d; %s)",
 						    ic->gpu, (long long)r + 1, (int)want, (long long)ic->tp,
-						    (int)pp, pp > 1 ? "each stage must fit in one node"
-							     : "a replica must fit in one node");
+						    ic->dp > 1 ? "data_parallel_size" : "pp",
+						    ic->dp > 1 ? (int)ic->dp : (int)pp,
+						    pp > 1 ? "each stage must fit in one node"
+							   : "a replica must fit in one node");
 			else if (rc == LSIM_EPLUGIN)
 				rc = lsim_cfg_error(d, sc->doc, list->items[i], "allocator",
 						    LSIM_EPLUGIN,
@@ -1245,6 +1263,79 @@ static int load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
  * prefills both). With less, such a request waits at the head of the
  * queue for ever and the run ends with it unfinished.
  */
+/*
+ * Data and expert parallelism (data_parallel_size, enable_expert_parallel)
+ * as far as they are modelled (docs/parallelism.md); every other
+ * combination is refused naming the key.
+ */
+static int check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+		    struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+	char key[96];
+	const char *what = NULL;
+	if (ic->dp > 1) {
+		snprintf(key, sizeof key, "instances[%zu].data_parallel_size", i);
+		if (ic->perf == PERF_SERVICE)
+			what = "perf: service (a rank needs a model's steps)";
+		else if (ic->eng.pp > 1)
+			what = "pp > 1";
+		else if (ic->role != LSIM_ROLE_BOTH)
+			what = "role prefill or decode";
+		else if (ic->cold_start)
+			what = "cold_start";
+		else if (ic->spot)
+			what = "spot";
+		else if (ic->min_replicas >= 0 || ic->max_replicas >= 0)
+			what = "min_replicas or max_replicas (the adaptor adds single instances)";
+		else if (sc->fail.mtbf > 0 || sc->fail.gpu_mtbf > 0 || sc->fail.node_mtbf > 0 ||
+			 sc->fail.trace[0] || sc->fail.spot_mtbr > 0)
+			what = "failures (a failed rank's group is not modelled)";
+		if (what)
+			return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "data_parallel_size"),
+					      key, LSIM_EINVAL,
+					      "data_parallel_size %lld with %s is not modelled yet: "
+					      "use data_parallel_size 1 (replicas behind the router) "
+					      "or drop the other setting", (long long)ic->dp, what);
+		/* vLLM shards every expert over the D x tp GPUs by tensor
+		 * parallelism then (FusedMoEParallelConfig), which neither
+		 * backend times */
+		if (sc->models[i].n_experts > 0 && !ic->ep)
+			return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "data_parallel_size"),
+					      key, LSIM_EINVAL,
+					      "data_parallel_size %lld of the MoE model %s without "
+					      "enable_expert_parallel: vLLM then shards every expert "
+					      "over all %lld GPUs by tensor parallelism, which is not "
+					      "modelled; set enable_expert_parallel: true",
+					      (long long)ic->dp, sc->models[i].name,
+					      (long long)placed_gpus(ic));
+	}
+	if (!ic->ep)
+		return 0;
+	snprintf(key, sizeof key, "instances[%zu].enable_expert_parallel", i);
+	struct lsim_node *at = lsim_node_get(item, "enable_expert_parallel");
+	if (ic->perf == PERF_SERVICE)
+		what = "perf: service runs no model, and no experts: set it false";
+	else if (sc->models[i].n_experts == 0)
+		what = "a dense model has no experts to split: set it false";
+	else if (ic->perf != PERF_TABLE)
+		what = "expert parallelism is modelled with perf: table only (its moe.csv): "
+		       "use perf: table";
+	else if (ic->tp > 1)
+		what = "expert parallelism across tensor-parallel GPUs is not modelled yet "
+		       "(only across data-parallel ranks of tp 1): use tp 1";
+	else if (ic->dp < 2)
+		what = "it splits the experts over the data_parallel_size ranks: set "
+		       "data_parallel_size 2 or more";
+	if (what)
+		return lsim_cfg_error(d, sc->doc, at ? at : item, key, LSIM_EINVAL,
+				      "enable_expert_parallel: %s", what);
+	/* each rank holds its share of the experts (the memory plan's) */
+	sc->insts[i].eng.experts_per_rank = sc->models[i].n_experts / (int32_t)ic->dp;
+	return 0;
+}
+
 static int check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
@@ -1541,7 +1632,7 @@ static int make_policies(struct lsim_scenario *sc, struct lsim_diag *d)
 	/* instances there may ever be: every group at its maximum */
 	int32_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
-		n += (int32_t)max_replicas(&sc->insts[i]);
+		n += (int32_t)(max_replicas(&sc->insts[i]) * sc->insts[i].dp);
 	for (int i = 0; i < LSIM_ROLE_COUNT; i++) {
 		int rc = lsim_policy_create(sc->doc, nodes[i],
 					    lsim_policy_role_key((enum lsim_policy_role)i),
@@ -1717,6 +1808,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "set count or duration, or the workload never ends");
 	if (rc == 0)
 		rc = load_hw(sc, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		rc = check_dp(sc, root, i, d);
 	if (rc == 0)
 		rc = check_chunked_prefill(sc, d);
 	if (rc == 0)
@@ -2219,6 +2312,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 				.act_bytes = (double)sc->models[i].hidden *
 					     sc->models[i].bytes_per_param,
 				.coll_on_links = table_ar_on_links(sc, ic, sc->table_dirs[i]),
+				.ep = ic->ep ? (int)ic->dp : 0,
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
@@ -2288,6 +2382,31 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	return 0;
 }
 
+/* One replica of data-parallel group i: its data_parallel_size ranks,
+ * each an instance of tp GPUs side by side from the replica's placement
+ * (entry next), made one group behind vLLM's DP balancer, in lockstep for
+ * an MoE model. */
+static int build_dp_replica(struct lsim_scenario *sc, size_t i, size_t next,
+			    struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	struct lsim_instance *ranks[64];
+	for (int64_t k = 0; k < ic->dp; k++) {
+		int32_t node = 0, gpu = 0;
+		if (sc->placement) {
+			node = sc->placement[next];
+			gpu = sc->placement_gpu[next] + (int32_t)(k * ic->tp);
+		}
+		int rc = make_instance(sc, i, sc->placement ? &node : NULL,
+				       sc->placement ? &gpu : NULL, &ranks[k], d);
+		if (rc != 0)
+			return rc;
+	}
+	if (!lsim_sim_add_dp(&sc->sim, ranks, (int32_t)ic->dp, sc->models[i].n_experts > 0))
+		return LSIM_ENOMEM;
+	return 0;
+}
+
 static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	size_t next = 0; /* the replica's first stage in the placement */
@@ -2295,6 +2414,12 @@ static int build_instances(struct lsim_scenario *sc, struct lsim_diag *d)
 		const struct inst_cfg *ic = &sc->insts[i];
 		size_t pp = ic->eng.pp > 1 ? (size_t)ic->eng.pp : 1;
 		for (int64_t r = 0; r < ic->replicas; r++, next += pp) {
+			if (ic->dp > 1) {
+				int rc = build_dp_replica(sc, i, next, d);
+				if (rc != 0)
+					return rc;
+				continue;
+			}
 			struct lsim_instance *in = NULL;
 			int rc = make_instance(sc, i, sc->placement ? &sc->placement[next] : NULL,
 					       sc->placement ? &sc->placement_gpu[next] : NULL,
@@ -2886,6 +3011,9 @@ static int setup_fleet(struct lsim_scenario *sc)
 		struct lsim_group *g = &sc->groups[i];
 		g->min = (int32_t)min_replicas(ic);
 		g->max = (int32_t)max_replicas(ic);
+		if (ic->dp > 1) /* counted in instances, each rank one; never scaled
+				 * (check_dp refuses min_replicas and max_replicas) */
+			g->min = g->max = (int32_t)(ic->replicas * ic->dp);
 		g->capacity_rps = ic->capacity_rps;
 		g->provision = ic->provision_time;
 		g->engine_init = ic->engine_init;

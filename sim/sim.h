@@ -36,6 +36,8 @@ struct lsim_engine_cfg {
 	int first_token;     /* role prefill: enum lsim_first_token */
 	int64_t pp;	     /* pipeline stages (0 or 1: none) */
 	int kv_reserve;	     /* enum lsim_kv_reserve */
+	int32_t experts_per_rank; /* MoE under expert parallelism: whole experts
+				   * a rank holds (0: all, sharded over tp) */
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or
@@ -202,6 +204,8 @@ struct lsim_instance {
 	int32_t node; /* cluster node it was placed on (-1: no cluster) */
 	int32_t model_idx; /* index in the run's model_names */
 	int32_t group;	   /* the scenario's instances[] entry it belongs to */
+	struct lsim_dp *dp; /* its data-parallel group, or NULL (rank dp_rank) */
+	int32_t dp_rank;
 	int state;	   /* enum lsim_inst_state */
 	int role;	   /* enum lsim_inst_role */
 	int32_t gpu0;	   /* first of its GPUs in the topology (-1: none) */
@@ -310,6 +314,33 @@ struct lsim_instance {
 	int64_t routed_since_sample;
 };
 
+/*
+ * A data-parallel group (vLLM's data_parallel_size, docs/parallelism.md):
+ * n ranks, each an instance with its own scheduler and KV cache, behind
+ * vLLM's DP load balancer (dp.c): a request goes to the rank of least
+ * 4 x waiting + running in the counts the coordinator last published
+ * (every publish_period while the group has work) plus the front end's
+ * own tally of the requests it sent since. For an MoE model the ranks
+ * step in lockstep (instance.c): every step all ranks run a forward pass
+ * together, a rank with nothing to do a dummy batch of one token, and the
+ * step lasts as long as the slowest rank's; with expert parallelism each
+ * rank's MoE time is for its share of all ranks' tokens (perf.h).
+ */
+struct lsim_dp {
+	int32_t n;
+	struct lsim_instance **rank;	/* borrowed, [n] */
+	bool lockstep;			/* an MoE model: ranks step together */
+	lsim_time publish_period;	/* the coordinator's: 100 ms */
+	int64_t *pub_wait, *pub_run;	/* the balancer's counts, [n] */
+	lsim_event_id pub_ev;		/* the next publication, or 0 */
+	/* lockstep: the step in flight, each rank's batch for it and
+	 * whether it takes part (live ranks) */
+	bool in_flight;
+	struct lsim_batch *batch;	/* [n] */
+	bool *part;			/* [n] */
+	int64_t steps, dummy_steps;	/* group steps; ranks' dummy batches */
+};
+
 /* An instance group (one scenario instances[] entry) as the adaptor
  * scales it. */
 struct lsim_group {
@@ -393,6 +424,8 @@ struct lsim_sim {
 	size_t info_n;
 	int32_t *info_stale;
 	size_t n_info_stale;
+	struct lsim_dp **dp;	     /* data-parallel groups (owned) */
+	size_t n_dp;
 	struct lsim_group *groups;   /* borrowed; n_groups 0: no scaling */
 	size_t n_groups;
 	struct lsim_fleet_ops fleet;
@@ -568,6 +601,22 @@ void lsim_sim_release(struct lsim_sim *s);
 struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s);
 /* Frees the instance added last, whose init failed (it holds nothing). */
 void lsim_sim_drop_instance(struct lsim_sim *s);
+
+/*
+ * dp.c: makes ranks[0 .. n-1] (instances already added) one data-parallel
+ * group, stepping in lockstep when lockstep is set; NULL on ENOMEM. The
+ * group's balancer then picks among them the rank of each request routed
+ * to any of them.
+ */
+struct lsim_dp *lsim_sim_add_dp(struct lsim_sim *s, struct lsim_instance **ranks,
+				int32_t n, bool lockstep);
+/* The rank vLLM's DP load balancer sends a request to (see struct
+ * lsim_dp), counted in its tally; NULL when no rank is ready. */
+struct lsim_instance *lsim_dp_pick(struct lsim_dp *g);
+void lsim_dp_release(struct lsim_dp *g);
+/* instance.c: starts the group's next lockstep step unless one is in
+ * flight. */
+void lsim_dp_step(struct lsim_dp *g);
 /* Runs the workload (ownership passes) to completion or until limit. */
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d);

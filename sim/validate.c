@@ -3,6 +3,10 @@
  * requests.jsonl arriving at queued_ts, with the engine settings of its
  * meta.json) through one simulated instance using the matching per-layer
  * profile, and compares TTFT, TPOT and end-to-end latency percentiles.
+ * A data-parallel run (data_parallel_size D) is replayed through D ranks
+ * behind vLLM's DP load balancer, stepping in lockstep for an MoE model,
+ * with the experts split over the D x tp GPUs under enable_expert_parallel
+ * (docs/parallelism.md).
  */
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -92,6 +96,8 @@ static int key_line(const char *file, const char *path)
 
 struct meta {
 	int64_t max_num_seqs, max_batched, tp;
+	int64_t dp;		/* data_parallel_size (1: none) */
+	bool ep;		/* enable_expert_parallel */
 	int64_t max_model_len;	/* 0: the model's context */
 	int64_t blocks;		/* 0: derived from memory */
 	int64_t block_size;
@@ -157,12 +163,10 @@ static int meta_int(json_object *root, const char *file, const char *const *path
 	return 0;
 }
 
-/* Data or expert parallelism, which validate does not replay. */
+/* Pipeline parallelism, which validate does not replay. */
 static int refuse_parallel(json_object *root, const char *file, struct lsim_diag *d)
 {
 	static const char *const sizes[] = {
-		"engine_kwargs.data_parallel_size",
-		"resolved_config.parallel_config.data_parallel_size",
 		"engine_kwargs.pipeline_parallel_size",
 		"resolved_config.parallel_config.pipeline_parallel_size"};
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -170,31 +174,13 @@ static int refuse_parallel(json_object *root, const char *file, struct lsim_diag
 		if (!x || !json_object_is_type(x, json_type_int) ||
 		    json_object_get_int64(x) <= 1)
 			continue;
-		bool dp = strstr(sizes[i], "data_") != NULL;
 		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, sizes[i]), 0,
 				     sizes[i],
-				     "%s %lld: %s replay is not modelled yet (validate replays "
-				     "one engine, tensor-parallel at most), so this run cannot "
-				     "be validated; use a run with %s 1",
-				     dp ? "data_parallel_size" : "pipeline_parallel_size",
-				     (long long)json_object_get_int64(x),
-				     dp ? "data-parallel (several engines behind vLLM's load "
-					  "balancer)"
-					: "pipeline-parallel",
-				     dp ? "data_parallel_size" : "pipeline_parallel_size");
-	}
-	static const char *const ep[] = {"engine_kwargs.enable_expert_parallel",
-					 "resolved_config.parallel_config.enable_expert_parallel"};
-	for (size_t i = 0; i < 2; i++) {
-		json_object *x = at(root, ep[i]);
-		if (x && json_object_is_type(x, json_type_boolean) &&
-		    json_object_get_boolean(x))
-			return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, ep[i]), 0,
-					     ep[i],
-					     "enable_expert_parallel true: expert-parallel replay "
-					     "is not modelled yet (validate replays one engine, "
-					     "tensor-parallel at most), so this run cannot be "
-					     "validated; use a run without expert parallelism");
+				     "pipeline_parallel_size %lld: pipeline-parallel replay is "
+				     "not modelled yet (validate replays tensor- and data-"
+				     "parallel engines), so this run cannot be validated; use "
+				     "a run with pipeline_parallel_size 1",
+				     (long long)json_object_get_int64(x));
 	}
 	return 0;
 }
@@ -223,13 +209,34 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 			      PATHS("engine_kwargs.tensor_parallel_size",
 				    "resolved_config.parallel_config.tensor_parallel_size"),
 			      0, true, &m->tp, NULL, d);
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.data_parallel_size",
+				    "resolved_config.parallel_config.data_parallel_size"),
+			      1, false, &m->dp, NULL, d);
+	if (rc == 0 && m->dp > 64)
+		rc = lsim_diag_set(d, LSIM_EINVAL, path,
+				   key_line(path, "data_parallel_size"), 0, "data_parallel_size",
+				   "data_parallel_size %lld: at most 64 ranks are replayed",
+				   (long long)m->dp);
+	json_object *v = NULL;
+	const char *w = NULL;
+	int got = 0;
+	if (rc == 0 &&
+	    (got = first_of(root, path,
+			    PATHS("engine_kwargs.enable_expert_parallel",
+				  "resolved_config.parallel_config.enable_expert_parallel"),
+			    json_type_boolean, &v, &w, d)) > 0)
+		m->ep = json_object_get_boolean(v);
+	if (got < 0)
+		rc = got;
 	/* null (older logs) or absent: the model's context, as vLLM takes it */
 	if (rc == 0)
 		rc = meta_int(root, path,
 			      PATHS("engine_kwargs.max_model_len",
 				    "resolved_config.model_config.max_model_len"),
 			      0, false, &m->max_model_len, &m->len_from, d);
-	/* no kv_cache block: the memory plan sizes the cache */
+	/* no kv_cache block: the memory plan sizes the cache (each rank's) */
 	if (rc == 0)
 		rc = meta_int(root, path,
 			      PATHS("kv_cache.num_gpu_blocks",
@@ -240,9 +247,6 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 			      PATHS("kv_cache.block_size", "engine_kwargs.block_size",
 				    "resolved_config.cache_config.block_size"),
 			      16, false, &m->block_size, NULL, d);
-	json_object *v = NULL;
-	const char *w = NULL;
-	int got = 0;
 	m->gpu_mem_util = 0.9; /* vLLM's default */
 	if (rc == 0 &&
 	    (got = first_of(root, path,
@@ -425,15 +429,46 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 					     "cannot be sized: pass --gpu NAME (a GPU profile)");
 		gpu.hbm_bytes = m->device_bytes; /* the run's own device */
 	}
+	/* Expert parallelism splits the experts of an MoE model over the
+	 * D x tp GPUs; a dense model has none to split (vLLM ignores it) */
+	int64_t epn = m->ep && arch.n_experts > 0 ? m->dp * m->tp : 1;
+	/* with tp > 1 the experts of one rank's TP group combine by the
+	 * all-reduce (vLLM uses all-to-all kernels across data-parallel ranks
+	 * only), a mix the table model does not time */
+	if (epn > 1 && m->tp > 1)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "enable_expert_parallel"), 0,
+				     "enable_expert_parallel",
+				     "enable_expert_parallel with tensor_parallel_size %lld: "
+				     "expert parallelism across tensor-parallel GPUs is not "
+				     "modelled yet (only across data-parallel ranks of one GPU "
+				     "each), so this run cannot be validated",
+				     (long long)m->tp);
+	/* without it vLLM shards every expert over the D x tp GPUs by tensor
+	 * parallelism (FusedMoEParallelConfig: flatten_tp_across_dp), which
+	 * the tables do not profile (moe.csv is measured at TP 1) */
+	if (m->dp > 1 && arch.n_experts > 0 && !m->ep)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "data_parallel_size"), 0,
+				     "data_parallel_size",
+				     "data_parallel_size %lld of the MoE model %s without "
+				     "enable_expert_parallel: vLLM then shards every expert over "
+				     "the %lld GPUs by tensor parallelism, which the profile's "
+				     "moe.csv (measured at TP 1) does not time, so this run cannot "
+				     "be validated; use a run with enable_expert_parallel true",
+				     (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
 	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
-	 * --gpu or the profile the run's device name matches */
+	 * --gpu or the profile the run's device name matches; expert
+	 * parallel: the all-to-alls too */
+	bool need_fabric = m->tp > 1 || epn > 1;
+	const char *fabric_key = m->tp > 1 ? "tensor_parallel_size" : "enable_expert_parallel";
 	struct lsim_coll_topo ct;
 	const struct lsim_gpu_profile *fabric = NULL;
 	struct lsim_gpu_profile matched;
-	if (m->tp > 1 && o->gpu && o->gpu[0]) {
+	if (need_fabric && o->gpu && o->gpu[0]) {
 		fabric = &gpu;
 		snprintf(res->fabric_from, sizeof res->fabric_from, "--gpu %s", gpu.name);
-	} else if (m->tp > 1) {
+	} else if (need_fabric) {
 		char dir[1024], name[128];
 		snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
 		rc = m->device[0] ? lsim_gpu_profile_match(dir, m->device, name, sizeof name, d)
@@ -444,11 +479,12 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 			char why[sizeof d->msg];
 			snprintf(why, sizeof why, "%s", m->device[0] ? d->msg : "no hardware.device_name");
 			return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-					     key_line(meta_path, "tensor_parallel_size"), 0,
-					     "tensor_parallel_size",
-					     "tensor_parallel_size %lld: the all-reduces need the "
-					     "GPUs' fabric, and %s: pass --gpu NAME (a profile of %s)",
-					     (long long)m->tp, why, dir);
+					     key_line(meta_path, fabric_key), 0, fabric_key,
+					     "%s: the %s need the GPUs' fabric, and %s: pass "
+					     "--gpu NAME (a profile of %s)",
+					     m->tp > 1 ? "tensor_parallel_size > 1"
+						       : "enable_expert_parallel",
+					     m->tp > 1 ? "all-reduces" : "all-to-alls", why, dir);
 		}
 		fabric = &matched;
 		snprintf(res->fabric_from, sizeof res->fabric_from,
@@ -463,17 +499,15 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.cpu_overhead_s = o->cpu_overhead_s,
 		.coll = fabric ? &ct : NULL,
 		.act_bytes = (double)arch.hidden * arch.bytes_per_param,
+		.ep = (int)epn,
 	};
-	struct lsim_perf *perf = NULL;
-	rc = lsim_perf_table_create(o->perf_dir, &tp, &perf, d);
-	if (rc != 0)
-		return rc;
+	res->dp = m->dp;
+	res->ep = epn;
+	res->lockstep = m->dp > 1 && arch.n_experts > 0;
 	struct lsim_sim s;
 	rc = lsim_sim_init(&s, 1, d);
-	if (rc != 0) {
-		lsim_perf_destroy(perf);
+	if (rc != 0)
 		return rc;
-	}
 	s.retain_requests = true; /* compared request by request below */
 	s.sample_period = 0;
 	struct lsim_engine_cfg ec = {
@@ -485,17 +519,34 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.max_model_len = m->max_model_len, /* 0: the model's context */
 		.enable_prefix_caching = m->prefix_caching,
 		.enable_chunked_prefill = true,
+		/* expert parallel: a rank holds its share of the experts */
+		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
 	};
-	struct lsim_instance *in = lsim_sim_add_instance(&s);
-	rc = in ? lsim_instance_init(in, &s, 0, &ec, &gpu, &arch, (int32_t)m->tp,
-				     perf, d)
-		: LSIM_ENOMEM;
-	if (rc != 0 && in)
-		lsim_sim_drop_instance(&s);
-	if (rc == 0) {
-		res->kv_blocks = lsim_instance_kv_blocks(in);
-		res->max_model_len = in->max_model_len;
+	/* one instance per data-parallel rank, each with its own perf model */
+	struct lsim_instance *ranks[64];
+	for (int64_t k = 0; rc == 0 && k < m->dp; k++) {
+		struct lsim_perf *perf = NULL;
+		rc = lsim_perf_table_create(o->perf_dir, &tp, &perf, d);
+		if (rc != 0)
+			break;
+		struct lsim_instance *in = lsim_sim_add_instance(&s);
+		rc = in ? lsim_instance_init(in, &s, (int32_t)k, &ec, &gpu, &arch,
+					     (int32_t)m->tp, perf, d)
+			: LSIM_ENOMEM;
+		if (!in)
+			lsim_perf_destroy(perf);
+		if (rc != 0 && in)
+			lsim_sim_drop_instance(&s);
+		if (rc == 0)
+			ranks[k] = in;
 	}
+	if (rc == 0) {
+		res->kv_blocks = lsim_instance_kv_blocks(ranks[0]);
+		res->max_model_len = ranks[0]->max_model_len;
+	}
+	if (rc == 0 && m->dp > 1 &&
+	    !lsim_sim_add_dp(&s, ranks, (int32_t)m->dp, res->lockstep))
+		rc = LSIM_ENOMEM;
 	struct lsim_workload *w = NULL;
 	lsim_time back = 0;
 	if (rc == 0)
@@ -590,13 +641,16 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 				"\"block_size\": %lld, \"max_model_len\": %lld, "
 				"\"max_model_len_from\": \"%s\", \"lines_out_of_order\": %llu, "
 				"\"max_step_back_ms\": %.6f, \"prefix_caching\": %s, "
-				"\"prefix_caching_from\": \"%s\", \"fabric\": \"%s\"}\n",
+				"\"prefix_caching_from\": \"%s\", \"fabric\": \"%s\", "
+				"\"data_parallel_size\": %lld, \"expert_parallel_gpus\": %lld, "
+				"\"lockstep\": %s}\n",
 				r->n_requests, r->n_preempted, r->model, (long long)r->kv_blocks,
 				r->kv_from ? r->kv_from : "derived", (long long)r->block_size,
 				(long long)r->max_model_len,
 				r->len_from ? r->len_from : "model context",
 				(unsigned long long)r->n_back, r->max_back_ms,
-				r->prefix_caching ? "true" : "false", r->prefix_from, r->fabric);
+				r->prefix_caching ? "true" : "false", r->prefix_from, r->fabric,
+				(long long)r->dp, (long long)r->ep, r->lockstep ? "true" : "false");
 		return;
 	}
 	lsim_buf_printf(b, "%-12s %14s %14s %9s\n", "metric (ms)", "measured",
@@ -620,9 +674,17 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 			r->kv_from ? r->kv_from : "derived from the device memory");
 	lsim_buf_printf(b, "max_model_len %lld (%s)\n", (long long)r->max_model_len,
 			r->len_from ? r->len_from : "null in meta.json: the model's context");
+	if (r->dp > 1)
+		lsim_buf_printf(b, "data parallel: %lld ranks behind vLLM's DP load balancer, "
+				   "%s\n", (long long)r->dp,
+				r->lockstep ? "stepping in lockstep (an MoE model)"
+					    : "each stepping on its own (a dense model)");
+	if (r->ep > 1)
+		lsim_buf_printf(b, "expert parallel over %lld GPUs\n", (long long)r->ep);
 	if (r->fabric_from[0])
-		lsim_buf_printf(b, "all-reduces on the fabric of profile %s (%s)\n",
-				r->fabric, r->fabric_from);
+		lsim_buf_printf(b, "%s on the fabric of profile %s (%s)\n",
+				r->ep > 1 ? "collectives" : "all-reduces", r->fabric,
+				r->fabric_from);
 	lsim_buf_printf(b, "prefix caching %s (%s)\n", r->prefix_caching ? "on" : "off",
 			r->prefix_from);
 	if (r->n_back > 0)

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "hw.h"
+#include "memplan.h"
 #include "validate.h"
 
 static void test_rtx4090_llama31_8b(void **state)
@@ -195,6 +196,78 @@ static void test_tp2_fabric(void **state)
 	assert_true(slow.rows[0][0].sim_ms > r.rows[0][0].sim_ms); /* TTFT mean */
 }
 
+#define QWEN_PRO6000 "calibrate/perf/llmservingsim/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16"
+
+/* data_parallel_size 2 of a dense model: two ranks stepping on their
+ * own behind vLLM's balancer; enable_expert_parallel on a dense model
+ * splits nothing (one engine, as vLLM runs it) */
+static void test_data_parallel_dense(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, e;
+	run("tests/data/validate/data_parallel", "", &r);
+	assert_int_equal(r.dp, 2);
+	assert_int_equal(r.ep, 1);
+	assert_false(r.lockstep);
+	assert_int_equal(r.n_requests, 40);
+	run("tests/data/validate/expert_parallel_dense", "", &e);
+	assert_int_equal(e.dp, 1);
+	assert_int_equal(e.ep, 1);
+	/* two ranks share the load: TTFT and TPOT shorter than one engine's */
+	assert_true(r.rows[0][0].sim_ms < e.rows[0][0].sim_ms);
+	assert_true(r.rows[1][0].sim_ms < e.rows[1][0].sim_ms);
+}
+
+/* data_parallel_size 2 + enable_expert_parallel of Qwen3-30B-A3B on RTX
+ * PRO 6000s: two ranks in lockstep, the experts over 2 GPUs, the
+ * all-to-alls on the fabric found from the device name (the same replay
+ * as with --gpu). Golden means (ms) of the mechanism as built: they move
+ * when the table, the balancer or the lockstep model changes. */
+static void test_dp2_ep_moe(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, g;
+	run_with("tests/data/validate/dp2_ep_moe", QWEN_PRO6000, "", &r);
+	run_with("tests/data/validate/dp2_ep_moe", QWEN_PRO6000, "RTX-PRO-6000", &g);
+	assert_int_equal(r.dp, 2);
+	assert_int_equal(r.ep, 2);
+	assert_true(r.lockstep);
+	assert_string_equal(r.fabric, "RTX-PRO-6000");
+	assert_same_replay(&r, &g);
+	assert_float_equal(r.rows[0][0].sim_ms, 82.216462, 1e-6);
+	assert_float_equal(r.rows[1][0].sim_ms, 23.783054, 1e-6);
+	assert_float_equal(r.rows[2][0].sim_ms, 16238.443484, 1e-6);
+}
+
+/* dp2_ep_moe without a measured block count: each rank's cache comes from
+ * vLLM's memory plan on the log's 96 GiB after its dense weights and 64 of
+ * the 128 experts (engine 256 seqs, 2,048 tokens, utilisation 0.9,
+ * blocks of 16), more than a rank holding every expert would have */
+static void test_dp2_ep_moe_memory(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r;
+	run_with("tests/data/validate/dp2_ep_moe_no_kv", QWEN_PRO6000, "", &r);
+	struct lsim_model_arch arch;
+	char catalogue[1024];
+	struct lsim_diag d = {0};
+	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", lsim_data_dir());
+	assert_int_equal(lsim_model_match(catalogue, "Qwen3-30B-A3B", &arch, &d), 0);
+	struct lsim_memplan_in in = {
+		.model = &arch, .total_bytes = 96.0 * 1073741824.0, .utilization = 0.9,
+		.tp = 1, .pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
+		.block_size = 16, .experts_per_rank = 64,
+	};
+	struct lsim_memplan half, all;
+	lsim_memplan_compute(&in, &half);
+	in.experts_per_rank = 0;
+	lsim_memplan_compute(&in, &all);
+	assert_int_equal(r.kv_blocks, half.blocks);
+	assert_true(half.blocks > all.blocks);
+	assert_int_equal(r.dp, 2);
+	assert_int_equal(r.ep, 2);
+}
+
 /* CUDA device names to profiles: every word of the profile's name begins
  * a word of the device's */
 static void test_device_match(void **state)
@@ -283,6 +356,9 @@ int main(void)
 		cmocka_unit_test(test_no_kv_cache),
 		cmocka_unit_test(test_older_log),
 		cmocka_unit_test(test_tp2_fabric),
+		cmocka_unit_test(test_data_parallel_dense),
+		cmocka_unit_test(test_dp2_ep_moe),
+		cmocka_unit_test(test_dp2_ep_moe_memory),
 		cmocka_unit_test(test_device_match),
 		cmocka_unit_test(test_strip_tags),
 		cmocka_unit_test(test_match_catalogue),

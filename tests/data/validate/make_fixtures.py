@@ -57,6 +57,41 @@ m["hardware"]["device_count"] = 2
 m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 write("tp2_pro6000", m, lines[:40])
 
+# data parallel 2 of a dense model: two independent ranks behind vLLM's
+# DP load balancer; first 40 requests
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["data_parallel_size"] = 2
+m["resolved_config"]["parallel_config"]["data_parallel_size"] = 2
+write("data_parallel", m, lines[:40])
+
+# expert parallelism on a dense model: no experts to split (vLLM ignores
+# it); first 40 requests
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["enable_expert_parallel"] = True
+m["resolved_config"]["parallel_config"]["enable_expert_parallel"] = True
+write("expert_parallel_dense", m, lines[:40])
+
+# data parallel 2 + expert parallel of an MoE model on RTX PRO 6000s, the
+# shape of the motivating run (a fixture of the mechanism, not a
+# measurement: the requests and latencies are the Llama RTX 4090 run's,
+# the KV block count per rank too); first 40 requests
+m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+for k, v in (("data_parallel_size", 2), ("enable_expert_parallel", True)):
+    m["engine_kwargs"][k] = v
+    m["resolved_config"]["parallel_config"][k] = v
+m["hardware"]["device_count"] = 2
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("dp2_ep_moe", m, lines[:40])
+
+# the same with no measured block count: the memory plan sizes each rank's
+# cache from its device memory (the RTX PRO 6000 profile's 96 GiB, as the
+# log would give it) after its dense weights and 64 of the 128 experts
+del m["kv_cache"]
+m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
+m["hardware"]["device_total_memory_bytes"] = 96 * 1024**3
+write("dp2_ep_moe_no_kv", m, lines[:40])
+
 # requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
 # rows 200 and 203 swapped (4 lines earlier than the line before them)
 rows = list(lines)
@@ -75,15 +110,14 @@ m = copy.deepcopy(meta0)
 m["model"] = m["engine_kwargs"]["model"] = "meta-llama/Lama-3.1-8B"
 write("bad/misspelled", m, small)
 
+# data parallel 2 of an MoE model without expert parallelism: vLLM shards
+# every expert over the 2 GPUs by tensor parallelism, which no table holds
 m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
 m["engine_kwargs"]["data_parallel_size"] = 2
 m["resolved_config"]["parallel_config"]["data_parallel_size"] = 2
-write("bad/data_parallel", m, small)
-
-m = copy.deepcopy(meta0)
-m["engine_kwargs"]["enable_expert_parallel"] = True
-m["resolved_config"]["parallel_config"]["enable_expert_parallel"] = True
-write("bad/expert_parallel", m, small)
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("bad/dp2_moe_no_ep", m, small)
 
 # no kv_cache, no resolved_config and no vllm_version: nothing says whether
 # prefix caching was on, nor which vLLM's default would decide
