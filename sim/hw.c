@@ -287,13 +287,14 @@ bool lsim_model_strip_tag(char *name)
 		memmove(name, slash + 1, strlen(slash + 1) + 1);
 		return true;
 	}
-	if (strncasecmp(name, "Meta-", 5) == 0 && name[5]) {
-		memmove(name, name + 5, strlen(name + 5) + 1);
+	size_t n = strlen(name); /* (not strlen(name + 5): GCC's ASan build
+				 * takes that for a read past the literal) */
+	if (n > 5 && strncasecmp(name, "Meta-", 5) == 0) {
+		memmove(name, name + 5, n - 4); /* the rest and its NUL */
 		return true;
 	}
 	static const char *const tags[] = {"-Instruct", "-Chat", "-Base", "-hf",
 					   "-it", "-Thinking"};
-	size_t n = strlen(name);
 	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
 		if (ends_with_ci(name, n, tags[i])) {
 			name[n - strlen(tags[i])] = '\0';
