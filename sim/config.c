@@ -4,6 +4,7 @@
  * bounds and did-you-mean for unknown keys, the effective-config dump, and
  * a small growable text buffer.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -480,12 +481,12 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 
 /* ---- binding ---- */
 
-static size_t edit_distance(const char *a, const char *b)
+size_t lsim_edit_distance(const char *a, const char *b, bool fold_case)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	if (la > 63 || lb > 63)
+	if (la > 127 || lb > 127)
 		return 99;
-	size_t row[64];
+	size_t row[128];
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = j;
 	for (size_t i = 1; i <= la; i++) {
@@ -493,7 +494,8 @@ static size_t edit_distance(const char *a, const char *b)
 		row[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
 			size_t cur = row[j];
-			size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+			unsigned char x = (unsigned char)a[i - 1], y = (unsigned char)b[j - 1];
+			size_t cost = (fold_case ? tolower(x) == tolower(y) : x == y) ? 0 : 1;
 			size_t best = prev + cost;
 			if (row[j] + 1 < best)
 				best = row[j] + 1;
@@ -512,7 +514,7 @@ const char *lsim_did_you_mean(const char *word, const char *const *list,
 	const char *best = NULL;
 	size_t best_d = 4;
 	for (size_t i = 0; i < n; i++) {
-		size_t dist = edit_distance(word, list[i]);
+		size_t dist = lsim_edit_distance(word, list[i], false);
 		if (dist < best_d) {
 			best_d = dist;
 			best = list[i];

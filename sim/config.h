@@ -124,6 +124,10 @@ void lsim_cfg_doc(struct lsim_buf *b, const struct lsim_keydef *keys,
 int lsim_choice_index(const char *choices, const char *v);
 const char *lsim_choice_name(const char *choices, int idx, char *buf, size_t size);
 
+/* Levenshtein distance of two names of at most 127 bytes (99 for longer
+ * ones), comparing letters case-insensitively if fold_case. */
+size_t lsim_edit_distance(const char *a, const char *b, bool fold_case);
+
 /* Closest name in list (edit distance <= 3), or NULL. */
 const char *lsim_did_you_mean(const char *word, const char *const *list,
 			      size_t n);

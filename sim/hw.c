@@ -313,32 +313,6 @@ bool lsim_model_strip_tag(char *name)
 	return false;
 }
 
-/* Levenshtein distance, case-insensitive, of two short names. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t na = strlen(a), nb = strlen(b);
-	if (na > 127)
-		na = 127;
-	if (nb > 127)
-		nb = 127;
-	size_t row[128];
-	for (size_t j = 0; j <= nb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= na; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= nb; j++) {
-			size_t up = row[j];
-			size_t sub = diag + (tolower((unsigned char)a[i - 1]) !=
-					     tolower((unsigned char)b[j - 1]));
-			size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-			row[j] = sub < best ? sub : best;
-			diag = up;
-		}
-	}
-	return row[nb];
-}
-
 int lsim_model_match(const char *catalogue, const char *name,
 		     struct lsim_model_arch *m, struct lsim_diag *d)
 {
@@ -365,7 +339,7 @@ int lsim_model_match(const char *catalogue, const char *name,
 			struct lsim_node *nm = lsim_node_get(list->items[i], "name");
 			if (!nm || nm->kind != LSIM_NODE_SCALAR)
 				continue;
-			size_t e = edit_distance(cand, nm->value);
+			size_t e = lsim_edit_distance(cand, nm->value, true);
 			for (int k = 0; k < 3; k++)
 				if (e < dist[k]) { /* ties: catalogue order */
 					for (int j = 2; j > k; j--) {

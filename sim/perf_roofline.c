@@ -133,8 +133,11 @@ static void push(struct t_terms *c, double time, work_t work)
  * each of the ring's 2(n-1) steps (reduce-scatter, then all-gather), as
  * NCCL's own tuning model counts them (src/graph/tuning.cc: baseLat +
  * nsteps * hwLat). The latency does not shrink with n: it grows.
- * A placeholder for the collectives model (sim/collective.c), which is to
- * replace it with NCCL's choice of algorithm and protocol by message size.
+ * The roofline keeps this form, anchored on each profile's all-reduce
+ * latency measured at 8 GPUs; the table backend times its all-reduces
+ * with the collectives model (sim/collective.c), which also picks NCCL's
+ * algorithm and protocol by message size. Moving the roofline onto that
+ * model would move every roofline TP figure, so it is a change of its own.
  */
 static double allreduce_lat(double base, double step, int n)
 {

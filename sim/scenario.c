@@ -950,6 +950,15 @@ static uint64_t gpu_bits(int32_t first, int32_t n)
 	return m << first;
 }
 
+/* The memory plan of instance group i, and what it was computed from. */
+static void plan_group(const struct lsim_scenario *sc, size_t i, struct lsim_memplan_in *mi,
+		       struct lsim_memplan *plan)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	*mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i], &sc->models[i], (int32_t)ic->tp);
+	lsim_memplan_compute(mi, plan);
+}
+
 /*
  * vLLM's memory plan (memplan.h) for each engine instance group: a replica
  * must hold min_kv_tokens of KV (at least one block) after its weights,
@@ -964,10 +973,9 @@ static int check_memory(struct lsim_scenario *sc, struct lsim_diag *d)
 		const struct inst_cfg *ic = &sc->insts[i];
 		if (ic->perf == PERF_SERVICE)
 			continue;
-		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
-								&sc->models[i], (int32_t)ic->tp);
+		struct lsim_memplan_in mi;
 		struct lsim_memplan plan;
-		lsim_memplan_compute(&mi, &plan);
+		plan_group(sc, i, &mi, &plan);
 		if (plan.blocks >= lsim_memplan_blocks_for(ic->min_kv_tokens, ic->eng.block_size))
 			continue;
 		char why[768], key[80];
@@ -1915,10 +1923,9 @@ char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
 		const struct inst_cfg *ic = &sc->insts[i];
 		if (ic->perf == PERF_SERVICE)
 			continue;
-		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
-								&sc->models[i], (int32_t)ic->tp);
+		struct lsim_memplan_in mi;
 		struct lsim_memplan plan;
-		lsim_memplan_compute(&mi, &plan);
+		plan_group(sc, i, &mi, &plan);
 		lsim_buf_printf(&b,
 				"# instances[%zu] %s: vLLM memory plan per GPU of %lld x %s: "
 				"%.3f GiB x %.2f = %.3f GiB - weights %.3f - activations %.3f "
