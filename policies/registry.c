@@ -14,6 +14,7 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_sched_round_robin,
 	&lsim_sched_random,
 	&lsim_sched_least_outstanding,
+	&lsim_sched_least_load,
 	&lsim_sched_least_tokens,
 	&lsim_sched_kv_aware,
 	&lsim_sched_power_of_two,

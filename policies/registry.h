@@ -18,7 +18,7 @@ const struct lsim_policy_type *lsim_registry_find(enum lsim_policy_kind kind,
 /* The built-in types, defined in policies/<kind>/. */
 extern const struct lsim_policy_type lsim_mon_periodic, lsim_mon_ewma;
 extern const struct lsim_policy_type lsim_sched_round_robin, lsim_sched_random,
-	lsim_sched_least_outstanding, lsim_sched_least_tokens,
+	lsim_sched_least_outstanding, lsim_sched_least_load, lsim_sched_least_tokens,
 	lsim_sched_kv_aware, lsim_sched_power_of_two, lsim_sched_prefix_affinity;
 extern const struct lsim_policy_type lsim_queue_fcfs, lsim_queue_sjf,
 	lsim_queue_priority, lsim_queue_edf;

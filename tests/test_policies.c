@@ -175,7 +175,7 @@ static void test_conformance_all_builtins(void **state)
 		}
 		conform(set, NULL);
 	}
-	assert_int_equal(routers, 7);
+	assert_int_equal(routers, 8);
 	assert_int_equal(queues, 4);
 	assert_int_equal(profilers, 4);
 	assert_int_equal(allocators, 3);
@@ -666,6 +666,37 @@ static void test_power_of_two_distinct(void **state)
 	gsl_rng_free(rng);
 }
 
+static void test_least_load_score(void **state)
+{
+	(void)state;
+	/* vLLM's balancer score 4 x waiting + running: instance 1 (3
+	 * waiting, 0 running: 12) loses to instance 0 (1 waiting, 7 running:
+	 * 11) although it has fewer requests; with waiting_weight 1 the
+	 * score is the count and instance 1 (3) wins over 0 (8) and 2 (4) */
+	const struct lsim_policy_type *t = &lsim_sched_least_load;
+	const struct lsim_scheduler_ops *ops = t->ops;
+	_Alignas(max_align_t) unsigned char st[64] = {0};
+	assert_true(t->state_size <= sizeof st);
+	assert_int_equal(t->n_params, 2);
+	assert_string_equal(t->params[0].def, "4");
+	assert_string_equal(t->params[1].def, "1");
+	double *w_wait = (double *)(st + t->params[0].offset);
+	double *w_run = (double *)(st + t->params[1].offset);
+	*w_wait = 4;
+	*w_run = 1;
+	struct lsim_instance_info inst[3] = {
+		{.waiting = 1, .running = 7}, {.waiting = 3}, {.waiting = 2, .running = 4}};
+	assert_int_equal(ops->route(st, NULL, inst, 3), 0);
+	*w_wait = 1;
+	assert_int_equal(ops->route(st, NULL, inst, 3), 1);
+	/* ties in turn: three idle instances are served 0, 1, 2, 0 */
+	struct lsim_instance_info idle[3] = {{0}};
+	*w_wait = 4;
+	int32_t first = ops->route(st, NULL, idle, 3);
+	for (int k = 1; k <= 3; k++)
+		assert_int_equal(ops->route(st, NULL, idle, 3), (first + k) % 3);
+}
+
 static void test_token_bucket_exact(void **state)
 {
 	(void)state;
@@ -711,6 +742,7 @@ int main(void)
 		cmocka_unit_test(test_token_bucket_exact),
 		cmocka_unit_test(test_prefix_affinity),
 		cmocka_unit_test(test_power_of_two_distinct),
+		cmocka_unit_test(test_least_load_score),
 		cmocka_unit_test(test_synchronizer_delay),
 		cmocka_unit_test(test_adaptor_scale_out),
 	};

@@ -4,15 +4,16 @@
 # its instance from the moment it is routed, so simultaneous arrivals
 # spread instead of piling onto the instance that looked emptiest first:
 #   1. 16 requests at t = 0 on 8 replicas (tests/data/routing): two per
-#      replica for least_outstanding, least_tokens and kv_aware, with the
-#      cluster's network messages and without, with no synchronizer and
-#      with a 50 ms dispatch delay; their mean TTFT is round robin's (but
-#      kv_aware's with neither network nor delay: see below).
+#      replica for least_outstanding, least_load, least_tokens and
+#      kv_aware, with the cluster's network messages and without, with no
+#      synchronizer and with a 50 ms dispatch delay; their mean TTFT is
+#      round robin's (but kv_aware's with neither network nor delay: see
+#      below).
 #      power_of_two samples two replicas: over 20 seeds no replica gets
 #      more than 4 (blind to requests in flight it gave up to 6).
 #   2. A property over random bursts (sizes, replica counts, prompt and
-#      output lengths, network, delay): least_outstanding's per-replica
-#      counts differ by at most one; least_tokens' per-replica work
+#      output lengths, network, delay): least_outstanding's and
+#      least_load's per-replica counts differ by at most one; least_tokens' per-replica work
 #      (prompt + predicted output) differs by at most one request's work;
 #      kv_aware's counts by at most one when prompts fit the same blocks.
 set -u
@@ -49,7 +50,7 @@ for yaml in burst burst_local; do
 		run "rr-$yaml-$sync" "$data/$yaml.yaml" "${args[@]}" \
 			--set scheduler.router.name=round_robin || continue
 		rr=$(summary "rr-$yaml-$sync" ttft_mean_s)
-		for r in least_outstanding least_tokens kv_aware; do
+		for r in least_outstanding least_load least_tokens kv_aware; do
 			n="$r-$yaml-$sync"
 			run "$n" "$data/$yaml.yaml" "${args[@]}" --set scheduler.router.name=$r || continue
 			c=$(counts "$n" 8)
@@ -104,6 +105,11 @@ for k in $(seq 1 12); do
 		read -r lo hi < <(counts "lo-$k" "$reps" | tr ' ' '\n' | sort -n | sed -n '1p;$p' | tr '\n' ' ')
 		[ $((hi - lo)) -le 1 ] && ok "least_outstanding $tag: $lo..$hi per replica" ||
 			bad "least_outstanding $tag: $lo..$hi per replica"
+	fi
+	if run "ll-$k" "$data/$yaml.yaml" "${args[@]}" --set scheduler.router.name=least_load; then
+		read -r lo hi < <(counts "ll-$k" "$reps" | tr ' ' '\n' | sort -n | sed -n '1p;$p' | tr '\n' ' ')
+		[ $((hi - lo)) -le 1 ] && ok "least_load $tag: $lo..$hi per replica" ||
+			bad "least_load $tag: $lo..$hi per replica"
 	fi
 	if run "lt-$k" "$data/$yaml.yaml" "${args[@]}" --set scheduler.router.name=least_tokens; then
 		res=$(awk -F, -v r="$reps" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }

@@ -1,7 +1,7 @@
 /*
  * routers.c - scheduler policies that choose the instance a request goes
- * to: round_robin, random, least_outstanding, least_tokens, kv_aware,
- * power_of_two and prefix_affinity. Each is O(instances) per request at most; ties go to the
+ * to: round_robin, random, least_outstanding, least_load, least_tokens,
+ * kv_aware, power_of_two and prefix_affinity. Each is O(instances) per request at most; ties go to the
  * lowest index so results are deterministic.
  */
 #include <gsl/gsl_rng.h>
@@ -117,6 +117,59 @@ const struct lsim_policy_type lsim_sched_least_outstanding = {
 	.name = "least_outstanding",
 	.summary = "route to the instance with the fewest unfinished requests",
 	.state_size = sizeof(struct lo_state), .ops = &lo_ops,
+};
+
+/* ---- least_load ---- */
+
+/*
+ * vLLM's data-parallel balancer score, waiting_weight x waiting +
+ * running_weight x running (4 and 1 in DPLBAsyncMPClient), on the live
+ * counts: a request waits while its prompt is not yet scheduled, so the
+ * score weighs a queued prompt above a request that is decoding. Requests
+ * on their way count as waiting. Ties in turn, as least_outstanding.
+ */
+struct ll_state {
+	int32_t next;
+	double w_wait, w_run;
+};
+
+static int32_t ll_route(void *state, const struct lsim_request_info *r,
+			const struct lsim_instance_info *inst, int32_t n)
+{
+	struct ll_state *s = state;
+	int32_t start = s->next < n ? s->next : 0;
+	int32_t best = start;
+	double least = 0;
+	for (int32_t k = 0; k < n; k++) {
+		int32_t i = start + k < n ? start + k : start + k - n;
+		double v = s->w_wait * (double)inst[i].waiting +
+			   s->w_run * (double)inst[i].running;
+		if (k == 0 || v < least) {
+			least = v;
+			best = i;
+		}
+	}
+	s->next = best + 1;
+	return best;
+}
+
+static const struct lsim_scheduler_ops ll_ops = {.route = ll_route};
+
+static const struct lsim_keydef ll_params[] = {
+	{"waiting_weight", LSIM_K_DOUBLE, offsetof(struct ll_state, w_wait), "4", 0, 1e6,
+	 NULL, "weight of a request waiting for its prompt to be scheduled", NULL},
+	{"running_weight", LSIM_K_DOUBLE, offsetof(struct ll_state, w_run), "1", 0, 1e6,
+	 NULL, "weight of a running (prefilling or decoding) request", NULL},
+};
+
+const struct lsim_policy_type lsim_sched_least_load = {
+	.abi = LSIM_POLICY_ABI, .kind = LSIM_KIND_SCHEDULER,
+	.flags = LSIM_POLICY_COUNTS_ONLY,
+	.name = "least_load",
+	.summary = "route to the least waiting_weight x waiting + running_weight x running "
+		   "(vLLM's data-parallel balancer)",
+	.state_size = sizeof(struct ll_state), .params = ll_params,
+	.n_params = 2, .ops = &ll_ops,
 };
 
 /* ---- least_tokens ---- */
