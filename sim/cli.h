@@ -29,6 +29,9 @@ int lsim_cli_nomem(void);
 /* `llmsim profile collective` (sim/collective_cli.c). */
 int lsim_cli_profile_collective(int argc, char **argv);
 
+/* `llmsim compare A B` (sim/compare.c). */
+int lsim_cli_compare(int argc, char **argv);
+
 /* mkdir -p: 0, or -1 with errno set (ENOTDIR: path is a file). */
 int lsim_cli_make_dirs(const char *path);
 

@@ -39,6 +39,7 @@ static const char usage_main[] =
 	"  sweep SWEEP.yaml      run a policy sweep in a process pool (resumable); status, merge\n"
 	"  report DIR            a sweep's configurations: means and 95% CIs across seeds\n"
 	"  search FILE --slo ... capacity: the highest rate meeting the SLOs per configuration\n"
+	"  compare RUN_A RUN_B   two runs of one workload: paired latency differences, 95% CIs\n"
 	"  policies [KIND]       list the policies (all kinds, or one) with parameters\n"
 	"  keys                  print the reference of every scenario key (Markdown)\n"
 	"\n"
@@ -525,6 +526,8 @@ int main(int argc, char **argv)
 		return lsim_cli_report(argc - 1, argv + 1);
 	if (!strcmp(cmd, "search"))
 		return lsim_cli_search(argc - 1, argv + 1);
+	if (!strcmp(cmd, "compare"))
+		return lsim_cli_compare(argc - 1, argv + 1);
 	fprintf(stderr, "llmsim: unknown command '%s'\n%s", cmd, usage_main);
 	return EXIT_BADINPUT;
 }
