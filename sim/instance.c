@@ -1085,17 +1085,20 @@ static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* ---- the pipeline (pp > 1) ----
- * As in vLLM, up to pp batches are in flight, each made of requests that
- * are in no other batch; a new batch forms whenever fewer than pp are in
- * flight. Each stage takes the batches in the order they formed, one at a
- * time: it computes its share of the layers (the batch's compute time
- * split evenly), runs its share of the tensor-parallel ring all-reduce as
- * flows between its tp GPUs (allreduce_on_links), is free again, and
- * sends the batch's activations (hidden states and residual, bf16) to the
- * next stage, rank k to rank k, 1/tp of them each (vLLM splits them over
- * the tensor-parallel group); the last stage ends the batch. Without a
- * cluster the send takes bytes over the profile's NVLink (else PCIe)
- * bandwidth. The instance is busy while any batch is in flight. */
+ * As vLLM's V1 engine (docs/parallelism.md, "Pipeline parallelism"): up
+ * to pp batches are in flight, a new one formed whenever fewer are (its
+ * batch queue); a request's tokens in flight count as scheduled, so a
+ * decode waits for its batch while a prefill's next chunk joins the next
+ * batch. Each stage takes the batches in the order they formed, one at a
+ * time: it computes its layers (stage_times: the perf model's stage_time
+ * of vLLM's layer split, plus at tp > 1 the all-gathers of what it
+ * received), runs its layers' share of the tensor-parallel ring
+ * all-reduce as flows between its tp GPUs (allreduce_on_links), is free
+ * again, and sends the batch's activations (hidden states and residual,
+ * bf16) to the next stage, rank k to rank k, 1/tp of them each: as flows
+ * on the links with a cluster (then NCCL's send/recv latency), else the
+ * collective model's send/recv (pp_send_s). The last stage ends the
+ * batch. The instance is busy while any batch is in flight. */
 
 static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
 

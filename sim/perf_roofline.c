@@ -9,7 +9,9 @@
  * rotary embedding, KV-cache write + attention, O GEMM, MLP or MoE experts)
  * times the layer count, plus two ring all-reduces per layer under tensor
  * parallelism, plus the once-per-iteration embedding, final norm and LM head
- * and the CPU overhead. Everything is per GPU of the TP group (weights and
+ * and the CPU overhead (under pipeline parallelism a stage takes its own
+ * layers, the first the embedding and the CPU overhead, the last the final
+ * norm and the LM head). Everything is per GPU of the TP group (weights and
  * heads divided by tp). Formulas, sources and choices: docs/perf-model.md
  * (calibration facts sections 3.5-3.6).
  *

@@ -15,6 +15,10 @@
  *        + n_layers * 2 * all-to-all(T_max x min(top_k, EP) x hidden x
  *                                    dtype bytes)              (EP > 1)
  *
+ * Under pipeline parallelism a stage's share (stage_time) is its layers'
+ * terms, the embedding and the CPU overhead on the first stage, the final
+ * norm, LM head and sampler on the last: the stages add up to iter.
+ *
  * With expert parallelism over EP GPUs (data-parallel ranks stepping in
  * lockstep, docs/parallelism.md) the moe term is one GPU's share of every
  * rank's tokens T_all: moe(T_all / EP, expected distinct experts among its
