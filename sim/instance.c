@@ -22,6 +22,7 @@ static bool room_for_step(const struct lsim_instance *in);
 static bool ring_on(const struct lsim_instance *in);
 static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
+static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -249,8 +250,14 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		 * model on the profile's fabric (collective.h) */
 		lsim_coll_topo_from_profile(gpu, &in->pp_topo);
 		struct lsim_coll_est e;
-		if (lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) != 0 ||
-		    (tp > 1 && lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, tp, 0.0, &e) != 0)) {
+		bool timed = lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) == 0 &&
+			     (tp == 1 ||
+			      lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, tp, 0.0, &e) == 0);
+		for (int32_t st = 0; timed && st + 1 < in->pp; st++) {
+			double lat;
+			timed = pp_send_s(in, st, 0.0, &lat) >= 0.0;
+		}
+		if (!timed) {
 			lsim_instance_release(in);
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "pp",
 					     "pipeline stages of %d x %s: the GPU's fabric cannot "
@@ -1179,6 +1186,7 @@ static int hop_class(const struct lsim_coll_topo *t, int32_t a, int32_t b)
  * enter the same PCIe switch over its uplink (or all of them through host
  * memory when P2P is off) share it, so the busiest switch's count of
  * sends multiplies the bytes. *lat gets the send/recv's latency alone.
+ * Negative: the model cannot time a send of this class.
  */
 static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat)
 {
@@ -1209,8 +1217,9 @@ static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes
 			j++;
 		struct lsim_coll_est e;
 		int mult = c == 2 || (c == 1 && t->p2p) ? 1 : share;
-		if (lsim_coll_time(t, LSIM_COLL_SENDRECV, j + 1, bytes * mult, &e) != 0)
-			continue; /* checked at init for j = 1 */
+		if (hop_class(t, 0, j) != c ||
+		    lsim_coll_time(t, LSIM_COLL_SENDRECV, j + 1, bytes * mult, &e) != 0)
+			return -1.0; /* checked for every boundary at init */
 		if (e.time_s > worst) {
 			worst = e.time_s;
 			*lat = e.latency_s;
