@@ -20,9 +20,9 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
 static bool room_for_step(const struct lsim_instance *in);
 static bool ring_on(const struct lsim_instance *in);
-static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
-		       struct lsim_iter_work work);
+static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
+static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
@@ -222,9 +222,10 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	in->pf_ctx = malloc(cap * sizeof *in->pf_ctx);
 	in->dec_ctx = malloc(cap * sizeof *in->dec_ctx);
 	in->run = malloc(cap * sizeof *in->run);
+	in->sched_n = malloc(cap * sizeof *in->sched_n);
 	in->run_cap = cap;
 	if (!in->kv || !in->sched || !in->pf_chunk || !in->pf_ctx ||
-	    !in->dec_ctx || !in->run) {
+	    !in->dec_ctx || !in->run || !in->sched_n) {
 		lsim_instance_release(in);
 		return LSIM_ENOMEM;
 	}
@@ -237,11 +238,31 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 		for (size_t k = 0; ok && k < pp; k++) {
 			in->stage_holder[k] = -1;
 			in->batches[k].reqs = malloc(cap * sizeof *in->batches[k].reqs);
-			ok = in->batches[k].reqs != NULL;
+			in->batches[k].toks = malloc(cap * sizeof *in->batches[k].toks);
+			in->batches[k].stage_ns = malloc(pp * sizeof *in->batches[k].stage_ns);
+			ok = in->batches[k].reqs && in->batches[k].toks && in->batches[k].stage_ns;
 		}
 		if (!ok) {
 			lsim_instance_release(in);
 			return LSIM_ENOMEM;
+		}
+		/* the stages' send/recv and all-gathers go through the NCCL
+		 * model on the profile's fabric (collective.h) */
+		lsim_coll_topo_from_profile(gpu, &in->pp_topo);
+		struct lsim_coll_est e;
+		bool timed = lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) == 0 &&
+			     (tp == 1 ||
+			      lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, tp, 0.0, &e) == 0);
+		for (int32_t st = 0; timed && st + 1 < in->pp; st++) {
+			double lat;
+			timed = pp_send_s(in, st, 0.0, &lat) >= 0.0;
+		}
+		if (!timed) {
+			lsim_instance_release(in);
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "pp",
+					     "pipeline stages of %d x %s: the GPU's fabric cannot "
+					     "carry their send/recv (give the profile pcie_bw > 0 and "
+					     "a tp its fabric allows)", (int)tp, gpu->name);
 		}
 	}
 	return 0;
@@ -270,6 +291,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->wait);
 	free(in->run);
 	free(in->sched);
+	free(in->sched_n);
 	free(in->pf_chunk);
 	free(in->pf_ctx);
 	free(in->dec_ctx);
@@ -277,8 +299,11 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->pcie_util_ns);
 	free(in->stage_node);
 	free(in->stage_gpu0);
-	for (int32_t k = 0; in->batches && k < in->pp; k++)
+	for (int32_t k = 0; in->batches && k < in->pp; k++) {
 		free(in->batches[k].reqs);
+		free(in->batches[k].toks);
+		free(in->batches[k].stage_ns);
+	}
 	free(in->batches);
 	free(in->stage_holder);
 	free(in->stage_next);
@@ -701,6 +726,16 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 
 /* ---- the engine step ---- */
 
+/* Whether a request after position `from` of the running list is in no
+ * batch in flight (pipelined: one that pick_victim may take). */
+static bool victim_after(const struct lsim_instance *in, size_t from)
+{
+	for (size_t j = in->run_len - 1; j > from; j--)
+		if (in->sim->reqs[in->run[j]].sched_tokens == 0)
+			return true;
+	return false;
+}
+
 /* Takes the request to preempt out of the running list: the last one,
  * or, pipelined, the last one after position `from` that is in no batch
  * in flight (the one at `from` is not). */
@@ -741,13 +776,51 @@ static void add_work(struct lsim_instance *in, const struct lsim_iter_work *w)
 	in->bytes += w->bytes;
 }
 
+/* Pipelined (pp > 1): stage st's compute for batch b in stages[st], as
+ * vLLM splits the model (docs/parallelism.md): the decoder layers of
+ * get_pp_indices (memplan.h), the embedding and the CPU overhead on the
+ * first stage, the final norm, LM head and sampler on the last, each from
+ * the perf model's stage_time; a backend without it gets the iteration's
+ * dt split by layers. Each stage after the first also all-gathers the
+ * activations it received (each rank got 1/tp of them): two all-gathers
+ * (hidden states and residual, tokens x hidden x 2 B each) on the NCCL
+ * model. slow scales the compute (PCIe interference). */
+static void stage_times(const struct lsim_instance *in, const struct lsim_batch *b,
+			int64_t tokens, lsim_time dt, double slow, lsim_time *stages)
+{
+	const struct lsim_perf *p = in->perf;
+	int32_t pp = in->pp, n_layers = in->model->n_layers, below = 0;
+	for (int32_t st = 0; st < pp; st++) {
+		int32_t layers = lsim_memplan_stage_layers(n_layers, pp, st);
+		lsim_time t;
+		if (p->ops->stage_time) {
+			t = p->ops->stage_time(p, b, layers, st == 0, st == pp - 1);
+			if (slow != 1.0)
+				t = (lsim_time)llround((double)t * slow);
+		} else { /* dt (already slowed) in proportion to the layers */
+			t = (lsim_time)((double)dt * (below + layers) / n_layers) -
+			    (lsim_time)((double)dt * below / n_layers);
+		}
+		below += layers;
+		if (st > 0 && in->tp > 1) {
+			struct lsim_coll_est e;
+			double bytes = (double)tokens * in->model->hidden * 2.0;
+			if (lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, in->tp, bytes, &e) == 0)
+				t += 2 * (lsim_time)ceil(e.time_s * 1e9);
+		}
+		stages[st] = t < 1 ? 1 : t;
+	}
+}
+
 /* The time of a step of batch b (at least 1 ns), and its work in ns of
- * its GPUs at peak rates (at most that time), with its FLOPs and bytes. */
+ * its GPUs at peak rates (at most that time), with its FLOPs and bytes;
+ * pipelined, each stage's time in stages (stage_times). */
 static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
-			   struct lsim_iter_work *work)
+			   int64_t tokens, struct lsim_iter_work *work, lsim_time *stages)
 {
 	struct lsim_iter_work w;
 	lsim_time dt;
+	double slow = 1.0;
 	if (in->work_perf) { /* measured times, work from the roofline */
 		dt = lsim_perf_iter_time(in->perf, b);
 		w = lsim_perf_iter_work(in->work_perf, b);
@@ -756,13 +829,15 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 	}
 	if (pcie_slowed(in)) {
 		double u = lsim_instance_pcie_util(in);
-		dt = (lsim_time)llround((double)dt *
-					lsim_pcie_slowdown(in->gpu->pcie_interference,
-							   in->gpu->pcie_interference_exp, u));
+		slow = lsim_pcie_slowdown(in->gpu->pcie_interference,
+					  in->gpu->pcie_interference_exp, u);
+		dt = (lsim_time)llround((double)dt * slow);
 	}
 	if (dt < 1)
 		dt = 1;
 	*work = work_ns(w, dt);
+	if (stages)
+		stage_times(in, b, tokens, dt, slow, stages);
 	return dt;
 }
 
@@ -779,18 +854,26 @@ static void form_batch(struct lsim_instance *in)
 	bool preempted = false;
 	in->n_sched = 0;
 
-	/* Running requests first, in admission order (pipelined: those in no
-	 * batch in flight). */
+	/* Running requests first, in admission order. Pipelined, as vLLM's
+	 * V1 scheduler: the tokens in batches in flight (sched_tokens) count
+	 * as scheduled, so a request whose tokens are all in flight waits for
+	 * its batch, while a prefill with chunks left gets its next chunk in
+	 * this batch (docs/parallelism.md). */
 	for (size_t i = 0; i < in->run_len && budget > 0; i++) {
 		int32_t ri = in->run[i];
 		struct lsim_req *r = &s->reqs[ri];
-		if (in->pp > 1 && r->sched_tokens > 0)
-			continue; /* in a batch in flight */
-		int32_t n_new = req_tokens(r) - r->computed;
+		int32_t ahead = in->pp > 1 ? r->sched_tokens : 0;
+		int32_t n_new = req_tokens(r) - r->computed - ahead;
+		if (n_new <= 0)
+			continue; /* all its tokens in batches in flight */
 		if (n_new > budget)
 			n_new = budget;
-		bool self_preempted = false;
-		while (!ensure_blocks(in, r, r->computed + n_new)) {
+		bool self_preempted = false, held = false;
+		while (!ensure_blocks(in, r, r->computed + ahead + n_new)) {
+			if (ahead > 0 && !victim_after(in, i)) {
+				held = true; /* in flight: not preempted; it waits */
+				break;
+			}
 			int32_t victim = pick_victim(in, i);
 			preempt(in, victim);
 			preempted = true;
@@ -801,7 +884,10 @@ static void form_batch(struct lsim_instance *in)
 		}
 		if (self_preempted)
 			break;
-		r->sched_tokens = n_new;
+		if (held)
+			continue;
+		r->sched_tokens = ahead + n_new;
+		in->sched_n[in->n_sched] = n_new;
 		in->sched[in->n_sched++] = ri;
 		budget -= n_new;
 	}
@@ -850,6 +936,7 @@ static void form_batch(struct lsim_instance *in)
 		in->run[in->run_len++] = ri;
 		lsim_instance_touch(in);
 		r->sched_tokens = n_new;
+		in->sched_n[in->n_sched] = n_new;
 		in->sched[in->n_sched++] = ri;
 		budget -= n_new;
 	}
@@ -866,14 +953,17 @@ static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, in
 	int64_t tokens = 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
 		const struct lsim_req *r = &s->reqs[in->sched[i]];
-		tokens += r->sched_tokens;
-		bool decode = r->sched_tokens == 1 && r->generated > 0 &&
-			      r->computed == req_tokens(r) - 1;
+		/* this batch's tokens of it, after those of earlier batches
+		 * still in flight (pipelined) */
+		int32_t n = in->pp > 1 ? in->sched_n[i] : r->sched_tokens;
+		int32_t ctx = r->computed + (r->sched_tokens - n);
+		tokens += n;
+		bool decode = n == 1 && r->generated > 0 && ctx == req_tokens(r) - 1;
 		if (decode) {
-			in->dec_ctx[nd++] = r->computed;
+			in->dec_ctx[nd++] = ctx;
 		} else {
-			in->pf_chunk[np] = r->sched_tokens;
-			in->pf_ctx[np++] = r->computed;
+			in->pf_chunk[np] = n;
+			in->pf_ctx[np++] = ctx;
 		}
 	}
 	*b = (struct lsim_batch){
@@ -907,7 +997,10 @@ static void schedule_step(struct lsim_instance *in)
 	int np = 0;
 	int64_t tokens = describe_batch(in, &b, &np);
 	struct lsim_iter_work work;
-	lsim_time dt = step_time(in, &b, &work);
+	/* pipelined: the stage times go to the batch's slot (pipe_issue) */
+	lsim_time *stages = in->pp > 1
+		? in->batches[(in->b_head + in->n_inflight) % in->pp].stage_ns : NULL;
+	lsim_time dt = step_time(in, &b, tokens, &work, stages);
 	if (in->n_inflight == 0) {
 		in->busy = true;
 		in->step_start = now;
@@ -915,7 +1008,7 @@ static void schedule_step(struct lsim_instance *in)
 	in->iterations++;
 	in->tokens += tokens;
 	if (in->pp > 1) {
-		pipe_issue(in, dt, tokens, work);
+		pipe_issue(in, tokens, work);
 		if (room_for_step(in))
 			schedule_step(in); /* another batch, of other requests */
 		return;
@@ -999,17 +1092,20 @@ static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* ---- the pipeline (pp > 1) ----
- * As in vLLM, up to pp batches are in flight, each made of requests that
- * are in no other batch; a new batch forms whenever fewer than pp are in
- * flight. Each stage takes the batches in the order they formed, one at a
- * time: it computes its share of the layers (the batch's compute time
- * split evenly), runs its share of the tensor-parallel ring all-reduce as
- * flows between its tp GPUs (allreduce_on_links), is free again, and
- * sends the batch's activations (hidden states and residual, bf16) to the
- * next stage, rank k to rank k, 1/tp of them each (vLLM splits them over
- * the tensor-parallel group); the last stage ends the batch. Without a
- * cluster the send takes bytes over the profile's NVLink (else PCIe)
- * bandwidth. The instance is busy while any batch is in flight. */
+ * As vLLM's V1 engine (docs/parallelism.md, "Pipeline parallelism"): up
+ * to pp batches are in flight, a new one formed whenever fewer are (its
+ * batch queue); a request's tokens in flight count as scheduled, so a
+ * decode waits for its batch while a prefill's next chunk joins the next
+ * batch. Each stage takes the batches in the order they formed, one at a
+ * time: it computes its layers (stage_times: the perf model's stage_time
+ * of vLLM's layer split, plus at tp > 1 the all-gathers of what it
+ * received), runs its layers' share of the tensor-parallel ring
+ * all-reduce as flows between its tp GPUs (allreduce_on_links), is free
+ * again, and sends the batch's activations (hidden states and residual,
+ * bf16) to the next stage, rank k to rank k, 1/tp of them each: as flows
+ * on the links with a cluster (then NCCL's send/recv latency), else the
+ * collective model's send/recv (pp_send_s). The last stage ends the
+ * batch. The instance is busy while any batch is in flight. */
 
 static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
 
@@ -1026,7 +1122,7 @@ static void pipe_try_start(struct lsim_instance *in, int32_t st)
 			continue;
 		b->waiting = false;
 		in->stage_holder[st] = k;
-		lsim_time t = b->compute / in->pp + (st < b->compute % in->pp ? 1 : 0);
+		lsim_time t = b->stage_ns[st];
 		if (!lsim_schedule_in(in->sim->eng, t < 1 ? 1 : t, pipe_computed, in,
 				      (uint64_t)k) &&
 		    !in->sim->error)
@@ -1051,16 +1147,89 @@ static void pipe_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
 		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
 }
 
+/* The send's data has moved on the links; NCCL's send/recv latency
+ * (b->send_lat) follows. */
 static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
 {
 	(void)flow;
 	struct lsim_instance *in = ctx;
-	if (--in->batches[arg].flows == 0 && !in->failed)
-		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
+	struct lsim_pp_batch *b = &in->batches[arg];
+	if (--b->flows > 0 || in->failed)
+		return;
+	if (b->send_lat <= 0) {
+		pipe_arrive(in, (int32_t)arg, b->stage + 1);
+		return;
+	}
+	if (!lsim_schedule_in(in->sim->eng, b->send_lat, pipe_arrived, in, arg) &&
+	    !in->sim->error)
+		in->sim->error = LSIM_ENOMEM;
 }
 
-static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus);
+/* Whether GPUs a and b of one node talk over NVLink (or a mesh link),
+ * and whether they sit behind one PCIe switch: the hop's class in the
+ * collective model (collective.h). */
+static int hop_class(const struct lsim_coll_topo *t, int32_t a, int32_t b)
+{
+	bool fast = t->fabric == LSIM_FABRIC_NVSWITCH || t->fabric == LSIM_FABRIC_MESH ||
+		    (t->fabric == LSIM_FABRIC_NVLINK_PAIRS && a / 2 == b / 2);
+	if (fast)
+		return 2; /* a fast hop crosses no switch (collective.c) */
+	return a / t->gpus_per_switch == b / t->gpus_per_switch ? 1 : 0;
+}
+
+/*
+ * The time in seconds of stage st's send of its activations to stage
+ * st + 1 on the NCCL model (collective.h): tp sends at once, rank k to
+ * rank k (GPUs st tp + k to (st + 1) tp + k of the node), bytes each.
+ * Each is timed as the model's send/recv between GPUs 0 and j of the
+ * same class (NVLink or PCIe, one switch or two); sends that leave or
+ * enter the same PCIe switch over its uplink (or all of them through host
+ * memory when P2P is off) share it, so the busiest switch's count of
+ * sends multiplies the bytes. *lat gets the send/recv's latency alone.
+ * Negative: the model cannot time a send of this class.
+ */
+static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat)
+{
+	const struct lsim_coll_topo *t = &in->pp_topo;
+	int32_t tp = in->tp, gps = t->gpus_per_switch;
+	int32_t first = st * tp, last = (st + 2) * tp; /* the GPUs involved */
+	int share = 1;
+	for (int32_t sw = first / gps; sw <= (last - 1) / gps; sw++) {
+		int up = 0, down = 0;
+		for (int32_t k = 0; k < tp; k++) {
+			int32_t a = first + k, b = a + tp;
+			int c = hop_class(t, a, b);
+			if (c == 2 || (c == 1 && t->p2p))
+				continue; /* NVLink, or P2P inside one switch */
+			up += a / gps == sw;
+			down += b / gps == sw;
+		}
+		int m = up > down ? up : down;
+		if (m > share)
+			share = m;
+	}
+	double worst = 0.0;
+	*lat = 0.0;
+	for (int32_t k = 0; k < tp; k++) {
+		int32_t a = first + k, b = a + tp;
+		int c = hop_class(t, a, b), j = 1;
+		while (j < 63 && hop_class(t, 0, j) != c)
+			j++;
+		struct lsim_coll_est e;
+		int mult = c == 2 || (c == 1 && t->p2p) ? 1 : share;
+		if (hop_class(t, 0, j) != c ||
+		    lsim_coll_time(t, LSIM_COLL_SENDRECV, j + 1, bytes * mult, &e) != 0)
+			return -1.0; /* checked for every boundary at init */
+		if (e.time_s > worst) {
+			worst = e.time_s;
+			*lat = e.latency_s;
+		}
+	}
+	return worst;
+}
+
+static void finish_batch(struct lsim_instance *in, const int32_t *list,
+			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus);
 
 /* Stage st is done with batch k: the stage takes the next batch; the
  * batch goes on to the next stage, or ends. */
@@ -1073,16 +1242,20 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	in->stage_next[st]++;
 	pipe_try_start(in, st);
 	if (st < in->pp - 1) {
+		/* hidden states and residual, bf16, 1/tp of them a rank */
 		double bytes = 2.0 * 2.0 * (double)b->tokens * in->model->hidden / in->tp;
 		in->pp_bytes += bytes * in->tp;
+		double lat;
+		double sec = pp_send_s(in, st, bytes, &lat);
 		if (s->net && in->gpu0 >= 0) {
+			/* the data as flows on the links, NCCL's latency after */
+			b->send_lat = (lsim_time)ceil(lat * 1e9);
 			b->flows = in->tp;
 			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes, pipe_sent,
 				    (uint64_t)k);
 			return;
 		}
-		double bw = in->gpu->nvlink_bw > 0 ? in->gpu->nvlink_bw : in->gpu->pcie_bw;
-		lsim_time t = bw > 0 ? (lsim_time)ceil(bytes / bw * 1e9) : 0;
+		lsim_time t = (lsim_time)ceil(sec * 1e9);
 		if (!lsim_schedule_in(s->eng, t, pipe_arrived, in, (uint64_t)k) && !s->error)
 			s->error = LSIM_ENOMEM;
 		return;
@@ -1090,7 +1263,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 	/* the last stage: batches end in the order they formed, so this is
 	 * the oldest */
 	lsim_time now = lsim_now(s->eng);
-	finish_batch(in, b->reqs, b->n, b->start, in->tp);
+	finish_batch(in, b->reqs, b->toks, b->n, b->start, in->tp);
 	add_work(in, &b->work);
 	in->b_head = (in->b_head + 1) % in->pp;
 	if (--in->n_inflight == 0) {
@@ -1121,20 +1294,22 @@ static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
 	}
 	b->flows = in->tp;
 	start_flows(in, b->stage * in->tp, b->stage * in->tp, true,
-		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) / in->pp,
+		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) *
+			    lsim_memplan_stage_layers(in->model->n_layers, in->pp, b->stage) /
+			    in->model->n_layers,
 		    pipe_ring_moved, arg);
 }
 
-/* The batch just formed (in->sched) enters the pipeline at stage 0. */
-static void pipe_issue(struct lsim_instance *in, lsim_time compute, int64_t tokens,
-		       struct lsim_iter_work work)
+/* The batch just formed (in->sched) enters the pipeline at stage 0 (its
+ * stage times already in its slot's stage_ns). */
+static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work)
 {
 	int32_t k = (in->b_head + in->n_inflight) % in->pp;
 	struct lsim_pp_batch *b = &in->batches[k];
 	memcpy(b->reqs, in->sched, in->n_sched * sizeof *b->reqs);
+	memcpy(b->toks, in->sched_n, in->n_sched * sizeof *b->toks);
 	b->n = in->n_sched;
 	b->seq = in->b_seq++;
-	b->compute = compute;
 	b->tokens = tokens;
 	b->work = work;
 	b->start = lsim_now(in->sim->eng);
@@ -1225,28 +1400,30 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
  * instance. The output tokens stream back to the client, with those of a
  * macro step's earlier steps.
  */
-static void finish_batch(struct lsim_instance *in, const int32_t *list, size_t n,
-			 lsim_time start, int32_t gpus)
+static void finish_batch(struct lsim_instance *in, const int32_t *list,
+			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus)
 {
 	struct lsim_sim *s = in->sim;
 	lsim_time now = lsim_now(s->eng);
 	int32_t tokens_out = 0;
-	/* each request's share of the step: its tokens of the step's tokens */
+	/* each request's share of the step: its tokens of the step's tokens
+	 * (toks[i] pipelined, its sched_tokens else) */
 	int64_t step_tokens = 0;
 	for (size_t i = 0; i < n; i++)
-		step_tokens += s->reqs[list[i]].sched_tokens;
+		step_tokens += toks ? toks[i] : s->reqs[list[i]].sched_tokens;
 	double kv_block_bytes = in->kv_block_bytes;
 	for (size_t i = 0; i < n; i++) {
 		struct lsim_req *r = &s->reqs[list[i]];
-		double share = step_tokens > 0 ? (double)r->sched_tokens / (double)step_tokens : 0;
+		int32_t mine = toks ? toks[i] : r->sched_tokens;
+		double share = step_tokens > 0 ? (double)mine / (double)step_tokens : 0;
 		r->gpu_ns += share * (double)(now - start) * gpus;
 		if (share > r->max_share)
 			r->max_share = share;
 		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
 			r->max_kv_bytes = r->nblocks * kv_block_bytes;
 		int64_t before = work_of(r);
-		r->computed += r->sched_tokens;
-		r->sched_tokens = 0;
+		r->computed += mine;
+		r->sched_tokens -= mine; /* pipelined: its later chunks in flight stay */
 		if (in->cfg.enable_prefix_caching)
 			register_full_blocks(in, r);
 		if (r->computed < req_tokens(r)) {
@@ -1303,7 +1480,7 @@ static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 		return;
 	in->busy_ns += lsim_now(eng) - in->step_start;
 	add_work(in, &in->step_work);
-	finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
+	finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
 	schedule_step(in);
 }
@@ -1367,7 +1544,7 @@ void lsim_dp_step(struct lsim_dp *g)
 		struct lsim_instance *in = g->rank[i];
 		g->batch[i].moe_tokens = t_all;
 		g->batch[i].a2a_tokens = t_max;
-		lsim_time t = step_time(in, &g->batch[i], &in->step_work);
+		lsim_time t = step_time(in, &g->batch[i], 0, &in->step_work, NULL);
 		if (t > dt)
 			dt = t;
 		in->busy = true;
@@ -1399,7 +1576,7 @@ static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 		in->busy_ns += now - in->step_start;
 		add_work(in, &in->step_work);
 		if (in->n_sched > 0)
-			finish_batch(in, in->sched, in->n_sched, in->step_start, in->n_gpus);
+			finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
 		in->n_sched = 0;
 	}
 	g->in_flight = false;
@@ -1586,7 +1763,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
 	} else {
 		for (int32_t k = 1; k < n; k++) {
-			dts[k] = step_time(in, b, &works[k]);
+			dts[k] = step_time(in, b, 0, &works[k], NULL);
 			for (int32_t i = 0; i < b->n_decode; i++)
 				in->dec_ctx[i]++;
 		}

@@ -83,8 +83,14 @@ static const char usage_validate[] =
 	"device_total_memory_bytes) or of --gpu GPU (a profile of calibrate/profiles).\n"
 	"Prefix caching not stated: the default of the logged vllm_version (on from\n"
 	"0.8). Tensor parallel: two all-reduces per layer on the fabric of --gpu GPU,\n"
-	"else of the profile that hardware.device_name names.\n"
-	"Data-, pipeline- and expert-parallel runs are refused (not modelled yet).\n";
+	"else of the profile that hardware.device_name names. Data parallel\n"
+	"(data_parallel_size D): D ranks behind vLLM's DP load balancer, in lockstep\n"
+	"for an MoE model, its experts split over the D x tp GPUs with\n"
+	"enable_expert_parallel. Pipeline parallel (pipeline_parallel_size P): one\n"
+	"instance of P stages with up to P batches in flight, the layers split as\n"
+	"vLLM splits them, the activations sent between stages on the same fabric.\n"
+	"Refused (not modelled yet): data parallel with pipeline parallel, expert\n"
+	"parallel with tensor parallel, and an MoE model's data parallel without it.\n";
 
 struct run_args {
 	const char *scenario;

@@ -76,6 +76,17 @@ struct lsim_perf_ops {
 	 * exactly the values iter_eval gives for each, in t[k] and w[k]. */
 	void (*decode_run)(const struct lsim_perf *p, const struct lsim_batch *b,
 			   int32_t n, lsim_time *t, struct lsim_iter_work *w);
+	/* Optional: the time in ns of one pipeline stage's part of the
+	 * iteration (docs/parallelism.md, "Pipeline parallelism"): `layers`
+	 * decoder layers, each with its tensor-parallel collectives; on the
+	 * `first` stage the embedding and the CPU overhead, on the `last` the
+	 * final norm, the LM head and the sampler. Over the stages of a split
+	 * (layers adding up to the model's, one first, one last) the times
+	 * add up to iter_time: exactly for the table, to within a ns a stage
+	 * for the roofline (each stage's seconds are rounded on their own).
+	 * May be 0 for an empty stage. */
+	lsim_time (*stage_time)(const struct lsim_perf *p, const struct lsim_batch *b,
+				int32_t layers, bool first, bool last);
 };
 
 struct lsim_perf {

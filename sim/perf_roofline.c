@@ -9,7 +9,9 @@
  * rotary embedding, KV-cache write + attention, O GEMM, MLP or MoE experts)
  * times the layer count, plus two ring all-reduces per layer under tensor
  * parallelism, plus the once-per-iteration embedding, final norm and LM head
- * and the CPU overhead. Everything is per GPU of the TP group (weights and
+ * and the CPU overhead (under pipeline parallelism a stage takes its own
+ * layers, the first the embedding and the CPU overhead, the last the final
+ * norm and the LM head). Everything is per GPU of the TP group (weights and
  * heads divided by tp). Formulas, sources and choices: docs/perf-model.md
  * (calibration facts sections 3.5-3.6).
  *
@@ -383,6 +385,41 @@ static void roof_decode_run(const struct lsim_perf *p, const struct lsim_batch *
 	}
 }
 
+/* A pipeline stage's share of the iteration (perf.h): `layers` decoder
+ * layers (each term as roof_layers adds it for one iteration), the
+ * embedding gather and the CPU overhead on the first stage, the final
+ * norm and the LM head on the last. */
+static lsim_time roof_stage_time(const struct lsim_perf *p, const struct lsim_batch *b,
+				 int32_t layers, bool first, bool last)
+{
+	const struct roof_state *s = p->state;
+	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
+	for (int i = 0; i < b->n_prefill; i++) {
+		double c = b->prefill_chunk[i], x = b->prefill_ctx[i];
+		if (c <= 0.0)
+			continue;
+		tokens += c;
+		seqs += 1.0;
+		pairs += c * x + c * (c + 1.0) / 2.0;
+		kv_read += x + c;
+	}
+	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
+	if (tokens <= 0.0)
+		return first ? iter_ns(s->cpu) : 0;
+	const struct t_terms *c = terms_for(s, tokens);
+	double flops = 4.0 * s->d * s->heads * pairs;
+	double bytes = (2.0 * s->kvw * (kv_read + tokens) + 2.0 * tokens * s->q) * s->bpp;
+	double tc = flops / (s->peak * s->mfu_max), tm = bytes / s->bw;
+	double sec = (double)layers * ((tc > tm ? tc : tm) + c->rest);
+	work_t w = {0};
+	double emb = elementwise(s, &w, 2.0 * tokens * s->h);
+	if (first)
+		sec += emb + s->cpu;
+	if (last)
+		sec += (c->once - emb) + lm_head(s, seqs, &w);
+	return sec > 0.0 ? iter_ns(sec) : 0;
+}
+
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
 				 int64_t tokens)
 {
@@ -409,6 +446,7 @@ static const struct lsim_perf_ops roof_ops = {
 	.iter_eval = roof_iter_eval,
 	.decode_run = roof_decode_run,
 	.destroy = roof_destroy,
+	.stage_time = roof_stage_time,
 };
 
 static bool pos(double v)

@@ -15,6 +15,10 @@
  *        + n_layers * 2 * all-to-all(T_max x min(top_k, EP) x hidden x
  *                                    dtype bytes)              (EP > 1)
  *
+ * Under pipeline parallelism a stage's share (stage_time) is its layers'
+ * terms, the embedding and the CPU overhead on the first stage, the final
+ * norm, LM head and sampler on the last: the stages add up to iter.
+ *
  * With expert parallelism over EP GPUs (data-parallel ranks stepping in
  * lockstep, docs/parallelism.md) the moe term is one GPU's share of every
  * rank's tokens T_all: moe(T_all / EP, expected distinct experts among its
@@ -1129,9 +1133,16 @@ static int64_t alltoall_ns(const struct table_state *s, int64_t tokens)
 	return whole_ns(e.time_s * 1e9);
 }
 
-static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
+/* One iteration's terms in whole ns (as doubles: exact integers): the
+ * embedding (first), one decoder layer with its collectives (layer), the
+ * final norm, LM head and sampler (last); false for an empty batch. */
+struct t_parts {
+	double first, layer, last;
+};
+
+static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
+			struct t_parts *o)
 {
-	const struct table_state *s = p->state;
 	int64_t pc = 0, kp = 0;
 	for (int i = 0; i < b->n_prefill; i++) {
 		pc += b->prefill_chunk[i];
@@ -1149,18 +1160,25 @@ static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_ba
 	}
 	int64_t tokens = pc + nd;
 	int64_t seqs = (int64_t)(b->n_prefill > 0 ? b->n_prefill : 0) + nd;
+	*o = (struct t_parts){0};
 	if (tokens <= 0)
-		return s->cpu_ns;
+		return false;
 	double tq = (double)tokens, sq = seqs < 1 ? 1.0 : (double)seqs;
 
-	/* summed in double: absurd tables (a fuzzer's) must not overflow */
-	double once = 0, layer = 0;
-	for (int i = 0; i < s->n_once_ops; i++)
-		once += (double)s->once_ops[i].mult *
-			(double)whole_ns(tab1_eval(&s->once_ops[i].f, tq));
+	/* summed in double: absurd tables (a fuzzer's) must not overflow;
+	 * whole ns below 2^53 add up exactly in any order */
+	for (int i = 0; i < s->n_once_ops; i++) {
+		double t = (double)s->once_ops[i].mult *
+			   (double)whole_ns(tab1_eval(&s->once_ops[i].f, tq));
+		if (!strcmp(s->once_ops[i].name, "embedding"))
+			o->first += t;
+		else
+			o->last += t; /* final_layernorm */
+	}
 	for (int i = 0; i < s->n_seq_ops; i++)
-		once += (double)s->seq_ops[i].mult *
-			(double)whole_ns(tab1_eval(&s->seq_ops[i].f, sq));
+		o->last += (double)s->seq_ops[i].mult *
+			   (double)whole_ns(tab1_eval(&s->seq_ops[i].f, sq));
+	double layer = 0;
 	for (int i = 0; i < s->n_layer_ops; i++)
 		layer += (double)s->layer_ops[i].mult *
 			 (double)whole_ns(tab1_eval(&s->layer_ops[i].f, tq));
@@ -1174,8 +1192,39 @@ static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_ba
 		layer += (double)moe_lookup(&s->moe, tokens);
 	if (s->ar_kind)
 		layer += 2.0 * (double)allreduce_ns(s, tokens);
-	double t = once + (double)s->n_layers * layer + (double)s->cpu_ns;
+	o->layer = layer;
+	return true;
+}
+
+static lsim_time clamp_ns(double t)
+{
 	return t < 9e18 ? (lsim_time)t : (lsim_time)9e18;
+}
+
+static lsim_time table_iter_time(const struct lsim_perf *p, const struct lsim_batch *b)
+{
+	const struct table_state *s = p->state;
+	struct t_parts o;
+	if (!table_parts(s, b, &o))
+		return s->cpu_ns;
+	return clamp_ns(o.first + o.last + (double)s->n_layers * o.layer + (double)s->cpu_ns);
+}
+
+/* A pipeline stage's share (perf.h): its layers; the embedding and the
+ * CPU overhead on the first stage; final norm, LM head and sampler on the
+ * last. */
+static lsim_time table_stage_time(const struct lsim_perf *p, const struct lsim_batch *b,
+				  int32_t layers, bool first, bool last)
+{
+	const struct table_state *s = p->state;
+	struct t_parts o;
+	table_parts(s, b, &o);
+	double t = (double)layers * o.layer;
+	if (first)
+		t += o.first + (double)s->cpu_ns;
+	if (last)
+		t += o.last;
+	return clamp_ns(t);
 }
 
 static void table_destroy(struct lsim_perf *p)
@@ -1190,6 +1239,7 @@ static const struct lsim_perf_ops table_ops = {
 	.name = "table",
 	.iter_time = table_iter_time,
 	.destroy = table_destroy,
+	.stage_time = table_stage_time,
 };
 
 /* tp<N>/allreduce.csv (bytes,time_us) into a curve; rows of one size

@@ -12,6 +12,7 @@
 
 #include "hw.h"
 #include "kvcache.h"
+#include "collective.h"
 #include "cost.h"
 #include "links.h"
 #include "llmsim/engine.h"
@@ -69,7 +70,7 @@ struct lsim_req {
 	/* What each step reads and writes, in the first cache line (the
 	 * array is 64-byte aligned and the struct a multiple of 64 bytes):
 	 * a step touches one line per request instead of three. */
-	_Alignas(64) int32_t sched_tokens; /* tokens scheduled in the current step */
+	_Alignas(64) int32_t sched_tokens; /* tokens scheduled in the current step (pipelined: in all batches in flight) */
 	int32_t prompt, output;
 	int32_t generated; /* output tokens produced so far */
 	int32_t computed;  /* tokens whose KV is in the cache */
@@ -149,14 +150,16 @@ enum lsim_inst_state {
 
 /* A batch in flight through the pipeline stages (instance.c). */
 struct lsim_pp_batch {
-	int32_t *reqs; /* its requests (their sched_tokens say how many) */
+	int32_t *reqs; /* its requests */
+	int32_t *toks; /* each one's tokens in it (their sched_tokens: in all batches in flight) */
 	struct lsim_iter_work work; /* what it does; s at peak rates in ns */
 	size_t n;
 	uint64_t seq;	/* formed as the seq-th batch */
 	int32_t stage;	/* the stage it is at (or arriving at, waiting) */
 	bool waiting;	/* arrived at `stage`, not yet computing there */
 	int32_t flows;	/* its all-reduce or send flows still moving */
-	lsim_time compute; /* the whole model's compute time for it */
+	lsim_time send_lat; /* NCCL's send/recv latency after its send flows */
+	lsim_time *stage_ns; /* each stage's compute for it (pp entries) */
 	lsim_time start;
 	int64_t tokens;
 };
@@ -255,6 +258,7 @@ struct lsim_instance {
 	size_t run_cap;
 	/* the batch of the step in flight (n_sched: above) */
 	int32_t *sched;
+	int32_t *sched_n; /* each one's tokens in the batch formed */
 	int32_t *pf_chunk, *pf_ctx, *dec_ctx;
 	uint64_t *hash_buf;
 	size_t hash_cap;
@@ -310,6 +314,7 @@ struct lsim_instance {
 	int32_t *stage_holder;
 	uint64_t *stage_next;
 	double pp_bytes;		/* activations sent between stages */
+	struct lsim_coll_topo pp_topo;	/* the node's fabric, for the stages' send/recv */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t routed_since_sample;
 };

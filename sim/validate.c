@@ -5,8 +5,9 @@
  * profile, and compares TTFT, TPOT and end-to-end latency percentiles.
  * A data-parallel run (data_parallel_size D) is replayed through D ranks
  * behind vLLM's DP load balancer, stepping in lockstep for an MoE model,
- * with the experts split over the D x tp GPUs under enable_expert_parallel
- * (docs/parallelism.md).
+ * with the experts split over the D x tp GPUs under enable_expert_parallel;
+ * a pipeline-parallel run (pipeline_parallel_size P) through one instance
+ * of P stages (docs/parallelism.md).
  */
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -97,6 +98,7 @@ static int key_line(const char *file, const char *path)
 struct meta {
 	int64_t max_num_seqs, max_batched, tp;
 	int64_t dp;		/* data_parallel_size (1: none) */
+	int64_t pp;		/* pipeline_parallel_size (1: none) */
 	bool ep;		/* enable_expert_parallel */
 	int64_t max_model_len;	/* 0: the model's context */
 	int64_t blocks;		/* 0: derived from memory */
@@ -163,28 +165,6 @@ static int meta_int(json_object *root, const char *file, const char *const *path
 	return 0;
 }
 
-/* Pipeline parallelism, which validate does not replay. */
-static int refuse_parallel(json_object *root, const char *file, struct lsim_diag *d)
-{
-	static const char *const sizes[] = {
-		"engine_kwargs.pipeline_parallel_size",
-		"resolved_config.parallel_config.pipeline_parallel_size"};
-	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-		json_object *x = at(root, sizes[i]);
-		if (!x || !json_object_is_type(x, json_type_int) ||
-		    json_object_get_int64(x) <= 1)
-			continue;
-		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, sizes[i]), 0,
-				     sizes[i],
-				     "pipeline_parallel_size %lld: pipeline-parallel replay is "
-				     "not modelled yet (validate replays tensor- and data-"
-				     "parallel engines), so this run cannot be validated; use "
-				     "a run with pipeline_parallel_size 1",
-				     (long long)json_object_get_int64(x));
-	}
-	return 0;
-}
-
 static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 {
 	json_object *root = json_object_from_file(path);
@@ -194,9 +174,7 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "", "cannot read JSON: %.*s",
 				     n, why ? why : "");
 	}
-	int rc = refuse_parallel(root, path, d);
-	if (rc == 0)
-		rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
+	int rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
 					    "resolved_config.scheduler_config.max_num_seqs"),
 			      0, true, &m->max_num_seqs, NULL, d);
 	if (rc == 0)
@@ -214,6 +192,17 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 			      PATHS("engine_kwargs.data_parallel_size",
 				    "resolved_config.parallel_config.data_parallel_size"),
 			      1, false, &m->dp, NULL, d);
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.pipeline_parallel_size",
+				    "resolved_config.parallel_config.pipeline_parallel_size"),
+			      1, false, &m->pp, NULL, d);
+	if (rc == 0 && m->pp > 64)
+		rc = lsim_diag_set(d, LSIM_EINVAL, path,
+				   key_line(path, "pipeline_parallel_size"), 0,
+				   "pipeline_parallel_size",
+				   "pipeline_parallel_size %lld: at most 64 stages are replayed",
+				   (long long)m->pp);
 	if (rc == 0 && m->dp > 64)
 		rc = lsim_diag_set(d, LSIM_EINVAL, path,
 				   key_line(path, "data_parallel_size"), 0, "data_parallel_size",
@@ -457,11 +446,29 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     "moe.csv (measured at TP 1) does not time, so this run cannot "
 				     "be validated; use a run with enable_expert_parallel true",
 				     (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
+	/* data-parallel groups of pipelines: the scenario's limit too */
+	if (m->dp > 1 && m->pp > 1)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "pipeline_parallel_size"), 0,
+				     "pipeline_parallel_size",
+				     "pipeline_parallel_size %lld with data_parallel_size %lld: "
+				     "data-parallel ranks of pipelines are not modelled yet, so "
+				     "this run cannot be validated; use a run with one of them 1",
+				     (long long)m->pp, (long long)m->dp);
 	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
 	 * --gpu or the profile the run's device name matches; expert
-	 * parallel: the all-to-alls too */
-	bool need_fabric = m->tp > 1 || epn > 1;
-	const char *fabric_key = m->tp > 1 ? "tensor_parallel_size" : "enable_expert_parallel";
+	 * parallel: the all-to-alls too; pipeline parallel: the stages'
+	 * send/recv and all-gathers */
+	bool need_fabric = m->tp > 1 || epn > 1 || m->pp > 1;
+	const char *fabric_key = m->tp > 1	 ? "tensor_parallel_size"
+				 : m->pp > 1 ? "pipeline_parallel_size"
+					     : "enable_expert_parallel";
+	const char *fabric_why = m->tp > 1   ? "tensor_parallel_size > 1"
+				 : m->pp > 1 ? "pipeline_parallel_size > 1"
+					     : "enable_expert_parallel";
+	const char *fabric_ops = m->tp > 1   ? "all-reduces"
+				 : m->pp > 1 ? "send/recv between stages"
+					     : "all-to-alls";
 	struct lsim_coll_topo ct;
 	const struct lsim_gpu_profile *fabric = NULL;
 	struct lsim_gpu_profile matched;
@@ -482,9 +489,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 					     key_line(meta_path, fabric_key), 0, fabric_key,
 					     "%s: the %s need the GPUs' fabric, and %s: pass "
 					     "--gpu NAME (a profile of %s)",
-					     m->tp > 1 ? "tensor_parallel_size > 1"
-						       : "enable_expert_parallel",
-					     m->tp > 1 ? "all-reduces" : "all-to-alls", why, dir);
+					     fabric_why, fabric_ops, why, dir);
 		}
 		fabric = &matched;
 		snprintf(res->fabric_from, sizeof res->fabric_from,
@@ -494,6 +499,17 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		lsim_coll_topo_from_profile(fabric, &ct);
 		snprintf(res->fabric, sizeof res->fabric, "%s", fabric->name);
 	}
+	if (m->pp > 1 && fabric != &gpu) {
+		/* the stages' send/recv read the instance's profile: the run's
+		 * device lends it its fabric */
+		gpu.fabric = fabric->fabric;
+		gpu.nvlink_bw = fabric->nvlink_bw;
+		gpu.nvlink_links = fabric->nvlink_links;
+		gpu.pcie_bw = fabric->pcie_bw;
+		gpu.pcie_switch_gpus = fabric->pcie_switch_gpus;
+		gpu.gpu_p2p = fabric->gpu_p2p;
+		gpu.compute_capability = fabric->compute_capability;
+	}
 	struct lsim_table_params tp = {
 		.tp = (int)m->tp, .n_layers = arch.n_layers,
 		.cpu_overhead_s = o->cpu_overhead_s,
@@ -502,6 +518,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.ep = (int)epn,
 	};
 	res->dp = m->dp;
+	res->pp = m->pp;
 	res->ep = epn;
 	res->lockstep = m->dp > 1 && arch.n_experts > 0;
 	struct lsim_sim s;
@@ -519,6 +536,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.max_model_len = m->max_model_len, /* 0: the model's context */
 		.enable_prefix_caching = m->prefix_caching,
 		.enable_chunked_prefill = true,
+		.pp = m->pp,
 		/* expert parallel: a rank holds its share of the experts */
 		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
 	};
@@ -643,14 +661,15 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 				"\"max_step_back_ms\": %.6f, \"prefix_caching\": %s, "
 				"\"prefix_caching_from\": \"%s\", \"fabric\": \"%s\", "
 				"\"data_parallel_size\": %lld, \"expert_parallel_gpus\": %lld, "
-				"\"lockstep\": %s}\n",
+				"\"lockstep\": %s, \"pipeline_parallel_size\": %lld}\n",
 				r->n_requests, r->n_preempted, r->model, (long long)r->kv_blocks,
 				r->kv_from ? r->kv_from : "derived", (long long)r->block_size,
 				(long long)r->max_model_len,
 				r->len_from ? r->len_from : "model context",
 				(unsigned long long)r->n_back, r->max_back_ms,
 				r->prefix_caching ? "true" : "false", r->prefix_from, r->fabric,
-				(long long)r->dp, (long long)r->ep, r->lockstep ? "true" : "false");
+				(long long)r->dp, (long long)r->ep, r->lockstep ? "true" : "false",
+				(long long)r->pp);
 		return;
 	}
 	lsim_buf_printf(b, "%-12s %14s %14s %9s\n", "metric (ms)", "measured",
@@ -681,9 +700,12 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 					    : "each stepping on its own (a dense model)");
 	if (r->ep > 1)
 		lsim_buf_printf(b, "expert parallel over %lld GPUs\n", (long long)r->ep);
+	if (r->pp > 1)
+		lsim_buf_printf(b, "pipeline parallel: %lld stages, up to %lld batches in flight\n",
+				(long long)r->pp, (long long)r->pp);
 	if (r->fabric_from[0])
 		lsim_buf_printf(b, "%s on the fabric of profile %s (%s)\n",
-				r->ep > 1 ? "collectives" : "all-reduces", r->fabric,
+				r->ep > 1 || r->pp > 1 ? "collectives" : "all-reduces", r->fabric,
 				r->fabric_from);
 	lsim_buf_printf(b, "prefix caching %s (%s)\n", r->prefix_caching ? "on" : "off",
 			r->prefix_from);

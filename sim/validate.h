@@ -37,6 +37,7 @@ struct lsim_validate_result {
 	const char *len_from; /* ... of max_model_len, or NULL: the model's context */
 	bool prefix_caching;  /* as the run had it */
 	int64_t dp;	      /* data-parallel ranks replayed (1: one engine) */
+	int64_t pp;	      /* pipeline stages (1: none) */
 	int64_t ep;	      /* GPUs the experts are split over (1: none) */
 	bool lockstep;	      /* the ranks stepped together (an MoE model) */
 	char fabric[64];      /* tp > 1: the GPU profile whose fabric the all-reduces use */

@@ -196,6 +196,38 @@ static void test_tp2_fabric(void **state)
 	assert_true(slow.rows[0][0].sim_ms > r.rows[0][0].sim_ms); /* TTFT mean */
 }
 
+/* pipeline_parallel_size 2 on RTX PRO 6000s (a synthetic fixture:
+ * tests/data/validate/README.md): one instance of two stages, the sends
+ * between them on the fabric found from the device name, as --gpu's; on
+ * RTX 4090s (P2P off: the activations through host memory) the replay
+ * differs (under this run's KV pressure its preemptions move the means
+ * either way; tests/test_pipeline.c times the sends). Refused with data
+ * parallelism. */
+static void test_pp2_fabric(void **state)
+{
+	(void)state;
+	struct lsim_validate_result r, g, slow;
+	const char *pro = "calibrate/perf/llmservingsim/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16";
+	run_with("tests/data/validate/pp2_pro6000", pro, "", &r);
+	run_with("tests/data/validate/pp2_pro6000", pro, "RTX-PRO-6000", &g);
+	run_with("tests/data/validate/pp2_pro6000", pro, "RTX-4090", &slow);
+	assert_int_equal(r.pp, 2);
+	assert_int_equal(r.dp, 1);
+	assert_int_equal(r.n_requests, 40);
+	assert_string_equal(r.fabric, "RTX-PRO-6000");
+	assert_string_equal(g.fabric_from, "--gpu RTX-PRO-6000");
+	assert_same_replay(&r, &g);
+	assert_memory_not_equal(slow.rows, r.rows, sizeof r.rows);
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/tests/data/validate/bad/dp2_pp2", getenv("LSIM_SOURCE_ROOT"));
+	char pdir[1024];
+	snprintf(pdir, sizeof pdir, "%s/%s", getenv("LSIM_SOURCE_ROOT"), pro);
+	struct lsim_validate_opts o = {.run_dir = dir, .perf_dir = pdir, .model = "", .gpu = ""};
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_validate_run(&o, &r, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "pipeline_parallel_size");
+}
+
 #define QWEN_PRO6000 "calibrate/perf/llmservingsim/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16"
 
 /* data_parallel_size 2 of a dense model: two ranks stepping on their
@@ -356,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_no_kv_cache),
 		cmocka_unit_test(test_older_log),
 		cmocka_unit_test(test_tp2_fabric),
+		cmocka_unit_test(test_pp2_fabric),
 		cmocka_unit_test(test_data_parallel_dense),
 		cmocka_unit_test(test_dp2_ep_moe),
 		cmocka_unit_test(test_dp2_ep_moe_memory),

@@ -92,6 +92,17 @@ m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
 m["hardware"]["device_total_memory_bytes"] = 96 * 1024**3
 write("dp2_ep_moe_no_kv", m, lines[:40])
 
+# pipeline parallel 2 on RTX PRO 6000s: a synthetic fixture of the
+# mechanism, not a measurement (the requests and the latencies are the
+# RTX 4090 run's at pipeline_parallel_size 1, the KV block count too);
+# first 40 requests
+m = copy.deepcopy(meta0)
+m["engine_kwargs"]["pipeline_parallel_size"] = 2
+m["resolved_config"]["parallel_config"]["pipeline_parallel_size"] = 2
+m["hardware"]["device_count"] = 2
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("pp2_pro6000", m, lines[:40])
+
 # requests.jsonl out of queued_ts order: rows 5/6 and 100/101 swapped,
 # rows 200 and 203 swapped (4 lines earlier than the line before them)
 rows = list(lines)
@@ -133,3 +144,12 @@ m["engine_kwargs"]["tensor_parallel_size"] = 2
 m["resolved_config"]["parallel_config"]["tensor_parallel_size"] = 2
 m["hardware"]["device_name"] = "NVIDIA Quux 9000"
 write("bad/tp2_unknown_device", m, small)
+
+# pipeline parallel 2 with data parallel 2: data-parallel ranks of
+# pipelines are not modelled
+m = copy.deepcopy(meta0)
+for k in ("pipeline_parallel_size", "data_parallel_size"):
+    m["engine_kwargs"][k] = 2
+    m["resolved_config"]["parallel_config"][k] = 2
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("bad/dp2_pp2", m, small)
