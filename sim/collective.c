@@ -2,8 +2,10 @@
  * collective.c - the NCCL collective model of collective.h: the ring's
  * bandwidth from the node's fabric, NCCL's channel search over it, and
  * NCCL's tuning model (latencies and bandwidth refinements per algorithm
- * and protocol) to pick the fastest way and time it. The constants are
- * NCCL's (src/graph/tuning.cc, search.cc, topo.h and xml.cc of NCCL 2.18-
+ * and protocol) to pick the fastest way, then the channels NCCL runs it
+ * on at that size, to time it. The constants are NCCL's
+ * (src/graph/tuning.cc, search.cc, connect.cc, topo.h, xml.cc,
+ * src/enqueue.cc and src/include/device.h of NCCL 2.18-
  * 2.19, the version PyTorch 2.1-2.2 and vLLM of 2024 ship), re-typed
  * here with their meaning; docs/collectives.md lists them.
  */
@@ -228,6 +230,32 @@ static void channel_search(double total_gbs, int arch, int max_ch, int *n_ch, do
 	}
 }
 
+/* Threads per channel NCCL launches at most (device.h: NCCL_LL_MAX_NTHREADS
+ * 512, NCCL_LL128_MAX_NTHREADS 640, NCCL_SIMPLE_MAX_NTHREADS 512; tuning.cc
+ * gives the ring's Simple 256 when the ring's bandwidth is at most PCI_BW,
+ * 12 GB/s). */
+static int nthreads_max(enum lsim_coll_proto p, enum lsim_coll_algo a, double bus_gbs)
+{
+	if (p == LSIM_PROTO_LL128)
+		return 640;
+	if (p == LSIM_PROTO_SIMPLE && a == LSIM_COLL_RING && bus_gbs <= 12.0 + 1e-9)
+		return 256;
+	return 512;
+}
+
+/* Bytes of work each thread must have before NCCL adds channels
+ * (device.h NCCL_LL_THREAD_THRESHOLD 8, NCCL_LL128_THREAD_THRESHOLD 8,
+ * NCCL_SIMPLE_THREAD_THRESHOLD 64; tuning.cc multiplies the ring's LL one
+ * by the number of ranks). */
+static double thread_threshold(enum lsim_coll_proto p, enum lsim_coll_algo a, int n)
+{
+	if (p == LSIM_PROTO_SIMPLE)
+		return 64.0;
+	if (p == LSIM_PROTO_LL && a == LSIM_COLL_RING)
+		return 8.0 * n;
+	return 8.0;
+}
+
 static int log2i(double v)
 {
 	int l = 0;
@@ -309,8 +337,8 @@ int lsim_coll_time(const struct lsim_coll_topo *t, enum lsim_coll_op op, int n,
 	double total = ring_bw(t, n, &nvl) / GBS;
 	int nch;
 	double speed;
-	channel_search(total, t->arch, t->max_channels > 0 ? t->max_channels : MAX_CHANNELS, &nch,
-		       &speed);
+	int mch = t->max_channels > 0 ? t->max_channels : MAX_CHANNELS;
+	channel_search(total, t->arch, mch, &nch, &speed);
 	double bus = nch * speed;
 	int hw = nvl ? HW_NVLINK : HW_PCI;
 	int nsteps = op == LSIM_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
@@ -352,10 +380,39 @@ int lsim_coll_time(const struct lsim_coll_topo *t, enum lsim_coll_op op, int n,
 			}
 		}
 	}
+	/* NCCL runs the chosen way on fewer channels (and threads) when the
+	 * buffer is too small to give each thread its share of work: the
+	 * communicator's channels are the search's doubled (connect.cc), and
+	 * enqueue.cc drops one at a time while bytes < channels x threads x
+	 * the protocol's per-thread threshold, then halves the threads of the
+	 * last one. Its tuning model chose with all of them; the time is the
+	 * bandwidth those channels carry (NCCL's model counts bandwidth per
+	 * channel; fewer threads of a channel, each with less than the
+	 * threshold to move, are not slower for it). */
+	int comm_ch = 2 * nch < 2 * mch ? 2 * nch : 2 * mch;
+	int nt_max = nthreads_max(out->proto, out->algo, bus);
+	double thr = thread_threshold(out->proto, out->algo, n);
+	int nc = comm_ch, nt = nt_max;
+	while (bytes < (double)nc * nt * thr) {
+		if (nc >= 2)
+			nc--;
+		else if (nt % 128 == 0)
+			nt /= 2;
+		else
+			break;
+	}
+	double share = (double)nc / comm_ch;
+	if (share < 1.0) {
+		out->alg_bw *= share;
+		out->time_s = out->latency_s + bytes / out->alg_bw;
+	}
 	out->bus_bw = out->alg_bw * lsim_coll_bus_factor(op, n);
 	out->nvlink = nvl;
 	out->channels = nch;
 	out->channel_bw = speed * GBS;
+	out->comm_channels = comm_ch;
+	out->run_channels = nc;
+	out->run_threads = nt;
 	return 0;
 }
 

@@ -60,6 +60,9 @@ struct lsim_coll_est {
 	bool nvlink;	   /* every hop on NVLink (NCCL's hardware class) */
 	int channels;	   /* NCCL's channels and the bandwidth of each */
 	double channel_bw;
+	int comm_channels; /* the communicator's channels: the search's doubled */
+	int run_channels;  /* those this size runs on (NCCL drops channels, then */
+	int run_threads;   /* threads, of small buffers); 0 for point to point */
 };
 
 /*

@@ -71,17 +71,23 @@ static void test_nvswitch_rings(void **state)
 	assert_int_equal(e.algo, LSIM_COLL_RING);
 	assert_int_equal(e.proto, LSIM_PROTO_SIMPLE);
 	assert_int_equal(e.channels, 12);
+	assert_int_equal(e.comm_channels, 24);
+	assert_int_equal(e.run_channels, 24);
 	assert_us(e.time_s, 56.0 + 67108864.0 / (240e3 * 8.0 / 14.0));
 	assert_true(fabs(e.bus_bw - 240e9) < 1.0);
 	/* 2 GPUs, 1 MiB: 8.4 + 2 x 3.4 + 1 MiB / 240 GB/s */
 	e = est(&t, LSIM_COLL_ALLREDUCE, 2, 1048576.0);
 	assert_int_equal(e.proto, LSIM_PROTO_SIMPLE);
 	assert_us(e.time_s, 15.2 + 1048576.0 / 240e3);
-	/* 4 GPUs, 2 KiB: ring LL, 6.6 + 6 x 0.6 us, min(87.7, 240 / 4) x 4/6 */
+	/* 4 GPUs, 2 KiB: ring LL, 6.6 + 6 x 0.6 us, min(87.7, 240 / 4) x 4/6
+	 * GB/s over the communicator's 24 channels; 2 KiB is less than 512
+	 * threads x 8 B x 4 ranks on one channel, so it runs on 1 of 24 */
 	e = est(&t, LSIM_COLL_ALLREDUCE, 4, 2048.0);
 	assert_int_equal(e.algo, LSIM_COLL_RING);
 	assert_int_equal(e.proto, LSIM_PROTO_LL);
-	assert_us(e.time_s, 10.2 + 2048.0 / 40e3);
+	assert_int_equal(e.comm_channels, 24);
+	assert_int_equal(e.run_channels, 1);
+	assert_us(e.time_s, 10.2 + 2048.0 / (40e3 / 24.0));
 	/* all-gather of 8 x 8 MiB: (n - 1) steps, LL128 at 220.8 x 8/7 */
 	e = est(&t, LSIM_COLL_ALLGATHER, 8, 67108864.0);
 	assert_us(e.time_s, fmin(14.0 + 7 * 1.9 + 67108864.0 / (220.8e3 * 8.0 / 7.0),
@@ -92,6 +98,47 @@ static void test_nvswitch_rings(void **state)
 	/* the flows a ring all-reduce moves: 2 (n - 1) / n of the buffer */
 	assert_true(lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, 4, 1000.0) == 1500.0);
 	assert_true(lsim_coll_ring_bytes(LSIM_COLL_ALLGATHER, 4, 1000.0) == 750.0);
+}
+
+/*
+ * NCCL's channel count by size (enqueue.cc): a ring LL all-reduce of 8
+ * GPUs gives each of a channel's 512 threads 8 B x 8 ranks = 64 B, so a
+ * channel takes 32 KiB; 5 x 32 KiB runs on 5 of the 24 channels, one byte
+ * less on 4. Ring LL: 6.6 + 14 x 0.6 = 15 us at min(87.7, 240 / 4) x 8/14
+ * GB/s for all 24 (tree LL: 15.2 us at 58.1 x 0.5 x 0.5, slower).
+ */
+static void test_channels_by_size(void **state)
+{
+	(void)state;
+	struct lsim_coll_topo t = a100_nvswitch();
+	double alg = 60e3 * 8.0 / 14.0; /* bytes per us, all channels */
+	struct lsim_coll_est e = est(&t, LSIM_COLL_ALLREDUCE, 8, 163840.0);
+	assert_int_equal(e.algo, LSIM_COLL_RING);
+	assert_int_equal(e.proto, LSIM_PROTO_LL);
+	assert_int_equal(e.run_channels, 5);
+	assert_us(e.time_s, 15.0 + 163840.0 / (alg * 5.0 / 24.0));
+	e = est(&t, LSIM_COLL_ALLREDUCE, 8, 163839.0);
+	assert_int_equal(e.run_channels, 4);
+	assert_us(e.time_s, 15.0 + 163839.0 / (alg * 4.0 / 24.0));
+	/* from 24 x 32 KiB on, every channel: the tuning model's own time */
+	e = est(&t, LSIM_COLL_ALLREDUCE, 8, 786432.0);
+	assert_int_equal(e.run_channels, 24);
+	/* Simple gives each thread 64 B: 2 GPUs, 1 MiB fills 24 x 32 KiB */
+	e = est(&t, LSIM_COLL_ALLREDUCE, 2, 1048576.0);
+	assert_int_equal(e.proto, LSIM_PROTO_SIMPLE);
+	assert_int_equal(e.run_channels, 24);
+	/* PCIe Gen4, 2 GPUs: the search's 2 channels of 12 GB/s, 4 in the
+	 * communicator; a 4 KiB ring LL (6.6 + 2 x 1.0 = 8.6 us at 24 / 4 GB/s
+	 * on all 4) gives a thread 16 B: one channel of 4 */
+	struct lsim_coll_topo p = pcie_gen4(true);
+	e = est(&p, LSIM_COLL_ALLREDUCE, 2, 4096.0);
+	assert_int_equal(e.proto, LSIM_PROTO_LL);
+	assert_int_equal(e.comm_channels, 4);
+	assert_int_equal(e.run_channels, 1);
+	assert_us(e.time_s, 8.6 + 4096.0 / (6e3 / 4.0));
+	/* point to point has no channel tuning here */
+	e = est(&t, LSIM_COLL_SENDRECV, 2, 4096.0);
+	assert_int_equal(e.run_channels, 0);
 }
 
 /*
@@ -324,13 +371,15 @@ static void test_table_tp2(void **state)
 	struct lsim_perf *bare = table(t, NULL), *p = table(t, &c);
 	/*
 	 * One decode: one all-reduce of 1 x 4096 x 2 B. Ring LL: 6.6 + 2 x 1.0
-	 * us at min(87.7, 48 / 4) x 2/2 = 12 GB/s: 8.6 us + 8192 B / 12 GB/s =
-	 * 9.28267 us, 9282 ns (ring Simple: 19.8 us + ...; tree LL: 8.8 us at
-	 * 44.16 / 3.8 x 0.5 x 0.7 GB/s). Two per layer, three layers.
+	 * us at min(87.7, 48 / 4) x 2/2 = 12 GB/s over the communicator's 4
+	 * channels (ring Simple: 19.8 us + ...; tree LL: 8.8 us at 44.16 / 3.8
+	 * x 0.5 x 0.7 GB/s). 8192 B give a channel's 512 threads 16 B each:
+	 * one channel of 4, 3 GB/s: 8.6 us + 8192 B / 3 GB/s = 11.330667 us,
+	 * 11330 ns. Two per layer, three layers.
 	 */
 	lsim_time t0 = decode_one(bare, 1, 100);
 	assert_int_equal(t0, 3 * (2 * 2 + 10 + 2) * 1000 + 100 * 1000); /* layers + lm_head */
-	assert_int_equal(decode_one(p, 1, 100), t0 + 3 * 2 * 9282);
+	assert_int_equal(decode_one(p, 1, 100), t0 + 3 * 2 * 11330);
 	/* a 100-token prefill: 819200 B by ring Simple, 19.8 us + 819200 /
 	 * 48e3 us = 36.866667 us (LL: 8.6 + 68.27) */
 	lsim_time t1 = prefill(bare, 100);
@@ -358,6 +407,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nvswitch_rings),
+		cmocka_unit_test(test_channels_by_size),
 		cmocka_unit_test(test_pcie_switch_pairs),
 		cmocka_unit_test(test_host_memory),
 		cmocka_unit_test(test_nvlink_pairs),
