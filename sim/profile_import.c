@@ -2015,6 +2015,26 @@ int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp
 	return rc;
 }
 
+int lsim_host_issue_unseen(const char *path, const struct lsim_model_arch *m, int tp,
+			   const struct lsim_gpu_profile *g, double *bound_s, struct lsim_diag *d)
+{
+	if (!path || !m || !g || !bound_s)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
+	struct lsim_gpu_profile g0 = *g;
+	struct lsim_compare_result t;
+	g0.host_issue_s = 0.0;
+	int rc = iter_points(path, m, &g0, tp, &t, d);
+	if (rc)
+		return rc;
+	double lo = INFINITY;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.pts[i].roof_iter_s < lo)
+			lo = t.pts[i].roof_iter_s;
+	lsim_compare_result_release(&t);
+	*bound_s = isfinite(lo) ? lo / lsim_perf_roofline_kernels(m) : 0.0;
+	return 0;
+}
+
 static void summarise(struct lsim_compare_result *r)
 {
 	for (int ph = 0; ph < 2; ph++) {
@@ -2097,6 +2117,10 @@ int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_
 		r->fit_tp = o->fit_tp;
 		r->fit_launch_s = g.launch_s;
 		r->fit_mfu_max = g.mfu_max;
+		r->host_issue_s = g.host_issue_s;
+		rc = lsim_host_issue_unseen(path, &m, o->fit_tp, &g, &r->fit_host_unseen_s, d);
+		if (rc)
+			return rc;
 	}
 	snprintf(tpdir, sizeof tpdir, "%s/tp%d", o->perf_dir, tp);
 	snprintf(r->gpu, sizeof r->gpu, "%s", g.name);
@@ -2227,6 +2251,10 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 			json_num(b, r->prof_launch_s);
 			lsim_buf_printf(b, ", \"profile_mfu_max\": ");
 			json_num(b, r->prof_mfu_max);
+			lsim_buf_printf(b, ", \"host_issue_latency_s\": ");
+			json_num(b, r->host_issue_s);
+			lsim_buf_printf(b, ", \"host_issue_unseen_below_s\": ");
+			json_num(b, r->fit_host_unseen_s);
 			lsim_buf_printf(b, ", \"mean_abs_error\": {\"prefill\": ");
 			json_num(b, r->fit_mean_abs[0]);
 			lsim_buf_printf(b, ", \"decode\": ");
@@ -2251,6 +2279,10 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 				r->fit_mfu_max, r->prof_mfu_max, r->fit_tp,
 				100.0 * r->fit_mean_abs[0], 100.0 * r->fit_mean_abs[1],
 				r->fit_screened);
+	if (r->fitted)
+		lsim_buf_printf(b, "host floor: host_issue_latency %.2f us (profile, not fitted); the "
+				   "tp%d rows cannot see one below %.2f us\n",
+				1e6 * r->host_issue_s, r->fit_tp, 1e6 * r->fit_host_unseen_s);
 	lsim_buf_printf(b, "error = roofline / measured - 1\n\n");
 	lsim_buf_printf(b, "%-7s %5s %6s %7s %12s %12s %9s %12s %12s %9s\n", "phase", "batch",
 			"tokens", "context", "layer_us", "roof_us", "err%", "iter_ms", "roof_ms",
