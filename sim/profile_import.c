@@ -2351,7 +2351,9 @@ static const char usage_compare[] =
 	"with the error roofline / measured - 1, or one JSON object with --json.\n"
 	"--fit-tp N first fits the serving stack's launch_latency (a per-kernel cost\n"
 	"that does not shrink with TP) and mfu_max to the per-iteration table\n"
-	"tp<N>/iteration.csv, then compares --tp with the fitted values.\n";
+	"tp<N>/iteration.csv, then compares --tp with the fitted values. It keeps the\n"
+	"profile's host_issue_latency (the host floor) and prints the largest value the\n"
+	"rows of tp<N> cannot see.\n";
 
 static int parse_tp(const char *s, int *out)
 {
