@@ -1008,8 +1008,11 @@ static void test_fit_overheads_synthetic(void **state)
 		fit.allreduce_step_s = 0.6e-6;
 		double mae[2];
 		size_t screened = 99;
+		bool hf = true;
 		struct lsim_diag d;
-		assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, &screened, &d), 0);
+		assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, &screened, &hf, &d), 0);
+		assert_false(hf); /* no row is on a host floor: the profile's (0) stays */
+		assert_true(fit.host_issue_s == 0.0);
 		assert_true(fabs(fit.launch_s - launch[c]) < 0.01e-6);
 		assert_true(fabs(fit.mfu_max - mfu[c]) < 1e-9);
 		assert_true(mae[0] < 1e-4 && mae[1] < 1e-4);
@@ -1031,7 +1034,7 @@ static void test_fit_overheads_synthetic(void **state)
 	struct lsim_gpu_profile fit = h100();
 	size_t screened = 0;
 	struct lsim_diag d;
-	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, &screened, &d), 0);
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, &screened, NULL, &d), 0);
 	assert_int_equal(screened, 1);
 	assert_true(fabs(fit.launch_s - 17e-6) < 0.01e-6);
 	assert_true(fabs(fit.mfu_max - 0.6) < 1e-9);
@@ -1045,9 +1048,31 @@ static void test_fit_overheads_synthetic(void **state)
 		dec += lsim_time_to_s(decode_uniform(p, 1, 128 + k));
 	lsim_perf_destroy(p);
 	assert_rel(bound, dec / 64 / (32 * KERNELS_PER_LAYER + KERNELS_ONCE), 1e-9);
+	/* a table made with a host floor of 40 us a kernel (323 kernels: 12.92
+	 * ms a step, above the GPU time of every decode and of the 128-token
+	 * prompt at TP 2): the fit finds the floor, and the launches and
+	 * mfu_max from the rows the GPU binds */
+	g = h100();
+	g.launch_s = 17e-6;
+	g.mfu_max = 0.6;
+	g.host_issue_s = 40e-6;
+	p = roofline(&m, &g, 2, 0.0);
+	synth_iteration_csv(p, 1.0, csv, sizeof csv);
+	lsim_perf_destroy(p);
+	tmp_write(t, "tp1/iteration.csv", csv);
+	snprintf(path, sizeof path, "%s/tp1/iteration.csv", t->root);
+	fit = h100();
+	bool hf = false;
+	double mae[2];
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, NULL, &hf, &d), 0);
+	assert_true(hf);
+	assert_rel(fit.host_issue_s, 40e-6, 1e-3);
+	assert_true(fabs(fit.mfu_max - 0.6) < 1e-9);
+	assert_true(fabs(fit.launch_s - 17e-6) < 0.1e-6);
+	assert_true(mae[0] < 1e-3 && mae[1] < 1e-3);
 	/* no table: ENOENT naming the option */
 	snprintf(path, sizeof path, "%s/tp1/none.csv", t->root);
-	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, NULL, &d), LSIM_ENOENT);
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, NULL, NULL, &d), LSIM_ENOENT);
 	assert_string_equal(d.key, "--fit-tp");
 }
 
