@@ -60,7 +60,7 @@ struct gpu_raw {
 	const char *name, *provenance, *source;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
-	lsim_time launch, allreduce, allreduce_step;
+	lsim_time launch, host_issue, allreduce, allreduce_step;
 	int fabric;
 	int64_t nvlink_links, switch_gpus;
 	double cc;
@@ -84,6 +84,7 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"mfu_half_tokens", LSIM_K_DOUBLE, G(mfu_half), NULL, 0, 1e6, NULL, "tokens at half of mfu_max"},
 	{"mbu", LSIM_K_DOUBLE, G(mbu), NULL, 0.01, 1, NULL, "achievable fraction of hbm_bw"},
 	{"launch_latency", LSIM_K_TIME, G(launch), NULL, 0, 1e9, NULL, "per-kernel launch overhead"},
+	{"host_issue_latency", LSIM_K_TIME, G(host_issue), "0", 0, 1e9, NULL, "the serving stack's host time to issue one kernel, overlapped with the GPU (0: not modelled)"},
 	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
 	{"allreduce_step_latency", LSIM_K_TIME, G(allreduce_step), "0", 0, 1e9, NULL, "latency of each of an all-reduce ring's 2(n-1) steps (0: none)"},
 	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
@@ -149,6 +150,7 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->mfu_half_tokens = raw.mfu_half;
 		g->mbu = raw.mbu;
 		g->launch_s = lsim_time_to_s(raw.launch);
+		g->host_issue_s = lsim_time_to_s(raw.host_issue);
 		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
 		g->allreduce_step_s = lsim_time_to_s(raw.allreduce_step);
 		g->pcie_interference = raw.interference;

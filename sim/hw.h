@@ -42,6 +42,10 @@ struct lsim_gpu_profile {
 	double mfu_half_tokens; /* tokens at which half of mfu_max is reached */
 	double mbu;	     /* achievable fraction of hbm_bw */
 	double launch_s;     /* per-kernel launch overhead, seconds */
+	/* the serving stack's host (CPU) time to issue one kernel; the host
+	 * issues while the GPU runs, so an iteration takes the longer of the
+	 * two (docs/perf-model.md); 0: not modelled */
+	double host_issue_s;
 	double allreduce_latency_s; /* fixed latency of one all-reduce */
 	double allreduce_step_s;    /* latency of each of its ring's 2(n-1) steps */
 	/* Kernels slow down with the GPU's PCIe load u: time is multiplied by

@@ -140,6 +140,10 @@ struct lsim_roofline_params {
 	bool allreduce_on_links;
 };
 
+/* The kernels one roofline iteration launches (and its host issues): 10 per
+ * decoder layer, 12 with MoE, and 3 once (embedding, final norm, LM head). */
+double lsim_perf_roofline_kernels(const struct lsim_model_arch *m);
+
 /* Bytes each GPU of a tensor-parallel group sends in one iteration's ring
  * all-reduces (two per layer of tokens x hidden): 0 for tp 1. */
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,

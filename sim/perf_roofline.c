@@ -12,7 +12,11 @@
  * and the CPU overhead (under pipeline parallelism a stage takes its own
  * layers, the first the embedding and the CPU overhead, the last the final
  * norm and the LM head). Everything is per GPU of the TP group (weights and
- * heads divided by tp). Formulas, sources and choices: docs/perf-model.md
+ * heads divided by tp). With a host issue latency the serving stack's CPU
+ * issues the iteration's kernels while the GPU runs them, so the iteration
+ * takes max(GPU time, kernels x host issue latency) before the CPU
+ * overhead (a pipeline stage, its own kernels). Formulas, sources and
+ * choices: docs/perf-model.md
  * (calibration facts sections 3.5-3.6).
  *
  * All operators but attention and the LM head depend on the iteration's
@@ -40,6 +44,9 @@ struct roof_state {
 	bool ar_on_links; /* the ring's transfer time is the link model's */
 	double ar_lat;	 /* s per all-reduce: its latency at tp (allreduce_lat) */
 	double cpu;	 /* s per iteration */
+	double host;	 /* s per iteration: the host's issue of its kernels (0: none) */
+	double host_k;	 /* s per kernel issued (host_issue_latency) */
+	double layer_k;	 /* kernels per decoder layer */
 	/* shapes, per GPU of the TP group */
 	double h;	 /* hidden */
 	double bpp;	 /* bytes per parameter, activation and KV element */
@@ -289,7 +296,9 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 	 * token count (t_terms.rest) */
 	const v2d flop_div = {s->peak * s->mfu_max, s->peak}, byte_div = {s->bw, s->hbm};
 	const v2d rest = {c->rest, c->rest_w.s};
-	const v2d layers = {s->n_layers, s->n_layers}, once = {c->once + lm + s->cpu, wo->s};
+	const v2d layers = {s->n_layers, s->n_layers};
+	/* with a host floor the CPU overhead comes after max(GPU, host) */
+	const v2d once = {s->host > 0.0 ? c->once + lm : c->once + lm + s->cpu, wo->s};
 	/* and its FLOPs and bytes, the same way */
 	const v2d rest_fb = {c->rest_w.flops, c->rest_w.bytes}, once_fb = {wo->flops, wo->bytes};
 	for (int32_t k = 0; k < n; k++) {
@@ -302,7 +311,8 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 		v2d att = (v2d)((over & (v2l)tc) | (~over & (v2l)tm));
 		v2d out = layers * (att + rest) + once;
 		v2d fb = layers * ((v2d){flops, bytes} + rest_fb) + once_fb;
-		sec[k] = out[0];
+		/* the host issues the kernels while the GPU runs them */
+		sec[k] = s->host > 0.0 ? (out[0] > s->host ? out[0] : s->host) + s->cpu : out[0];
 		work[k] = (work_t){out[1], fb[0], fb[1]};
 		pairs += T;
 		kv_read += T;
@@ -414,10 +424,24 @@ static lsim_time roof_stage_time(const struct lsim_perf *p, const struct lsim_ba
 	work_t w = {0};
 	double emb = elementwise(s, &w, 2.0 * tokens * s->h);
 	if (first)
-		sec += emb + s->cpu;
+		sec += emb;
 	if (last)
 		sec += (c->once - emb) + lm_head(s, seqs, &w);
+	/* the stage's host issues its own kernels (its layers', the
+	 * embedding on the first, the final norm and LM head on the last)
+	 * while its GPU runs them, as the whole iteration does */
+	double host = s->host_k * ((double)layers * s->layer_k + (first ? 1.0 : 0.0) +
+				   (last ? 2.0 : 0.0));
+	if (host > sec)
+		sec = host;
+	if (first)
+		sec += s->cpu;
 	return sec > 0.0 ? iter_ns(sec) : 0;
+}
+
+double lsim_perf_roofline_kernels(const struct lsim_model_arch *m)
+{
+	return m->n_layers * (m->n_experts > 0 ? 12.0 : 10.0) + 3.0;
 }
 
 double lsim_perf_allreduce_bytes(const struct lsim_model_arch *m, int tp,
@@ -486,12 +510,13 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_max",
 				     "GPU %s: mfu_max %g and mbu %g must be in (0, 1]", gn,
 				     g->mfu_max, g->mbu);
-	if (!(g->mfu_half_tokens >= 0.0) || !(g->launch_s >= 0.0) ||
+	if (!(g->mfu_half_tokens >= 0.0) || !(g->launch_s >= 0.0) || !(g->host_issue_s >= 0.0) ||
+	    !isfinite(g->host_issue_s) ||
 	    !(g->allreduce_latency_s >= 0.0) || !(g->allreduce_step_s >= 0.0) ||
 	    !isfinite(g->mfu_half_tokens) || !isfinite(g->launch_s) ||
 	    !isfinite(g->allreduce_latency_s) || !isfinite(g->allreduce_step_s))
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_half_tokens",
-				     "GPU %s: mfu_half_tokens, launch and all-reduce latency must be >= 0",
+				     "GPU %s: mfu_half_tokens, launch, host issue and all-reduce latency must be >= 0",
 				     gn);
 	if (prm->tp < 1)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "tp",
@@ -527,6 +552,11 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->link_bw = link;
 	s->ar_lat = allreduce_lat(g->allreduce_latency_s, g->allreduce_step_s, prm->tp);
 	s->cpu = prm->cpu_overhead_s;
+	/* the kernels the host issues: the launches counted per operator, 10
+	 * per layer (12 with MoE) and 3 once (embedding, final norm, LM head) */
+	s->host = g->host_issue_s * lsim_perf_roofline_kernels(m);
+	s->host_k = g->host_issue_s;
+	s->layer_k = m->n_experts > 0 ? 12.0 : 10.0;
 	s->h = m->hidden;
 	s->bpp = m->bytes_per_param;
 	s->d = m->head_dim > 0 ? m->head_dim : (double)m->hidden / m->n_heads;

@@ -1943,21 +1943,19 @@ static size_t screen_rows(const struct lsim_compare_result *t, bool *skip)
 	return n;
 }
 
-int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp,
-		       struct lsim_gpu_profile *g, double mean_abs[2], size_t *screened,
-		       struct lsim_diag *d)
+/*
+ * mfu_max and the launch latency that fit the table best with g's other
+ * values (its host issue latency included: a row on the host floor counts
+ * as fixed, its time not depending on the launches). skip (t->n entries,
+ * allocated here on the first call) marks the rows screened out.
+ */
+static int fit_launch_mfu(const char *path, const struct lsim_model_arch *m, int tp,
+			  struct lsim_gpu_profile *g, bool **skip, size_t *screened,
+			  struct lsim_diag *d)
 {
-	if (!path || !m || !g)
-		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
-	if (!is_file(path))
-		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "--fit-tp",
-				     "no per-iteration table here to fit; give --fit-tp a degree N "
-				     "whose tp<N>/iteration.csv exists (llmsim profile import --from "
-				     "splitwise writes them)");
 	struct lsim_gpu_profile gt = *g;
 	struct lsim_compare_result t0, t1;
 	struct fit_pt *pts = NULL;
-	bool *skip = NULL;
 	double best = INFINITY, best_mfu = g->mfu_max, best_launch = g->launch_s;
 	int rc = 0;
 	for (int step = 20; step <= 200 && rc == 0; step++) {
@@ -1972,16 +1970,20 @@ int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp
 			rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "", "table changed while fitting");
 		if (rc == 0 && !pts) {
 			pts = calloc(t0.n ? t0.n : 1, sizeof *pts);
-			skip = calloc(t0.n ? t0.n : 1, sizeof *skip);
-			if (!pts || !skip)
+			if (!pts)
+				rc = nomem(d, path);
+		}
+		if (rc == 0 && !*skip) {
+			*skip = calloc(t0.n ? t0.n : 1, sizeof **skip);
+			if (!*skip)
 				rc = nomem(d, path);
 			else if (screened)
-				*screened = screen_rows(&t0, skip);
+				*screened = screen_rows(&t0, *skip);
 			else
-				screen_rows(&t0, skip);
+				screen_rows(&t0, *skip);
 		}
 		if (rc == 0) {
-			double launch, obj = fit_launch(&t0, &t1, skip, pts, &launch);
+			double launch, obj = fit_launch(&t0, &t1, *skip, pts, &launch);
 			if (obj < best) {
 				best = obj;
 				best_mfu = gt.mfu_max;
@@ -1996,6 +1998,100 @@ int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp
 		g->mfu_max = best_mfu;
 		g->launch_s = best_launch;
 	}
+	return rc;
+}
+
+/* The fit's objective (the sum over the phases of the mean |error| of
+ * the kept rows) when every row of t, timed without a host floor, takes
+ * at least `floor` seconds. */
+static double floor_obj(const struct lsim_compare_result *t, const bool *skip, double floor)
+{
+	double sum[2] = {0.0, 0.0};
+	size_t n[2] = {0, 0};
+	for (size_t i = 0; i < t->n; i++) {
+		const struct lsim_compare_point *p = &t->pts[i];
+		if (skip[i])
+			continue;
+		double pred = p->roof_iter_s > floor ? p->roof_iter_s : floor;
+		sum[p->decode] += fabs(lsim_compare_err(p->meas_iter_s, pred));
+		n[p->decode]++;
+	}
+	return (n[0] ? sum[0] / n[0] : 0.0) + (n[1] ? sum[1] / n[1] : 0.0);
+}
+
+/*
+ * For the rows t (timed without a host floor): the host floor (seconds a
+ * step) that minimises the objective. It is piecewise linear in the
+ * floor, with kinks where the floor meets a row's GPU time or its
+ * measured time, so the minimum is at one of those. Only floors above the
+ * GPU time of two kept rows or more count: one row cannot tell a floor
+ * from its own error. Returns true and sets *floor when the best of them
+ * is below the objective of every floor the rows cannot see (up to the
+ * smallest GPU time): the table sees a floor.
+ */
+static bool fit_floor(const struct lsim_compare_result *t, const bool *skip, double *floor)
+{
+	double f0 = floor_obj(t, skip, 0.0), best = f0, bx = 0.0;
+	for (size_t i = 0; i < t->n; i++) {
+		if (skip[i])
+			continue;
+		const double c[2] = {t->pts[i].meas_iter_s, t->pts[i].roof_iter_s};
+		for (int k = 0; k < 2; k++) {
+			if (!(c[k] > 0.0) || !isfinite(c[k]))
+				continue;
+			size_t lifted = 0;
+			for (size_t j = 0; j < t->n; j++)
+				lifted += !skip[j] && t->pts[j].roof_iter_s < c[k];
+			if (lifted < 2)
+				continue;
+			double f = floor_obj(t, skip, c[k]);
+			if (f < best || (f == best && c[k] < bx)) {
+				best = f;
+				bx = c[k];
+			}
+		}
+	}
+	*floor = bx;
+	return best < f0 * (1.0 - 1e-9);
+}
+
+int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp,
+		       struct lsim_gpu_profile *g, double mean_abs[2], size_t *screened,
+		       bool *host_fitted, struct lsim_diag *d)
+{
+	if (!path || !m || !g)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
+	if (!is_file(path))
+		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "--fit-tp",
+				     "no per-iteration table here to fit; give --fit-tp a degree N "
+				     "whose tp<N>/iteration.csv exists (llmsim profile import --from "
+				     "splitwise writes them)");
+	bool *skip = NULL;
+	struct lsim_compare_result t0;
+	const double kernels = lsim_perf_roofline_kernels(m);
+	if (host_fitted)
+		*host_fitted = false;
+	int rc = fit_launch_mfu(path, m, tp, g, &skip, screened, d);
+	/* then the host floor given them, and them given it, until it stays:
+	 * kept at the profile's value when the rows cannot see one */
+	for (int round = 0; round < 8 && rc == 0; round++) {
+		struct lsim_gpu_profile g0 = *g;
+		double floor;
+		g0.host_issue_s = 0.0;
+		rc = iter_points(path, m, &g0, tp, &t0, d);
+		if (rc)
+			break;
+		bool seen = fit_floor(&t0, skip, &floor);
+		lsim_compare_result_release(&t0);
+		if (!seen)
+			break;
+		if (host_fitted)
+			*host_fitted = true;
+		if (fabs(floor / kernels - g->host_issue_s) <= 1e-12)
+			break;
+		g->host_issue_s = floor / kernels;
+		rc = fit_launch_mfu(path, m, tp, g, &skip, NULL, d);
+	}
 	if (rc == 0 && mean_abs) {
 		rc = iter_points(path, m, g, tp, &t0, d);
 		for (int ph = 0; ph < 2 && rc == 0; ph++) {
@@ -2009,10 +2105,31 @@ int lsim_fit_overheads(const char *path, const struct lsim_model_arch *m, int tp
 				}
 			mean_abs[ph] = cnt ? sum / cnt : NAN;
 		}
-		lsim_compare_result_release(&t0);
+		if (rc == 0)
+			lsim_compare_result_release(&t0);
 	}
 	free(skip);
 	return rc;
+}
+
+int lsim_host_issue_unseen(const char *path, const struct lsim_model_arch *m, int tp,
+			   const struct lsim_gpu_profile *g, double *bound_s, struct lsim_diag *d)
+{
+	if (!path || !m || !g || !bound_s)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no table, model or profile");
+	struct lsim_gpu_profile g0 = *g;
+	struct lsim_compare_result t;
+	g0.host_issue_s = 0.0;
+	int rc = iter_points(path, m, &g0, tp, &t, d);
+	if (rc)
+		return rc;
+	double lo = INFINITY;
+	for (size_t i = 0; i < t.n; i++)
+		if (t.pts[i].roof_iter_s < lo)
+			lo = t.pts[i].roof_iter_s;
+	lsim_compare_result_release(&t);
+	*bound_s = isfinite(lo) ? lo / lsim_perf_roofline_kernels(m) : 0.0;
+	return 0;
 }
 
 static void summarise(struct lsim_compare_result *r)
@@ -2090,13 +2207,19 @@ int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_
 		snprintf(path, sizeof path, "%s/tp%d/iteration.csv", o->perf_dir, o->fit_tp);
 		r->prof_launch_s = g.launch_s;
 		r->prof_mfu_max = g.mfu_max;
-		rc = lsim_fit_overheads(path, &m, o->fit_tp, &g, r->fit_mean_abs, &r->fit_screened, d);
+		r->prof_host_issue_s = g.host_issue_s;
+		rc = lsim_fit_overheads(path, &m, o->fit_tp, &g, r->fit_mean_abs, &r->fit_screened,
+					&r->host_fitted, d);
 		if (rc)
 			return rc;
 		r->fitted = true;
 		r->fit_tp = o->fit_tp;
 		r->fit_launch_s = g.launch_s;
 		r->fit_mfu_max = g.mfu_max;
+		r->host_issue_s = g.host_issue_s;
+		rc = lsim_host_issue_unseen(path, &m, o->fit_tp, &g, &r->fit_host_unseen_s, d);
+		if (rc)
+			return rc;
 	}
 	snprintf(tpdir, sizeof tpdir, "%s/tp%d", o->perf_dir, tp);
 	snprintf(r->gpu, sizeof r->gpu, "%s", g.name);
@@ -2227,6 +2350,13 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 			json_num(b, r->prof_launch_s);
 			lsim_buf_printf(b, ", \"profile_mfu_max\": ");
 			json_num(b, r->prof_mfu_max);
+			lsim_buf_printf(b, ", \"host_issue_latency_s\": ");
+			json_num(b, r->host_issue_s);
+			lsim_buf_printf(b, ", \"host_issue_fitted\": %s, \"profile_host_issue_latency_s\": ",
+					r->host_fitted ? "true" : "false");
+			json_num(b, r->prof_host_issue_s);
+			lsim_buf_printf(b, ", \"host_issue_unseen_below_s\": ");
+			json_num(b, r->fit_host_unseen_s);
 			lsim_buf_printf(b, ", \"mean_abs_error\": {\"prefill\": ");
 			json_num(b, r->fit_mean_abs[0]);
 			lsim_buf_printf(b, ", \"decode\": ");
@@ -2251,6 +2381,15 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 				r->fit_mfu_max, r->prof_mfu_max, r->fit_tp,
 				100.0 * r->fit_mean_abs[0], 100.0 * r->fit_mean_abs[1],
 				r->fit_screened);
+	if (r->fitted && r->host_fitted)
+		lsim_buf_printf(b, "host floor: host_issue_latency %.2f us fitted (profile %.2f us); the "
+				   "tp%d rows cannot see one below %.2f us\n",
+				1e6 * r->host_issue_s, 1e6 * r->prof_host_issue_s, r->fit_tp,
+				1e6 * r->fit_host_unseen_s);
+	else if (r->fitted)
+		lsim_buf_printf(b, "host floor: host_issue_latency %.2f us (profile, not fitted); the "
+				   "tp%d rows cannot see one below %.2f us\n",
+				1e6 * r->host_issue_s, r->fit_tp, 1e6 * r->fit_host_unseen_s);
 	lsim_buf_printf(b, "error = roofline / measured - 1\n\n");
 	lsim_buf_printf(b, "%-7s %5s %6s %7s %12s %12s %9s %12s %12s %9s\n", "phase", "batch",
 			"tokens", "context", "layer_us", "roof_us", "err%", "iter_ms", "roof_ms",
@@ -2319,7 +2458,9 @@ static const char usage_compare[] =
 	"with the error roofline / measured - 1, or one JSON object with --json.\n"
 	"--fit-tp N first fits the serving stack's launch_latency (a per-kernel cost\n"
 	"that does not shrink with TP) and mfu_max to the per-iteration table\n"
-	"tp<N>/iteration.csv, then compares --tp with the fitted values.\n";
+	"tp<N>/iteration.csv, then compares --tp with the fitted values. It fits the\n"
+	"host_issue_latency (the host floor) too where rows of tp<N> are bound by it,\n"
+	"else keeps the profile's, and prints the largest value the rows cannot see.\n";
 
 static int parse_tp(const char *s, int *out)
 {

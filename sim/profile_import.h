@@ -112,6 +112,12 @@ struct lsim_compare_result {
 	double prof_launch_s, prof_mfu_max;
 	double fit_mean_abs[2]; /* per phase, on the fitted table */
 	size_t fit_screened;	/* its rows left out of the fit (lsim_fit_overheads) */
+	/* the host issue latency (fitted when host_fitted, else the
+	 * profile's), and the largest value the fitted table cannot see: below
+	 * it every row's GPU time exceeds the host's issue of its kernels
+	 * (lsim_host_issue_unseen) */
+	bool host_fitted;
+	double host_issue_s, prof_host_issue_s, fit_host_unseen_s;
 };
 
 int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_result *r,
@@ -132,10 +138,28 @@ void lsim_compare_result_release(struct lsim_compare_result *r); /* NULL is fine
  * row measured faster than the same prompts in a smaller batch is left
  * out (*screened, optional, gets how many). *g gets the fitted values;
  * mean_abs (optional) the fit's mean |error| per phase on the kept rows.
+ *
+ * Then the host floor: with those two fixed, the host issue latency that
+ * minimises the same objective (the iteration takes max(GPU time, kernels
+ * x it)); when that minimum beats every value the rows cannot see
+ * (lsim_host_issue_unseen) the table sees a floor: host_issue_s is set to
+ * it, the two are fitted again with it, and so on until it stays
+ * (*host_fitted, optional, gets true). Otherwise the profile's
+ * host_issue_s stays.
  */
 int lsim_fit_overheads(const char *iteration_csv, const struct lsim_model_arch *m, int tp,
 		       struct lsim_gpu_profile *g, double mean_abs[2], size_t *screened,
-		       struct lsim_diag *d);
+		       bool *host_fitted, struct lsim_diag *d);
+
+/*
+ * The largest host_issue_latency (s per kernel) that the rows of a
+ * per-iteration table cannot see: the smallest roofline GPU time of a row,
+ * with no host floor, over the kernels of an iteration
+ * (lsim_perf_roofline_kernels). Any host issue latency from 0 to it
+ * predicts every row the same, so the table cannot fit one there.
+ */
+int lsim_host_issue_unseen(const char *iteration_csv, const struct lsim_model_arch *m, int tp,
+			   const struct lsim_gpu_profile *g, double *bound_s, struct lsim_diag *d);
 
 /* A text table, or one JSON object, into b. */
 void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct lsim_buf *b);

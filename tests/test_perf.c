@@ -885,6 +885,70 @@ static void test_roofline_fixed_overheads(void **state)
 	}
 }
 
+/*
+ * The host's issue of the kernels overlaps the GPU: an iteration takes
+ * max(GPU time, kernels x host_issue_latency) + the CPU overhead. Llama-3-8B
+ * launches 32 x 10 + 3 = 323 kernels; at 30 us each the host needs
+ * 9.69 ms, more than the GPU's 6.76 ms for a decode of one sequence at
+ * context 1,024 on one H100 (test_roofline_decode_memory_bound), so the
+ * step is 9.69 + 0.5 = 10.19 ms, and the same at TP 2 and 8, where the GPU
+ * needs less: a floor that does not shrink with TP. A 2,048-token prefill
+ * (44.9 ms on the GPU) and a host of 10 us a kernel (3.23 ms) are the
+ * GPU's time as without a host floor; the work done is the same.
+ */
+static void test_roofline_host_floor(void **state)
+{
+	(void)state;
+	struct lsim_model_arch m = llama3_8b();
+	assert_true(lsim_perf_roofline_kernels(&m) == 32 * KERNELS_PER_LAYER + KERNELS_ONCE);
+	struct lsim_model_arch moe = m;
+	moe.n_experts = 8;
+	moe.experts_per_token = 2;
+	assert_true(lsim_perf_roofline_kernels(&moe) == 32 * 12 + KERNELS_ONCE);
+	const int tps[] = {1, 2, 8};
+	for (size_t i = 0; i < 3; i++) {
+		struct lsim_gpu_profile g = h100();
+		g.host_issue_s = 30e-6;
+		struct lsim_perf *p = roofline(&m, &g, tps[i], 0.5e-3);
+		assert_true(llabs(decode_uniform(p, 1, 1024) - 10190000) <= 1);
+		lsim_perf_destroy(p);
+	}
+	struct lsim_gpu_profile g0 = h100(), g = h100();
+	struct lsim_perf *p0 = roofline(&m, &g0, 1, 0.5e-3);
+	g.host_issue_s = 30e-6;
+	struct lsim_perf *p = roofline(&m, &g, 1, 0.5e-3);
+	/* the GPU's share binds: the time without a host floor, to the ns */
+	assert_rel(lsim_time_to_s(prefill_one(p0, 2048, 0)), 44.9e-3 + 0.5e-3, 0.01);
+	assert_true(llabs(prefill_one(p, 2048, 0) - prefill_one(p0, 2048, 0)) <= 1);
+	/* the host's share binds: the work is the GPU's all the same */
+	int32_t ctx = 1024;
+	struct lsim_batch b = {.n_decode = 1, .decode_ctx = &ctx};
+	struct lsim_iter_work w0, w;
+	lsim_time t0 = p0->ops->iter_eval(p0, &b, &w0), t = p->ops->iter_eval(p, &b, &w);
+	assert_rel(lsim_time_to_s(t0), 6.76e-3 + 0.5e-3, 0.01);
+	assert_true(llabs(t - 10190000) <= 1);
+	assert_true(memcmp(&w0, &w, sizeof w) == 0);
+	/* decode_run applies the floor step by step as iter_eval does */
+	lsim_time run[3];
+	struct lsim_iter_work wr[3];
+	p->ops->decode_run(p, &b, 3, run, wr);
+	for (int k = 0; k < 3; k++)
+		assert_true(llabs(run[k] - 10190000) <= 1);
+	lsim_perf_destroy(p);
+	g.host_issue_s = 10e-6;
+	p = roofline(&m, &g, 1, 0.5e-3);
+	assert_true(llabs(decode_uniform(p, 1, 1024) - decode_uniform(p0, 1, 1024)) <= 1);
+	lsim_perf_destroy(p);
+	lsim_perf_destroy(p0);
+	/* a negative host issue latency is refused */
+	g.host_issue_s = -1e-6;
+	struct lsim_roofline_params prm = {.tp = 1};
+	struct lsim_diag d;
+	p = NULL;
+	assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), LSIM_EINVAL);
+	assert_null(p);
+}
+
 /* The per-iteration table llmsim profile import writes for Splitwise, from
  * the roofline p itself: a prompt row is one prefill of the batch, a
  * token row the mean decode step over the output. The 64 x 512 prompt
@@ -944,8 +1008,11 @@ static void test_fit_overheads_synthetic(void **state)
 		fit.allreduce_step_s = 0.6e-6;
 		double mae[2];
 		size_t screened = 99;
+		bool hf = true;
 		struct lsim_diag d;
-		assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, &screened, &d), 0);
+		assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, &screened, &hf, &d), 0);
+		assert_false(hf); /* no row is on a host floor: the profile's (0) stays */
+		assert_true(fit.host_issue_s == 0.0);
 		assert_true(fabs(fit.launch_s - launch[c]) < 0.01e-6);
 		assert_true(fabs(fit.mfu_max - mfu[c]) < 1e-9);
 		assert_true(mae[0] < 1e-4 && mae[1] < 1e-4);
@@ -967,13 +1034,45 @@ static void test_fit_overheads_synthetic(void **state)
 	struct lsim_gpu_profile fit = h100();
 	size_t screened = 0;
 	struct lsim_diag d;
-	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, &screened, &d), 0);
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, &screened, NULL, &d), 0);
 	assert_int_equal(screened, 1);
 	assert_true(fabs(fit.launch_s - 17e-6) < 0.01e-6);
 	assert_true(fabs(fit.mfu_max - 0.6) < 1e-9);
+	/* the host issue latency the table cannot see: up to the smallest
+	 * GPU time of a row, the one-sequence decode after 128 prompt tokens
+	 * (the mean step over contexts 128 to 191), over 323 kernels */
+	double bound, dec = 0.0;
+	assert_int_equal(lsim_host_issue_unseen(path, &m, 2, &g, &bound, &d), 0);
+	p = roofline(&m, &g, 2, 0.0);
+	for (int k = 0; k < 64; k++)
+		dec += lsim_time_to_s(decode_uniform(p, 1, 128 + k));
+	lsim_perf_destroy(p);
+	assert_rel(bound, dec / 64 / (32 * KERNELS_PER_LAYER + KERNELS_ONCE), 1e-9);
+	/* a table made with a host floor of 40 us a kernel (323 kernels: 12.92
+	 * ms a step, above the GPU time of every decode and of the 128-token
+	 * prompt at TP 2): the fit finds the floor, and the launches and
+	 * mfu_max from the rows the GPU binds */
+	g = h100();
+	g.launch_s = 17e-6;
+	g.mfu_max = 0.6;
+	g.host_issue_s = 40e-6;
+	p = roofline(&m, &g, 2, 0.0);
+	synth_iteration_csv(p, 1.0, csv, sizeof csv);
+	lsim_perf_destroy(p);
+	tmp_write(t, "tp1/iteration.csv", csv);
+	snprintf(path, sizeof path, "%s/tp1/iteration.csv", t->root);
+	fit = h100();
+	bool hf = false;
+	double mae[2];
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, mae, NULL, &hf, &d), 0);
+	assert_true(hf);
+	assert_rel(fit.host_issue_s, 40e-6, 1e-3);
+	assert_true(fabs(fit.mfu_max - 0.6) < 1e-9);
+	assert_true(fabs(fit.launch_s - 17e-6) < 0.1e-6);
+	assert_true(mae[0] < 1e-3 && mae[1] < 1e-3);
 	/* no table: ENOENT naming the option */
 	snprintf(path, sizeof path, "%s/tp1/none.csv", t->root);
-	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, NULL, &d), LSIM_ENOENT);
+	assert_int_equal(lsim_fit_overheads(path, &m, 2, &fit, NULL, NULL, NULL, &d), LSIM_ENOENT);
 	assert_string_equal(d.key, "--fit-tp");
 }
 
@@ -1031,6 +1130,7 @@ int main(void)
 		cmocka_unit_test(test_roofline_tensor_parallel),
 		cmocka_unit_test(test_roofline_moe_decode),
 		cmocka_unit_test(test_roofline_fixed_overheads),
+		cmocka_unit_test(test_roofline_host_floor),
 		cmocka_unit_test_setup_teardown(test_fit_overheads_synthetic, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_roofline_bad_input),
 	};
