@@ -928,6 +928,13 @@ static void test_roofline_host_floor(void **state)
 	assert_rel(lsim_time_to_s(t0), 6.76e-3 + 0.5e-3, 0.01);
 	assert_true(llabs(t - 10190000) <= 1);
 	assert_true(memcmp(&w0, &w, sizeof w) == 0);
+	/* a pipeline stage issues its own kernels: 16 layers x 10 + the
+	 * embedding = 161 x 30 us = 4.83 ms on the first stage (then the CPU
+	 * overhead), 16 x 10 + 2 = 162 x 30 us = 4.86 ms on the last; the
+	 * GPU's halves of the 6.76 ms step are shorter */
+	assert_true(llabs(p->ops->stage_time(p, &b, 16, true, false) - 5330000) <= 1);
+	assert_true(llabs(p->ops->stage_time(p, &b, 16, false, true) - 4860000) <= 1);
+	assert_true(p0->ops->stage_time(p0, &b, 16, false, true) < 4000000);
 	/* decode_run applies the floor step by step as iter_eval does */
 	lsim_time run[3];
 	struct lsim_iter_work wr[3];
