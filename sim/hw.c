@@ -211,6 +211,24 @@ static int load_catalogue(const char *catalogue, struct lsim_doc **doc,
 		*doc = NULL;
 		return rc;
 	}
+	/* one entry per name: a second would never be found (the first wins) */
+	for (size_t i = 0; i < (*list)->n; i++) {
+		const struct lsim_node *a = lsim_node_get((*list)->items[i], "name");
+		for (size_t j = 0; a && a->kind == LSIM_NODE_SCALAR && j < i; j++) {
+			const struct lsim_node *b = lsim_node_get((*list)->items[j], "name");
+			if (!b || b->kind != LSIM_NODE_SCALAR || strcmp(a->value, b->value) != 0)
+				continue;
+			char path[64];
+			snprintf(path, sizeof path, "models[%zu].name", i);
+			rc = lsim_cfg_error(d, *doc, a, path, LSIM_EFORMAT,
+					    "model '%s' is in the catalogue twice: line %d "
+					    "(models[%zu]) and line %d; keep one",
+					    a->value, b->line, j, a->line);
+			lsim_doc_destroy(*doc);
+			*doc = NULL;
+			return rc;
+		}
+	}
 	return 0;
 }
 

@@ -525,6 +525,41 @@ static char *resolve(const struct lsim_scenario *sc, const char *p)
 
 /* Binds the list parent.key (path: its name in messages; parent NULL: the
  * root) into an array of elem-sized entries. */
+/*
+ * The names written in a list (cluster node groups, instance groups,
+ * classes, workload.models): each at most once, since the report, the
+ * labels of a trace and the per-class tables look entries up by name, and
+ * a second entry of the same name would be silently shadowed or merged.
+ * A class name is kept whole in the report, so at most 31 characters.
+ */
+static int unique_names(struct lsim_scenario *sc, const struct lsim_node *list,
+			const char *key, struct lsim_diag *d)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		const struct lsim_node *a = lsim_node_get(list->items[i], "name");
+		if (!a || a->kind != LSIM_NODE_SCALAR)
+			continue;
+		char path[80];
+		snprintf(path, sizeof path, "%s[%zu].name", key, i);
+		size_t max = sizeof((struct lsim_class_record *)NULL)->name - 1;
+		if (strcmp(key, "classes") == 0 && strlen(a->value) > max)
+			return lsim_cfg_error(d, sc->doc, a, path, LSIM_EINVAL,
+					      "class name '%s' is %zu characters long; the "
+					      "report keeps at most %zu: write a shorter name",
+					      a->value, strlen(a->value), max);
+		for (size_t j = 0; j < i; j++) {
+			const struct lsim_node *b = lsim_node_get(list->items[j], "name");
+			if (b && b->kind == LSIM_NODE_SCALAR && strcmp(a->value, b->value) == 0)
+				return lsim_cfg_error(d, sc->doc, a, path, LSIM_EINVAL,
+						      "name '%s' is given twice in %s: line %d "
+						      "(%s[%zu]) and line %d; give each a "
+						      "different name",
+						      a->value, key, b->line, key, j, a->line);
+		}
+	}
+	return 0;
+}
+
 static int bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent,
 			const char *key, const char *path_name,
 			const struct lsim_keydef *keys, size_t nkeys, void **out,
@@ -558,7 +593,7 @@ static int bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent
 		if (rc != 0)
 			return rc;
 	}
-	return 0;
+	return unique_names(sc, list, key, d);
 }
 
 static int bind_list(struct lsim_scenario *sc, const char *key,
