@@ -262,6 +262,17 @@ int lsim_model_load(const char *catalogue, const char *name,
 		if (rc == 0 && raw.heads % raw.kv_heads != 0)
 			rc = lsim_cfg_error(d, doc, entry, "kv_heads", LSIM_EINVAL,
 					    "heads must be a multiple of kv_heads");
+		/* a token is routed to experts_per_token distinct experts */
+		const struct lsim_node *ept = lsim_node_get(entry, "experts_per_token");
+		if (rc == 0 && raw.experts_per_token > raw.experts) {
+			char key[96];
+			snprintf(key, sizeof key, "%s.experts_per_token", path);
+			rc = lsim_cfg_error(d, doc, ept ? ept : entry, key, LSIM_EINVAL,
+					    "experts_per_token %lld exceeds experts %lld: a token "
+					    "goes to that many distinct experts; write at most %lld",
+					    (long long)raw.experts_per_token,
+					    (long long)raw.experts, (long long)raw.experts);
+		}
 		if (rc == 0) {
 			memset(m, 0, sizeof *m);
 			copy_field(m->name, sizeof m->name, raw.name);

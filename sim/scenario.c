@@ -3120,6 +3120,42 @@ static void free_rngs(struct run_rngs *rngs)
 }
 
 /*
+ * A refusal from a layer below the scenario (the generator, the shaping
+ * of a trace, the engine) names its key ("workload.spike_length") but no
+ * file: give it the scenario's file, line and column of that key, or of
+ * the nearest section holding it when the key is left at its default
+ * (zipf without max: the line of workload.prompt). `check`, sweep planning
+ * and `run` all pass through assemble, so they refuse alike.
+ */
+static int locate_key(const struct lsim_scenario *sc, struct lsim_diag *d, int rc)
+{
+	if (!d || d->file[0] || !d->key[0] || !sc->doc)
+		return rc;
+	char buf[sizeof d->key], msg[sizeof d->msg], key[sizeof d->key];
+	snprintf(buf, sizeof buf, "%s", d->key);
+	snprintf(key, sizeof key, "%s", d->key);
+	snprintf(msg, sizeof msg, "%s", d->msg);
+	const struct lsim_node *n = sc->doc->root, *found = NULL;
+	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part && n;
+	     part = strtok_r(NULL, ".", &save)) {
+		char *br = strchr(part, '[');
+		size_t idx = 0;
+		if (br) {
+			idx = strtoul(br + 1, NULL, 10);
+			*br = '\0';
+		}
+		n = lsim_node_get(n, part);
+		if (n && br)
+			n = n->kind == LSIM_NODE_SEQ && idx < n->n ? n->items[idx] : NULL;
+		if (n)
+			found = n;
+	}
+	if (!found || found == sc->doc->root)
+		return rc;
+	return lsim_cfg_error(d, sc->doc, found, key, rc, "%s", msg);
+}
+
+/*
  * Assembles a run: a fresh engine, the policies (again after the first
  * run), the links, the fleet and its instances (memory fit included), the
  * jobs and the request workload, opened in *w. Every refusal a run can
@@ -3176,7 +3212,7 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
 		rc = open_workload(sc, rngs, w, d);
-	return rc;
+	return rc != 0 ? locate_key(sc, d, rc) : 0;
 }
 
 int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d)
