@@ -102,10 +102,12 @@ static int csv_num(const struct lsim_csv *c, int col, double lo, bool integer,
 }
 
 /*
- * A table whose every time is 0 (a template, a failed profiling run) would
- * time each layer at the 1 ns floor: a run of zero latency, exit 0. Single
- * zeros are kept (a kernel below the timer's resolution); all of them are
- * refused, at the first row's time.
+ * A dense.csv or attention.csv whose every time is 0 (a template, a failed
+ * profiling run) would time each layer at the 1 ns floor: a run of zero
+ * latency, exit 0. Single zeros are kept (a kernel below the timer's
+ * resolution); all of them are refused, at the first row's time. Other
+ * files may be all zero: an import writes per_sequence.csv as one
+ * "not_profiled" row of 0 where the source has no LM head (Vidur).
  */
 static int all_zero(const char *path, int line, int col, size_t n, double max_us,
 		    struct lsim_diag *d)
@@ -383,7 +385,8 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 	if (rc == 0 && n == 0)
 		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
 	if (rc == 0)
-		rc = all_zero(path, first_line, col[2], n, max_us, d);
+		rc = all_zero(path, first_line, col[2], n,
+			      strcmp(key_col, "tokens") == 0 ? max_us : 1, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, krow_cmp);
 		for (size_t i = 0; i < n; i++)
@@ -603,7 +606,7 @@ struct arow_col {
 
 /* Reads every data row of path into *rows (which the caller frees). */
 static int read_arows(const char *path, const struct arow_col *cols, int ncols,
-		      struct arow **rows_out, size_t *n_out, struct lsim_diag *d)
+		      struct arow **rows_out, size_t *n_out, bool need_time, struct lsim_diag *d)
 {
 	struct lsim_csv *c = NULL;
 	int rc = lsim_csv_open(path, &c, d);
@@ -654,7 +657,7 @@ static int read_arows(const char *path, const struct arow_col *cols, int ncols,
 	if (rc == 0 && n == 0)
 		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
 	if (rc == 0)
-		rc = all_zero(path, first_line, col[ncols], n, max_us, d);
+		rc = all_zero(path, first_line, col[ncols], n, need_time ? max_us : 1, d);
 	lsim_csv_close(c);
 	if (rc != 0) {
 		free(rows);
@@ -675,7 +678,7 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 	};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 4, &rows, &n, d);
+	int rc = read_arows(path, cols, 4, &rows, &n, true, d);
 	if (rc == 0)
 		rc = build_attn(a, rows, n, path, d);
 	free(rows);
@@ -734,7 +737,7 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 	};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 2, &rows, &n, d);
+	int rc = read_arows(path, cols, 2, &rows, &n, false, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		m->ae = distinct(rows, n, offsetof(struct arow, pc), &m->n_ae);
@@ -1230,7 +1233,7 @@ static int read_allreduce(struct tab1 *f, const char *path, struct lsim_diag *d)
 	static const struct arow_col cols[] = {{"bytes", offsetof(struct arow, pc), 0.0}};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 1, &rows, &n, d);
+	int rc = read_arows(path, cols, 1, &rows, &n, false, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		f->x = malloc(n * sizeof *f->x);

@@ -164,11 +164,6 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 		*why = dollar ? why_no_time_unit : why_no_unit;
 		return LSIM_EINVAL;
 	}
-	/* a price says it is dollars: "4/h" is four of what per hour? */
-	if (t == LSIM_K_PRICE && v != 0 && !dollar) {
-		*why = why_no_currency;
-		return LSIM_EINVAL;
-	}
 	double f = 1.0;
 	int rc = 0;
 	switch (t) {
@@ -207,6 +202,11 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 	case LSIM_K_PRICE:
 		rc = find_unit(price_units, N_OF(price_units), suffix, &f);
 		*why = "unknown price unit (use $N/h)";
+		/* a price says it is dollars: "4/h" is four of what per hour? */
+		if (rc == 0 && v != 0 && !dollar) {
+			*why = why_no_currency;
+			return LSIM_EINVAL;
+		}
 		break;
 	default:
 		*why = "not a numeric type";
