@@ -213,6 +213,24 @@ static int load_catalogue(const char *catalogue, struct lsim_doc **doc,
 		*doc = NULL;
 		return rc;
 	}
+	/* one entry per name: a second would never be found (the first wins) */
+	for (size_t i = 0; i < (*list)->n; i++) {
+		const struct lsim_node *a = lsim_node_get((*list)->items[i], "name");
+		for (size_t j = 0; a && a->kind == LSIM_NODE_SCALAR && j < i; j++) {
+			const struct lsim_node *b = lsim_node_get((*list)->items[j], "name");
+			if (!b || b->kind != LSIM_NODE_SCALAR || strcmp(a->value, b->value) != 0)
+				continue;
+			char path[64];
+			snprintf(path, sizeof path, "models[%zu].name", i);
+			rc = lsim_cfg_error(d, *doc, a, path, LSIM_EFORMAT,
+					    "model '%s' is in the catalogue twice: line %d "
+					    "(models[%zu]) and line %d; keep one",
+					    a->value, b->line, j, a->line);
+			lsim_doc_destroy(*doc);
+			*doc = NULL;
+			return rc;
+		}
+	}
 	return 0;
 }
 
@@ -246,6 +264,17 @@ int lsim_model_load(const char *catalogue, const char *name,
 		if (rc == 0 && raw.heads % raw.kv_heads != 0)
 			rc = lsim_cfg_error(d, doc, entry, "kv_heads", LSIM_EINVAL,
 					    "heads must be a multiple of kv_heads");
+		/* a token is routed to experts_per_token distinct experts */
+		const struct lsim_node *ept = lsim_node_get(entry, "experts_per_token");
+		if (rc == 0 && raw.experts_per_token > raw.experts) {
+			char key[96];
+			snprintf(key, sizeof key, "%s.experts_per_token", path);
+			rc = lsim_cfg_error(d, doc, ept ? ept : entry, key, LSIM_EINVAL,
+					    "experts_per_token %lld exceeds experts %lld: a token "
+					    "goes to that many distinct experts; write at most %lld",
+					    (long long)raw.experts_per_token,
+					    (long long)raw.experts, (long long)raw.experts);
+		}
 		if (rc == 0) {
 			memset(m, 0, sizeof *m);
 			copy_field(m->name, sizeof m->name, raw.name);

@@ -170,6 +170,19 @@ static void fmt_or_na(char *buf, size_t size, int prec, double x)
 		snprintf(buf, size, "%.*f", prec, x);
 }
 
+/* One latency line: "mean X s  p50 ..." with n/a where undefined (a TPOT
+ * when no completed request had a second token). */
+static void print_dist(const char *what, int prec, double mean, double p50, double p90,
+		       double p99)
+{
+	char m[32], a[32], b[32], c[32];
+	fmt_or_na(m, sizeof m, prec, mean);
+	fmt_or_na(a, sizeof a, prec, p50);
+	fmt_or_na(b, sizeof b, prec, p90);
+	fmt_or_na(c, sizeof c, prec, p99);
+	printf("  %-10s mean %s s  p50 %s  p90 %s  p99 %s\n", what, m, a, b, c);
+}
+
 static void print_summary(const struct lsim_results *r)
 {
 	const struct lsim_summary *s = &r->summary;
@@ -185,16 +198,22 @@ static void print_summary(const struct lsim_results *r)
 		       r->wall_s);
 		return;
 	}
-	printf("  requests   %.0f arrived, %.0f completed, %.0f rejected, %.0f unfinished\n",
-	       s->requests, s->completed, s->rejected, s->unfinished);
+	if (s->failed > 0)
+		printf("  requests   %.0f arrived, %.0f completed, %.0f rejected, %.0f failed, "
+		       "%.0f unfinished\n",
+		       s->requests, s->completed, s->rejected, s->failed, s->unfinished);
+	else
+		printf("  requests   %.0f arrived, %.0f completed, %.0f rejected, %.0f unfinished\n",
+		       s->requests, s->completed, s->rejected, s->unfinished);
 	printf("  makespan   %.3f s   throughput %.3f req/s, %.1f output tok/s\n",
 	       s->makespan_s, s->throughput_rps, s->output_tokens_per_s);
-	printf("  TTFT       mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
-	       s->ttft_mean_s, s->ttft_p50_s, s->ttft_p90_s, s->ttft_p99_s);
-	printf("  TPOT       mean %.5f s  p50 %.5f  p90 %.5f  p99 %.5f\n",
-	       s->tpot_mean_s, s->tpot_p50_s, s->tpot_p90_s, s->tpot_p99_s);
-	printf("  E2E        mean %.4f s  p50 %.4f  p90 %.4f  p99 %.4f\n",
-	       s->e2e_mean_s, s->e2e_p50_s, s->e2e_p90_s, s->e2e_p99_s);
+	if (s->completed == 0) {
+		printf("  latency    no request completed: TTFT, TPOT and E2E are undefined\n");
+	} else {
+		print_dist("TTFT", 4, s->ttft_mean_s, s->ttft_p50_s, s->ttft_p90_s, s->ttft_p99_s);
+		print_dist("TPOT", 5, s->tpot_mean_s, s->tpot_p50_s, s->tpot_p90_s, s->tpot_p99_s);
+		print_dist("E2E", 4, s->e2e_mean_s, s->e2e_p50_s, s->e2e_p90_s, s->e2e_p99_s);
+	}
 	char mfu[32], mbu[32];
 	fmt_or_na(mfu, sizeof mfu, 4, s->mfu);
 	fmt_or_na(mbu, sizeof mbu, 4, s->mbu);
@@ -212,8 +231,10 @@ static void print_summary(const struct lsim_results *r)
 			snprintf(att, sizeof att, "no SLO declared");
 		else
 			snprintf(att, sizeof att, "attainment %.3f", c->slo_attainment);
-		printf("    %-12s %5.0f requests  %5.0f rejected  %s  TTFT mean %.4f s\n",
-		       c->name, c->requests, c->rejected, att, c->ttft_mean_s);
+		char ttft[32];
+		fmt_or_na(ttft, sizeof ttft, 4, c->ttft_mean_s);
+		printf("    %-12s %5.0f requests  %5.0f rejected  %s  TTFT mean %s s\n",
+		       c->name, c->requests, c->rejected, att, ttft);
 	}
 	printf("  energy     %.4f kWh   cost $%.4f\n", s->energy_kwh, s->cost_usd);
 	printf("  simulated  %.0f events in %.3f s of host time\n", s->sim_events,

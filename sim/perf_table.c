@@ -105,6 +105,25 @@ static int csv_num(const struct lsim_csv *c, int col, double lo, bool integer,
 	return 0;
 }
 
+/*
+ * A dense.csv or attention.csv whose every time is 0 (a template, a failed
+ * profiling run) would time each layer at the 1 ns floor: a run of zero
+ * latency, exit 0. Single zeros are kept (a kernel below the timer's
+ * resolution); all of them are refused, at the first row's time. Other
+ * files may be all zero: an import writes per_sequence.csv as one
+ * "not_profiled" row of 0 where the source has no LM head (Vidur).
+ */
+static int all_zero(const char *path, int line, int col, size_t n, double max_us,
+		    struct lsim_diag *d)
+{
+	if (n == 0 || max_us > 0)
+		return 0;
+	return lsim_diag_set(d, LSIM_EFORMAT, path, line, col + 1, "time_us",
+			     "every time_us of the %zu rows is 0: the table times no "
+			     "layer, and a run on it would have zero latency; profile "
+			     "the layers again (times in microseconds)", n);
+}
+
 /* time_us -> whole nanoseconds, at least 1 (LLMServingSim's loading rule). */
 static double us_to_ns(double us)
 {
@@ -327,6 +346,8 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 	int col[3];
 	struct krow *rows = NULL;
 	size_t n = 0, cap = 0;
+	double max_us = 0; /* the largest time, and the first row's line */
+	int first_line = 0;
 	struct op *ops = NULL;
 	int n_ops = 0;
 	rc = lsim_csv_require(c, names, 3, col, d);
@@ -358,12 +379,18 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 		if ((rc = csv_num(c, col[1], 1.0, true, &k->key, d)) != 0 ||
 		    (rc = csv_num(c, col[2], 0.0, false, &us, d)) != 0)
 			break;
+		if (n == 0)
+			first_line = lsim_csv_line(c);
+		max_us = us > max_us ? us : max_us;
 		k->ns = us_to_ns(us);
 		k->idx = (int)n;
 		n++;
 	}
 	if (rc == 0 && n == 0)
 		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
+	if (rc == 0)
+		rc = all_zero(path, first_line, col[2], n,
+			      strcmp(key_col, "tokens") == 0 ? max_us : 1, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, krow_cmp);
 		for (size_t i = 0; i < n; i++)
@@ -583,7 +610,7 @@ struct arow_col {
 
 /* Reads every data row of path into *rows (which the caller frees). */
 static int read_arows(const char *path, const struct arow_col *cols, int ncols,
-		      struct arow **rows_out, size_t *n_out, struct lsim_diag *d)
+		      struct arow **rows_out, size_t *n_out, bool need_time, struct lsim_diag *d)
 {
 	struct lsim_csv *c = NULL;
 	int rc = lsim_csv_open(path, &c, d);
@@ -596,6 +623,8 @@ static int read_arows(const char *path, const struct arow_col *cols, int ncols,
 	names[ncols] = "time_us";
 	struct arow *rows = NULL;
 	size_t n = 0, cap = 0;
+	double max_us = 0; /* the largest time, and the first row's line */
+	int first_line = 0;
 	rc = lsim_csv_require(c, names, ncols + 1, col, d);
 	while (rc == 0) {
 		int r = csv_row(c, d);
@@ -622,12 +651,17 @@ static int read_arows(const char *path, const struct arow_col *cols, int ncols,
 			rc = csv_num(c, col[ncols], 0.0, false, &us, d);
 		if (rc != 0)
 			break;
+		if (n == 0)
+			first_line = lsim_csv_line(c);
+		max_us = us > max_us ? us : max_us;
 		w->ns = us_to_ns(us);
 		w->idx = (int)n;
 		n++;
 	}
 	if (rc == 0 && n == 0)
 		rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c), 0, "", "no data rows");
+	if (rc == 0)
+		rc = all_zero(path, first_line, col[ncols], n, need_time ? max_us : 1, d);
 	lsim_csv_close(c);
 	if (rc != 0) {
 		free(rows);
@@ -648,7 +682,7 @@ static int read_attention(struct attn *a, const char *path, struct lsim_diag *d)
 	};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 4, &rows, &n, d);
+	int rc = read_arows(path, cols, 4, &rows, &n, true, d);
 	if (rc == 0)
 		rc = build_attn(a, rows, n, path, d);
 	free(rows);
@@ -707,7 +741,7 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 	};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 2, &rows, &n, d);
+	int rc = read_arows(path, cols, 2, &rows, &n, false, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		m->ae = distinct(rows, n, offsetof(struct arow, pc), &m->n_ae);
@@ -1249,7 +1283,7 @@ static int read_allreduce(struct tab1 *f, const char *path, struct lsim_diag *d)
 	static const struct arow_col cols[] = {{"bytes", offsetof(struct arow, pc), 0.0}};
 	struct arow *rows = NULL;
 	size_t n = 0;
-	int rc = read_arows(path, cols, 1, &rows, &n, d);
+	int rc = read_arows(path, cols, 1, &rows, &n, false, d);
 	if (rc == 0) {
 		qsort(rows, n, sizeof *rows, arow_cmp);
 		f->x = malloc(n * sizeof *f->x);

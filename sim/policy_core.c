@@ -4,7 +4,9 @@
  * with dlopen and an ABI check, parameter binding into the policy's state,
  * its own RNG stream, and the listing behind `llmsim policies`.
  */
+#define _GNU_SOURCE /* dladdr1: the ELF symbol of the plugin's entry point */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +79,88 @@ static void names_for(const struct lsim_policy_type *const *list, size_t n,
 	}
 }
 
+/* The size of a parameter of the type in the state it is bound into. */
+static size_t ktype_size(enum lsim_ktype t)
+{
+	switch (t) {
+	case LSIM_K_INT:
+	case LSIM_K_TIME:
+		return sizeof(int64_t);
+	case LSIM_K_DOUBLE:
+	case LSIM_K_BYTES:
+	case LSIM_K_BW:
+	case LSIM_K_POWER:
+	case LSIM_K_PRICE:
+		return sizeof(double);
+	case LSIM_K_BOOL:
+		return sizeof(bool);
+	case LSIM_K_STRING:
+		return sizeof(const char *);
+	case LSIM_K_ENUM:
+		return sizeof(int);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What is malformed in a plugin's policy type, or NULL: checked before
+ * anything reads it, since a NULL name, a parameter written past the state
+ * or an unknown kind would crash llmsim or corrupt its memory rather than
+ * stop with a message.
+ */
+static const char *malformed(const struct lsim_policy_type *t, char *buf, size_t size)
+{
+	if (!t->name || !t->name[0])
+		return "has no name (name is NULL or empty)";
+	if ((unsigned)t->kind >= (unsigned)LSIM_KIND_COUNT) {
+		snprintf(buf, size, "has kind %d, which is no policy kind", (int)t->kind);
+		return buf;
+	}
+	if (!t->ops)
+		return "has no ops";
+	if (t->n_params > 0 && !t->params)
+		return "declares parameters but gives no table (params is NULL)";
+	if (t->n_params > 1024)
+		return "declares more than 1024 parameters";
+	for (size_t i = 0; i < t->n_params; i++) {
+		const struct lsim_keydef *k = &t->params[i];
+		size_t sz = ktype_size(k->type);
+		if (!k->name || !k->name[0]) {
+			snprintf(buf, size, "parameter %zu has no name", i);
+			return buf;
+		}
+		if (sz == 0) {
+			snprintf(buf, size, "parameter '%.64s' has type %d, which is no parameter type",
+				 k->name, (int)k->type);
+			return buf;
+		}
+		if (k->type == LSIM_K_ENUM && !k->choices) {
+			snprintf(buf, size, "parameter '%.64s' is an enum without choices", k->name);
+			return buf;
+		}
+		if (k->offset > t->state_size || sz > t->state_size - k->offset) {
+			snprintf(buf, size,
+				 "parameter '%.64s' lies at bytes %zu to %zu, past the state "
+				 "of %zu bytes (state_size)",
+				 k->name, k->offset, k->offset + sz, t->state_size);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* Whether sym, found by dlsym, is a function of the object (not data). */
+static bool is_function(void *sym)
+{
+	Dl_info info;
+	const ElfW(Sym) *es = NULL;
+	if (!dladdr1(sym, &info, (void **)&es, RTLD_DL_SYMENT) || !es)
+		return false;
+	int type = ELF64_ST_TYPE(es->st_info); /* ELF32_ST_TYPE is the same */
+	return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
 static int load_plugin(const struct lsim_doc *doc, const struct lsim_node *at,
 		       const char *key, const char *file, const char *name,
 		       enum lsim_policy_role role, struct lsim_policy *p,
@@ -93,6 +177,11 @@ static int load_plugin(const struct lsim_doc *doc, const struct lsim_node *at,
 		return lsim_cfg_error(d, doc, at, key, LSIM_EPLUGIN,
 				      "%s does not export %s()", file,
 				      LSIM_PLUGIN_ENTRY);
+	if (!is_function(sym))
+		return lsim_cfg_error(d, doc, at, key, LSIM_EPLUGIN,
+				      "%s exports %s as data, not as a function; define "
+				      "it as the function lsim_plugin_entry_fn declares",
+				      file, LSIM_PLUGIN_ENTRY);
 	size_t n = 0;
 	const struct lsim_policy_type *const *types = entry(&n);
 	if (!types || n == 0)
@@ -106,6 +195,12 @@ static int load_plugin(const struct lsim_doc *doc, const struct lsim_node *at,
 					      "%s: policy %zu was built for ABI %u, llmsim has ABI %u",
 					      file, i, types[i] ? types[i]->abi : 0,
 					      LSIM_POLICY_ABI);
+		char why[160];
+		const char *bad = malformed(types[i], why, sizeof why);
+		if (bad)
+			return lsim_cfg_error(d, doc, at, key, LSIM_EPLUGIN,
+					      "%s: policy %zu (%.64s) %s", file, i,
+					      types[i]->name ? types[i]->name : "unnamed", bad);
 		if (!lsim_policy_fits(types[i], role))
 			continue;
 		fitting++;

@@ -1364,8 +1364,8 @@ static int class_records(struct lsim_sim *s, struct lsim_results *r,
 		const struct lsim_qos_class *q = &s->classes[c];
 		if (span > 0)
 			k->goodput_rps = k->slo_attainment / span;
-		if (k->completed > 0)
-			k->ttft_mean_s = ttft_sum[c] / k->completed;
+		/* none completed: undefined (NaN), not 0 s */
+		k->ttft_mean_s = k->completed > 0 ? ttft_sum[c] / k->completed : NAN;
 		if (k->requests > 0) {
 			k->ttft_attainment /= k->requests;
 			k->tpot_attainment /= k->requests;

@@ -525,6 +525,41 @@ static char *resolve(const struct lsim_scenario *sc, const char *p)
 
 /* Binds the list parent.key (path: its name in messages; parent NULL: the
  * root) into an array of elem-sized entries. */
+/*
+ * The names written in a list (cluster node groups, instance groups,
+ * classes, workload.models): each at most once, since the report, the
+ * labels of a trace and the per-class tables look entries up by name, and
+ * a second entry of the same name would be silently shadowed or merged.
+ * A class name is kept whole in the report, so at most 31 characters.
+ */
+static int unique_names(struct lsim_scenario *sc, const struct lsim_node *list,
+			const char *key, struct lsim_diag *d)
+{
+	for (size_t i = 0; i < list->n; i++) {
+		const struct lsim_node *a = lsim_node_get(list->items[i], "name");
+		if (!a || a->kind != LSIM_NODE_SCALAR)
+			continue;
+		char path[80];
+		snprintf(path, sizeof path, "%s[%zu].name", key, i);
+		size_t max = sizeof((struct lsim_class_record *)NULL)->name - 1;
+		if (strcmp(key, "classes") == 0 && strlen(a->value) > max)
+			return lsim_cfg_error(d, sc->doc, a, path, LSIM_EINVAL,
+					      "class name '%s' is %zu characters long; the "
+					      "report keeps at most %zu: write a shorter name",
+					      a->value, strlen(a->value), max);
+		for (size_t j = 0; j < i; j++) {
+			const struct lsim_node *b = lsim_node_get(list->items[j], "name");
+			if (b && b->kind == LSIM_NODE_SCALAR && strcmp(a->value, b->value) == 0)
+				return lsim_cfg_error(d, sc->doc, a, path, LSIM_EINVAL,
+						      "name '%s' is given twice in %s: line %d "
+						      "(%s[%zu]) and line %d; give each a "
+						      "different name",
+						      a->value, key, b->line, key, j, a->line);
+		}
+	}
+	return 0;
+}
+
 static int bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent,
 			const char *key, const char *path_name,
 			const struct lsim_keydef *keys, size_t nkeys, void **out,
@@ -558,7 +593,7 @@ static int bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent
 		if (rc != 0)
 			return rc;
 	}
-	return 0;
+	return unique_names(sc, list, key, d);
 }
 
 static int bind_list(struct lsim_scenario *sc, const char *key,
@@ -3085,6 +3120,42 @@ static void free_rngs(struct run_rngs *rngs)
 }
 
 /*
+ * A refusal from a layer below the scenario (the generator, the shaping
+ * of a trace, the engine) names its key ("workload.spike_length") but no
+ * file: give it the scenario's file, line and column of that key, or of
+ * the nearest section holding it when the key is left at its default
+ * (zipf without max: the line of workload.prompt). `check`, sweep planning
+ * and `run` all pass through assemble, so they refuse alike.
+ */
+static int locate_key(const struct lsim_scenario *sc, struct lsim_diag *d, int rc)
+{
+	if (!d || d->file[0] || !d->key[0] || !sc->doc)
+		return rc;
+	char buf[sizeof d->key], msg[sizeof d->msg], key[sizeof d->key];
+	snprintf(buf, sizeof buf, "%s", d->key);
+	snprintf(key, sizeof key, "%s", d->key);
+	snprintf(msg, sizeof msg, "%s", d->msg);
+	const struct lsim_node *n = sc->doc->root, *found = NULL;
+	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part && n;
+	     part = strtok_r(NULL, ".", &save)) {
+		char *br = strchr(part, '[');
+		size_t idx = 0;
+		if (br) {
+			idx = strtoul(br + 1, NULL, 10);
+			*br = '\0';
+		}
+		n = lsim_node_get(n, part);
+		if (n && br)
+			n = n->kind == LSIM_NODE_SEQ && idx < n->n ? n->items[idx] : NULL;
+		if (n)
+			found = n;
+	}
+	if (!found || found == sc->doc->root)
+		return rc;
+	return lsim_cfg_error(d, sc->doc, found, key, rc, "%s", msg);
+}
+
+/*
  * Assembles a run: a fresh engine, the policies (again after the first
  * run), the links, the fleet and its instances (memory fit included), the
  * jobs and the request workload, opened in *w. Every refusal a run can
@@ -3141,7 +3212,7 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	}
 	if (rc == 0 && sc->n_insts > 0) /* jobs alone need no request workload */
 		rc = open_workload(sc, rngs, w, d);
-	return rc;
+	return rc != 0 ? locate_key(sc, d, rc) : 0;
 }
 
 int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d)

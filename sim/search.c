@@ -170,6 +170,12 @@ static int evaluate(const struct search *s, const char *const *sets, size_t n_se
 		for (size_t i = 0; i < s->n_c && status == 0; i++) {
 			p->m[i] = NAN;
 			summary_value(&p->st.summary, s->c[i].name, &p->m[i]);
+			/* no request completed in the kept window: every latency
+			 * is undefined (NaN), and the point fails its constraints */
+			if (isnan(p->m[i]) && p->st.summary.completed == 0) {
+				p->ok = false;
+				continue;
+			}
 			if (isnan(p->m[i])) { /* e.g. mfu with no model (service mode) */
 				fprintf(stderr, "llmsim: --slo: %s is not defined in the run at %s "
 					"(docs/output.md)\n", s->c[i].name, rate_set);

@@ -91,8 +91,10 @@ struct dist {
 
 static void fill_dist(double *x, size_t n, struct dist out)
 {
+	/* no request has it (none completed, or none with a second token):
+	 * undefined, not 0 s, which would meet every latency bound */
 	if (n == 0) {
-		*out.mean = *out.p50 = *out.p90 = *out.p95 = *out.p99 = 0.0;
+		*out.mean = *out.p50 = *out.p90 = *out.p95 = *out.p99 = NAN;
 		return;
 	}
 	lsim_sort_doubles(x, n);
@@ -247,7 +249,7 @@ int lsim_summary_compute(struct lsim_results *r)
 		s->slo_attainment = t.met / t.judged;
 	else
 		s->slo_attainment = s->goodput_rps = NAN;
-	s->queue_wait_mean_s = (double)t.wait_mean;
+	s->queue_wait_mean_s = t.n_wait > 0 ? (double)t.wait_mean : NAN;
 
 	/* Latency distributions over completed requests. */
 	rc = latency_dist(r, TTFT, t.n_ttft,

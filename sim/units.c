@@ -64,6 +64,7 @@ static int find_unit(const struct unit *u, size_t n, const char *suffix,
 
 static const char why_no_unit[] = "no unit";
 static const char why_no_time_unit[] = "no time unit (write $N/h)";
+static const char why_no_currency[] = "no currency";
 
 static bool dimensioned(enum lsim_ktype t)
 {
@@ -78,7 +79,7 @@ bool lsim_units_missing(enum lsim_ktype t, const char *text, char *hint,
 	const char *why = NULL;
 	if (!dimensioned(t) || !text ||
 	    lsim_units_parse(t, text, &v, &why) == 0 ||
-	    (why != why_no_unit && why != why_no_time_unit))
+	    (why != why_no_unit && why != why_no_time_unit && why != why_no_currency))
 		return false;
 	/* the number as written, without blanks and a leading '$' */
 	while (isspace((unsigned char)*text))
@@ -93,6 +94,10 @@ bool lsim_units_missing(enum lsim_ktype t, const char *text, char *hint,
 		len = sizeof num - 1;
 	memcpy(num, text, len);
 	num[len] = '\0';
+	if (why == why_no_currency) { /* "4/h": the time unit is there */
+		snprintf(hint, size, "write $%s", num);
+		return true;
+	}
 	switch (t) {
 	case LSIM_K_TIME:
 		snprintf(hint, size, "write %ss or %sms", num, num);
@@ -197,6 +202,11 @@ int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
 	case LSIM_K_PRICE:
 		rc = find_unit(price_units, N_OF(price_units), suffix, &f);
 		*why = "unknown price unit (use $N/h)";
+		/* a price says it is dollars: "4/h" is four of what per hour? */
+		if (rc == 0 && v != 0 && !dollar) {
+			*why = why_no_currency;
+			return LSIM_EINVAL;
+		}
 		break;
 	default:
 		*why = "not a numeric type";

@@ -49,19 +49,41 @@ static void stats(double *v, size_t n, double out[5])
 		out[i + 1] = gsl_stats_quantile_from_sorted_data(v, 1, n, q[i]);
 }
 
-/* The value at a dotted path ("engine_kwargs.max_model_len"), or NULL
- * when a part is missing or the value is JSON null. */
-static json_object *at(json_object *root, const char *path)
+/*
+ * The value at a dotted path ("engine_kwargs.max_model_len") in *out, NULL
+ * when a part is missing or the value is JSON null: 0. -1 when a part
+ * before the last holds something other than an object (or null), its
+ * dotted prefix then in bad[].
+ */
+static int lookup(json_object *root, const char *path, json_object **out, char *bad,
+		  size_t bad_size)
 {
 	char buf[128];
 	snprintf(buf, sizeof buf, "%s", path);
 	json_object *x = root;
-	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part && x;
-	     part = strtok_r(NULL, ".", &save))
-		if (!json_object_is_type(x, json_type_object) ||
-		    !json_object_object_get_ex(x, part, &x))
-			x = NULL;
-	return x;
+	size_t len = 0;
+	*out = NULL;
+	for (char *save = NULL, *part = strtok_r(buf, ".", &save); part;
+	     part = strtok_r(NULL, ".", &save)) {
+		if (!x)
+			return 0;
+		if (!json_object_is_type(x, json_type_object)) {
+			snprintf(bad, bad_size, "%.*s", (int)(len ? len - 1 : 0), path);
+			return -1;
+		}
+		if (!json_object_object_get_ex(x, part, &x))
+			return 0;
+		len += strlen(part) + 1;
+	}
+	*out = x;
+	return 0;
+}
+
+static json_object *at(json_object *root, const char *path)
+{
+	json_object *x = NULL;
+	char bad[128];
+	return lookup(root, path, &x, bad, sizeof bad) == 0 ? x : NULL;
 }
 
 /* The line of path's last key in the file: the first line naming it after
@@ -115,14 +137,24 @@ struct meta {
 
 /*
  * The first of paths[] that holds a value of the type (JSON null counts
- * as absent): 1 and *which set; 0 if none; an error for a wrong type.
+ * as absent): 1 and *which set; 0 if none; an error for a wrong type. Every
+ * path is checked, not only the first present, so a wrong type is never
+ * passed over in silence: a section (engine_kwargs) that is not an object,
+ * a string where a number belongs, NaN or Infinity (json-c reads both)
+ * where an integer belongs.
  */
 static int first_of(json_object *root, const char *file, const char *const *paths,
 		    json_type type, json_object **v, const char **which,
 		    struct lsim_diag *d)
 {
+	int found = 0;
 	for (const char *const *p = paths; *p; p++) {
-		json_object *x = at(root, *p);
+		json_object *x = NULL;
+		char bad[128];
+		if (lookup(root, *p, &x, bad, sizeof bad) < 0)
+			return lsim_diag_set(d, LSIM_EFORMAT, file, key_line(file, bad), 0, bad,
+					     "%s must be an object, found %s", bad,
+					     json_object_to_json_string(at(root, bad)));
 		if (!x)
 			continue;
 		bool ok = json_object_is_type(x, type) ||
@@ -135,11 +167,17 @@ static int first_of(json_object *root, const char *file, const char *const *path
 					     : type == json_type_string ? "a string"
 									: "a number",
 					     json_object_to_json_string(x));
-		*v = x;
-		*which = *p;
-		return 1;
+		if (type == json_type_double && !isfinite(json_object_get_double(x)))
+			return lsim_diag_set(d, LSIM_EFORMAT, file, key_line(file, *p), 0, *p,
+					     "expected a finite number, found %s",
+					     json_object_to_json_string(x));
+		if (!found) {
+			*v = x;
+			*which = *p;
+			found = 1;
+		}
 	}
-	return 0;
+	return found;
 }
 
 #define PATHS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -154,14 +192,20 @@ static int meta_int(json_object *root, const char *file, const char *const *path
 	if (got < 0)
 		return got;
 	if (!got && required)
-		return lsim_diag_set(d, LSIM_EFORMAT, file, 0, 0, paths[0],
-				     "missing integer %s", paths[0]);
+		return lsim_diag_set(d, LSIM_EFORMAT, file, key_line(file, paths[0]), 0,
+				     paths[0], "missing integer %s (null or absent)", paths[0]);
 	*out = got ? json_object_get_int64(v) : dflt;
 	if (which)
 		*which = got ? w : NULL;
 	if (got && *out < 1)
 		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, w), 0, w,
 				     "%s must be positive, not %lld", w, (long long)*out);
+	/* json-c clamps integers beyond 64 bits to the limit: refuse those
+	 * and every count no engine setting reaches */
+	if (got && *out > INT32_MAX)
+		return lsim_diag_set(d, LSIM_EINVAL, file, key_line(file, w), 0, w,
+				     "%s %s is out of range (at most %d)", w,
+				     json_object_to_json_string(v), INT32_MAX);
 	return 0;
 }
 
@@ -174,7 +218,21 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 		return lsim_diag_set(d, LSIM_EFORMAT, path, 0, 0, "", "cannot read JSON: %.*s",
 				     n, why ? why : "");
 	}
-	int rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
+	int rc = 0;
+	if (!json_object_is_type(root, json_type_object))
+		rc = lsim_diag_set(d, LSIM_EFORMAT, path, 1, 0, "",
+				   "meta.json must hold a JSON object, found %s",
+				   json_type_to_name(json_object_get_type(root)));
+	json_object *v = NULL;
+	const char *w = NULL;
+	int got = 0;
+	/* read only when prefix caching is unstated, but a wrong type is
+	 * refused whenever it is there */
+	if (rc == 0 && (got = first_of(root, path, PATHS("vllm_version"), json_type_string,
+				       &v, &w, d)) < 0)
+		rc = got;
+	if (rc == 0)
+		rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
 					    "resolved_config.scheduler_config.max_num_seqs"),
 			      0, true, &m->max_num_seqs, NULL, d);
 	if (rc == 0)
@@ -208,9 +266,6 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 				   key_line(path, "data_parallel_size"), 0, "data_parallel_size",
 				   "data_parallel_size %lld: at most 64 ranks are replayed",
 				   (long long)m->dp);
-	json_object *v = NULL;
-	const char *w = NULL;
-	int got = 0;
 	if (rc == 0 &&
 	    (got = first_of(root, path,
 			    PATHS("engine_kwargs.enable_expert_parallel",
@@ -295,10 +350,12 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 		m->device_bytes = json_object_get_double(v);
 	if (got < 0)
 		rc = got;
-	if (rc == 0 && got > 0 && !(m->device_bytes > 0 && m->device_bytes < 1e15))
+	if (rc == 0 && got > 0 &&
+	    !(m->device_bytes > 0 && m->device_bytes < 1e15 &&
+	      m->device_bytes == floor(m->device_bytes)))
 		rc = lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, w), 0, w,
-				   "device memory must be positive bytes below 1 PB, not %g",
-				   m->device_bytes);
+				   "device memory must be a positive whole number of bytes "
+				   "below 1 PB, not %g", m->device_bytes);
 	if (rc == 0 &&
 	    (got = first_of(root, path, PATHS("hardware.device_name"), json_type_string,
 			    &v, &w, d)) > 0)
@@ -325,6 +382,46 @@ static int push(struct lat *l, int k, double v)
 	return 0;
 }
 
+/* One time of a requests.jsonl line (s): present, a number (not null, a
+ * string or a list), finite, not negative, within the clock's range. */
+static int real_num(json_object *o, const char *key, const char *path, int lineno,
+		    bool required, double *x, bool *present, struct lsim_diag *d)
+{
+	json_object *v = NULL;
+	*present = json_object_object_get_ex(o, key, &v);
+	if (!*present && !required)
+		return 0;
+	if (!*present)
+		return lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, key,
+				     "no %s: every line needs queued_ts, first_token_ts, "
+				     "last_token_ts and output_toks", key);
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, key,
+				     "%s must be a number, found %s", key,
+				     json_object_to_json_string(v));
+	*x = json_object_get_double(v);
+	if (!isfinite(*x) || *x < 0)
+		return lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, key,
+				     "%s must be a finite number not below 0, found %s", key,
+				     json_object_to_json_string(v));
+	/* the simulator's clock: int64 nanoseconds, some 292 years */
+	if (*x >= 9.2e9)
+		return lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, key,
+				     "%s %s s is out of range (times are seconds below "
+				     "9.2e9, the simulator's 64-bit nanosecond clock)",
+				     key, json_object_to_json_string(v));
+	return 0;
+}
+
+/*
+ * The measured latencies of requests.jsonl. Measured data get the checks
+ * configs get (docs/reliability.md): every time a finite, non-negative
+ * number, in the order a request lives through them (queued_ts <=
+ * scheduled_ts, where given, <= first_token_ts <= last_token_ts), at
+ * least one output token. A line that breaks one is refused with its line
+ * and key: a NaN or a first token before its arrival would otherwise pass
+ * into the measured percentiles as nan or a negative TTFT.
+ */
 static int read_real(const char *path, struct lat *l, struct lsim_diag *d)
 {
 	FILE *f = fopen(path, "r");
@@ -338,18 +435,47 @@ static int read_real(const char *path, struct lat *l, struct lsim_diag *d)
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
 		json_object *o = json_tokener_parse(line);
-		json_object *q, *ft, *lt, *out;
-		if (!o || !json_object_object_get_ex(o, "queued_ts", &q) ||
-		    !json_object_object_get_ex(o, "first_token_ts", &ft) ||
-		    !json_object_object_get_ex(o, "last_token_ts", &lt) ||
-		    !json_object_object_get_ex(o, "output_toks", &out)) {
-			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0,
-					   "queued_ts",
-					   "need queued_ts, first_token_ts, last_token_ts, output_toks");
-		} else {
-			double tq = json_object_get_double(q);
-			double tf = json_object_get_double(ft);
-			double tl = json_object_get_double(lt);
+		double tq = 0, ts = 0, tf = 0, tl = 0;
+		bool has_q, has_s, has_f, has_l, has_o;
+		json_object *out = NULL;
+		if (!o || !json_object_is_type(o, json_type_object))
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "",
+					   "not a JSON object");
+		if (rc == 0)
+			rc = real_num(o, "queued_ts", path, lineno, true, &tq, &has_q, d);
+		if (rc == 0)
+			rc = real_num(o, "scheduled_ts", path, lineno, false, &ts, &has_s, d);
+		if (rc == 0)
+			rc = real_num(o, "first_token_ts", path, lineno, true, &tf, &has_f, d);
+		if (rc == 0)
+			rc = real_num(o, "last_token_ts", path, lineno, true, &tl, &has_l, d);
+		if (rc == 0 && !(has_o = json_object_object_get_ex(o, "output_toks", &out)))
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "output_toks",
+					   "no output_toks: every line needs queued_ts, "
+					   "first_token_ts, last_token_ts and output_toks");
+		if (rc == 0 && (!json_object_is_type(out, json_type_int) ||
+				json_object_get_int64(out) < 1 ||
+				json_object_get_int64(out) > INT32_MAX))
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "output_toks",
+					   "output_toks must be an integer from 1 to %d (a "
+					   "finished request has its first token), found %s",
+					   INT32_MAX, json_object_to_json_string(out));
+		if (rc == 0 && tf < tq)
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "first_token_ts",
+					   "first_token_ts %.9f is before queued_ts %.9f: a "
+					   "first token cannot come before its request",
+					   tf, tq);
+		if (rc == 0 && has_s && !(ts >= tq && ts <= tf))
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "scheduled_ts",
+					   "scheduled_ts %.9f is %s %s %.9f", ts,
+					   ts < tq ? "before" : "after",
+					   ts < tq ? "queued_ts" : "first_token_ts",
+					   ts < tq ? tq : tf);
+		if (rc == 0 && tl < tf)
+			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lineno, 0, "last_token_ts",
+					   "last_token_ts %.9f is before first_token_ts %.9f",
+					   tl, tf);
+		if (rc == 0) {
 			int64_t n = json_object_get_int64(out);
 			rc = push(l, 0, (tf - tq) * 1e3);
 			if (rc == 0 && n > 1)
@@ -610,6 +736,9 @@ int lsim_validate_run(const struct lsim_validate_opts *o,
 	int rc = read_meta(meta_path, &m, d);
 	if (rc == 0)
 		rc = read_real(jsonl, &real, d);
+	if (rc == 0 && real.n[2] == 0)
+		rc = lsim_diag_set(d, LSIM_EFORMAT, jsonl, 0, 0, "",
+				   "no request in the file: nothing to compare");
 	if (rc == 0)
 		rc = simulate(o, &m, meta_path, jsonl, &sim, out, d);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -173,6 +173,32 @@ static void test_summary_slo(void **state)
 	assert_near(r.summary.throughput_rps, 5.0 / 6.0); /* the rest as before */
 }
 
+/* No request completed (all rejected): the latencies are undefined, NaN,
+ * not 0 s, which would meet every latency bound (issue 29: search took
+ * such a run as meeting --slo ttft_p99_s<=...). Failed requests counted. */
+static void test_summary_none_completed(void **state)
+{
+	(void)state;
+	struct lsim_req_record q[N_REQS];
+	memcpy(q, reqs, sizeof q);
+	for (size_t i = 0; i < N_REQS; i++) {
+		q[i].status = i % 2 ? LSIM_REQ_REJECTED : LSIM_REQ_FAILED;
+		q[i].first_token = q[i].finish = -1;
+	}
+	struct lsim_results r;
+	memset(&r, 0, sizeof r);
+	r.reqs = q;
+	r.n_reqs = N_REQS;
+	assert_int_equal(lsim_summary_compute(&r), 0);
+	assert_true(r.summary.completed == 0);
+	assert_true(r.summary.failed == N_REQS / 2 && r.summary.rejected == N_REQS / 2);
+	const double v[] = {r.summary.ttft_mean_s, r.summary.ttft_p99_s, r.summary.tpot_mean_s,
+			    r.summary.tpot_p99_s, r.summary.e2e_mean_s, r.summary.e2e_p50_s,
+			    r.summary.queue_wait_mean_s};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		assert_true(isnan(v[i]));
+}
+
 /* The run id's hash is libxxhash's XXH64 (seed 0), streamed: the
  * reference values (xxhsum 0.8.1) of "", "abc" and of bytes (131 i + 7)
  * mod 256 for i < n, across the 32-byte stripe, added in pieces of every
@@ -293,7 +319,7 @@ static void test_summary_empty(void **state)
 	assert_true(r.summary.requests == 0);
 	assert_true(r.summary.makespan_s == 0);
 	assert_true(r.summary.throughput_rps == 0);
-	assert_true(r.summary.ttft_p99_s == 0);
+	assert_true(isnan(r.summary.ttft_p99_s)); /* undefined: none completed */
 	assert_true(r.summary.gpu_util == 0);
 	assert_true(r.summary.gpu_busy == 0 && r.summary.mfu == 0 && r.summary.mbu == 0);
 	assert_true(r.summary.sim_events == 3);
@@ -799,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_summary_empty),
 		cmocka_unit_test(test_instance_rates),
 		cmocka_unit_test(test_summary_slo),
+		cmocka_unit_test(test_summary_none_completed),
 		cmocka_unit_test(test_digest_vectors),
 		cmocka_unit_test(test_sort_doubles),
 		cmocka_unit_test_setup_teardown(test_h5_readback, make_tmpdir,

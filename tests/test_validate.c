@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "hw.h"
@@ -378,6 +379,192 @@ static void test_match_catalogue(void **state)
 	assert_non_null(strstr(d.msg, "nearest: Llama-3.1-8B, Llama-3-8B, "));
 }
 
+/*
+ * Hostile fields (issue 29): each key validate reads from meta.json and
+ * from a requests.jsonl line, set in turn to a value of every wrong kind
+ * (null where a value is required, a string, a list, an object, a bool,
+ * NaN, +-Infinity, a negative, a fraction, an integer beyond 64 bits).
+ * Every one must be refused with the key (and, for a request, the line)
+ * named; none may crash (the suite also runs under ASan + UBSan) or be
+ * read as some number.
+ */
+struct field {
+	const char *key;  /* as d.key names it */
+	const char *line; /* the line of the file up to the value */
+	const char *end;  /* ... after it */
+	const char *good; /* its value in the good file */
+	char type;	  /* i: count >= 1, b: bool, s: string, f: (0, 1], B: bytes, t: time */
+	bool optional;	  /* null (absent) is accepted */
+};
+
+static const struct field meta_fields[] = {
+	{"", "{", "", NULL, 0, false},
+	{"model", "  \"model\": ", ",", "\"meta-llama/Llama-3.1-8B\"", 's', true},
+	{"vllm_version", "  \"vllm_version\": ", ",", "\"0.19.0\"", 's', true},
+	{"", "  \"engine_kwargs\": {", "", NULL, 0, false},
+	{"engine_kwargs.model", "    \"model\": ", ",", "\"meta-llama/Llama-3.1-8B\"", 's', true},
+	{"engine_kwargs.tensor_parallel_size", "    \"tensor_parallel_size\": ", ",", "1", 'i', false},
+	{"engine_kwargs.data_parallel_size", "    \"data_parallel_size\": ", ",", "1", 'i', true},
+	{"engine_kwargs.pipeline_parallel_size", "    \"pipeline_parallel_size\": ", ",", "1", 'i', true},
+	{"engine_kwargs.enable_expert_parallel", "    \"enable_expert_parallel\": ", ",", "false", 'b', true},
+	{"engine_kwargs.max_num_seqs", "    \"max_num_seqs\": ", ",", "256", 'i', false},
+	{"engine_kwargs.max_num_batched_tokens", "    \"max_num_batched_tokens\": ", ",", "2048", 'i', false},
+	{"engine_kwargs.max_model_len", "    \"max_model_len\": ", "", "32768", 'i', true},
+	{"", "  },", "", NULL, 0, false},
+	{"", "  \"kv_cache\": {", "", NULL, 0, false},
+	{"kv_cache.num_gpu_blocks", "    \"num_gpu_blocks\": ", ",", "2588", 'i', true},
+	{"kv_cache.block_size", "    \"block_size\": ", ",", "16", 'i', true},
+	{"kv_cache.gpu_memory_utilization", "    \"gpu_memory_utilization\": ", ",", "0.9", 'f', true},
+	{"kv_cache.enable_prefix_caching", "    \"enable_prefix_caching\": ", "", "true", 'b', true},
+	{"", "  },", "", NULL, 0, false},
+	{"", "  \"hardware\": {", "", NULL, 0, false},
+	{"hardware.device_total_memory_bytes", "    \"device_total_memory_bytes\": ", ",", "25250627584", 'B', true},
+	{"hardware.device_name", "    \"device_name\": ", "", "\"NVIDIA GeForce RTX 4090\"", 's', true},
+	{"", "  }", "", NULL, 0, false},
+	{"", "}", "", NULL, 0, false},
+};
+
+static const struct field req_fields[] = {
+	{"", "{\"request_id\": \"bench-1\", ", "", NULL, 0, false},
+	{"input_toks", "\"input_toks\": ", ", ", "1034", 'n', false},
+	{"output_toks", "\"output_toks\": ", ", ", "769", 'i', false},
+	{"queued_ts", "\"queued_ts\": ", ", ", "27537.047603549", 't', false},
+	{"scheduled_ts", "\"scheduled_ts\": ", ", ", "27537.047613531", 't', false},
+	{"first_token_ts", "\"first_token_ts\": ", ", ", "27537.350135653", 't', false},
+	{"last_token_ts", "\"last_token_ts\": ", "}", "27562.279894586", 't', false},
+};
+
+/* value text, and the types it is wrong for */
+static const struct {
+	const char *text, *wrong_for;
+} hostile[] = {
+	{"null", "inBt"}, /* null: absent; refused where required */
+	{"\"x\"", "ibfBtn"},
+	{"[1]", "ibsfBtn"},
+	{"{\"a\": 1}", "ibsfBtn"},
+	{"true", "isfBtn"},
+	{"NaN", "ibsfBtn"},
+	{"Infinity", "ibsfBtn"},
+	{"-Infinity", "ibsfBtn"},
+	{"-1", "ibsfBtn"},
+	{"0", "ibsfB"},
+	{"1.5", "ibsBn"},
+	{"1e300", "ibsfBtn"},
+	{"18446744073709551621", "ibsfBtn"}, /* json-c clamps it to 2^64 - 1 */
+};
+
+static const char *const good_requests[] = {
+	"{\"request_id\": \"bench-0\", \"input_toks\": 2358, \"output_toks\": 531, "
+	"\"queued_ts\": 27536.660701067, \"scheduled_ts\": 27536.660721646, "
+	"\"first_token_ts\": 27537.350135653, \"last_token_ts\": 27554.231018618}",
+	"{\"request_id\": \"bench-2\", \"input_toks\": 1320, \"output_toks\": 769, "
+	"\"queued_ts\": 27537.221809715, \"scheduled_ts\": 27537.221853495, "
+	"\"first_token_ts\": 27537.553364333, \"last_token_ts\": 27562.305334095}",
+};
+
+/* meta.json with field k (of meta_fields) set to value (NULL: all good),
+ * requests.jsonl with line 2's field j (of req_fields) set to rvalue */
+static void write_run(const char *dir, size_t k, const char *value, size_t j,
+		      const char *rvalue)
+{
+	char path[1100];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < sizeof meta_fields / sizeof meta_fields[0]; i++) {
+		const struct field *x = &meta_fields[i];
+		fprintf(f, "%s%s%s\n", x->line, !x->good ? "" : value && i == k ? value : x->good,
+			x->end);
+	}
+	fclose(f);
+	snprintf(path, sizeof path, "%s/requests.jsonl", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", good_requests[0]);
+	for (size_t i = 0; i < sizeof req_fields / sizeof req_fields[0]; i++) {
+		const struct field *x = &req_fields[i];
+		fprintf(f, "%s%s%s", x->line,
+			!x->good ? "" : rvalue && i == j ? rvalue : x->good, x->end);
+	}
+	fprintf(f, "\n%s\n", good_requests[1]);
+	fclose(f);
+}
+
+static int validate_dir(const char *dir, struct lsim_diag *d)
+{
+	struct lsim_validate_opts o = {.run_dir = dir, .perf_dir = prof_dir(), .model = ""};
+	struct lsim_validate_result r;
+	memset(d, 0, sizeof *d);
+	return lsim_validate_run(&o, &r, d);
+}
+
+static void test_hostile_fields(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/lsim_validate_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	struct lsim_diag d;
+	write_run(dir, 0, NULL, 0, NULL);
+	int rc = validate_dir(dir, &d);
+	if (rc != 0)
+		fail_msg("the good run: %s:%d: %s: %s", d.file, d.line, d.key, d.msg);
+	int refused = 0;
+	for (size_t k = 0; k < sizeof meta_fields / sizeof meta_fields[0]; k++) {
+		const struct field *x = &meta_fields[k];
+		for (size_t h = 0; x->good && h < sizeof hostile / sizeof hostile[0]; h++) {
+			bool wrong = strchr(hostile[h].wrong_for, x->type) != NULL;
+			if (!strcmp(hostile[h].text, "null"))
+				wrong = !x->optional;
+			write_run(dir, k, hostile[h].text, 0, NULL);
+			rc = validate_dir(dir, &d);
+			if (wrong && (rc == 0 || strcmp(d.key, x->key) != 0))
+				fail_msg("meta.json %s: %s: rc %d, key '%s': %s", x->key,
+					 hostile[h].text, rc, d.key, d.msg);
+			if (wrong && d.line < 2)
+				fail_msg("meta.json %s: %s: no line", x->key, hostile[h].text);
+			refused += wrong;
+		}
+	}
+	for (size_t j = 0; j < sizeof req_fields / sizeof req_fields[0]; j++) {
+		const struct field *x = &req_fields[j];
+		for (size_t h = 0; x->good && h < sizeof hostile / sizeof hostile[0]; h++) {
+			if (!strchr(hostile[h].wrong_for, x->type))
+				continue;
+			write_run(dir, 0, NULL, j, hostile[h].text);
+			rc = validate_dir(dir, &d);
+			if (rc == 0 || d.line != 2 || strcmp(d.key, x->key) != 0)
+				fail_msg("requests.jsonl %s: %s: rc %d, line %d, key '%s': %s",
+					 x->key, hostile[h].text, rc, d.line, d.key, d.msg);
+			refused++;
+		}
+	}
+	/* measured times out of the order a request lives them */
+	static const struct {
+		size_t field;
+		const char *value, *key;
+	} order[] = {
+		{5, "27537.0", "first_token_ts"}, /* before queued_ts */
+		{6, "27537.3", "last_token_ts"},  /* before first_token_ts */
+		{4, "27537.0", "scheduled_ts"},	  /* before queued_ts */
+		{4, "27537.4", "scheduled_ts"},	  /* after first_token_ts */
+	};
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		write_run(dir, 0, NULL, order[i].field, order[i].value);
+		rc = validate_dir(dir, &d);
+		if (rc == 0 || d.line != 2 || strcmp(d.key, order[i].key) != 0)
+			fail_msg("%s %s: rc %d, line %d, key '%s': %s", order[i].key,
+				 order[i].value, rc, d.line, d.key, d.msg);
+	}
+	printf("%d hostile values refused with their key\n", refused);
+	assert_true(refused > 150);
+	char path[1100];
+	snprintf(path, sizeof path, "%s/meta.json", dir);
+	remove(path);
+	snprintf(path, sizeof path, "%s/requests.jsonl", dir);
+	remove(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -395,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_device_match),
 		cmocka_unit_test(test_strip_tags),
 		cmocka_unit_test(test_match_catalogue),
+		cmocka_unit_test(test_hostile_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

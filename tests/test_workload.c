@@ -953,6 +953,34 @@ static void test_jsonl_vllm_run(void **state)
 	free(path);
 }
 
+/* Mooncake hash_ids at and past 2^63 are kept exactly (json-c holds them
+ * as uint64): distinct ids stay distinct, so their blocks never share a
+ * prefix-cache entry. */
+static void test_jsonl_hash_ids_64bit(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/lsim_hash_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"timestamp\": 0, \"input_length\": 1536, \"output_length\": 2, "
+		   "\"hash_ids\": [9223372036854775807, 9223372036854775808, "
+		   "18446744073709551614]}\n");
+	fclose(f);
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d;
+	assert_int_equal(lsim_workload_jsonl_open(path, &w, &d), 0);
+	struct lsim_req_spec r;
+	assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	assert_int_equal(r.n_hashes, 3);
+	assert_true(r.hashes[0] == UINT64_C(9223372036854775807));
+	assert_true(r.hashes[1] == UINT64_C(9223372036854775808));
+	assert_true(r.hashes[2] == UINT64_C(18446744073709551614));
+	lsim_workload_destroy(w);
+	remove(path);
+}
+
 /*
  * lsim_workload_jsonl_open_sorted: a stable sort by arrival, line numbers
  * kept. Three lines: 10.1 s, then 10.0 s twice (kept in line order).
@@ -1089,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(test_csv_quoted_crlf_seconds_ms),
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_jsonl_vllm_run),
+		cmocka_unit_test(test_jsonl_hash_ids_64bit),
 		cmocka_unit_test(test_jsonl_sorted),
 		cmocka_unit_test(test_jsonl_alt_fields),
 		cmocka_unit_test(test_jsonl_bad_input),

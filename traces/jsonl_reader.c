@@ -187,7 +187,17 @@ static int get_hashes(struct jsonl_reader *r, json_object *o,
 			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
 					     "hash_ids",
 					     "hash_ids[%zu] is not a non-negative integer", i);
-		r->hashes[i] = (uint64_t)json_object_get_int64(e);
+		/* ids are unsigned 64-bit: json-c keeps those past 2^63 as
+		 * uint64 (get_int64 would clamp them to one value, and distinct
+		 * blocks would share a cache entry), and clamps those past
+		 * 2^64 - 1 to it, so that value cannot be told apart: refused */
+		uint64_t id = json_object_get_uint64(e);
+		if (id == UINT64_MAX)
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0,
+					     "hash_ids",
+					     "hash_ids[%zu] is 2^64 - 1 or more: ids must be below "
+					     "18446744073709551615", i);
+		r->hashes[i] = id;
 	}
 	out->hashes = r->hashes;
 	out->n_hashes = (int32_t)n;

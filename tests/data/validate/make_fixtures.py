@@ -153,3 +153,28 @@ for k in ("pipeline_parallel_size", "data_parallel_size"):
     m["resolved_config"]["parallel_config"][k] = 2
 m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 write("bad/dp2_pp2", m, small)
+
+# measured data validate refuses (issue 29): a wrong JSON type in meta.json,
+# and request lines whose times are not finite, are null, or are out of the
+# order a request lives them (its first token before it was queued)
+m = copy.deepcopy(meta0)
+m["model"] = [m["model"]]
+write("bad/model_list", m, small)
+
+
+def edit(row, key, text):
+    """row with key's value replaced by the JSON text (NaN is not JSON)."""
+    o = json.loads(row)
+    o[key] = "@@"
+    return json.dumps(o).replace('"@@"', text) + "\n"
+
+
+write("bad/nan_first_token", meta0,
+      [small[0], edit(small[1], "first_token_ts", "NaN"), small[2]])
+write("bad/null_queued", meta0,
+      [small[0], small[1], edit(small[2], "queued_ts", "null")])
+q = json.loads(small[1])["queued_ts"]
+write("bad/first_before_queued", meta0,
+      [small[0], edit(small[1], "first_token_ts", "%.9f" % (q - 0.5)), small[2]])
+write("bad/zero_output", meta0,
+      [small[0], edit(small[1], "output_toks", "0"), small[2]])
