@@ -245,27 +245,34 @@ static void add_decodes(const struct lsim_batch *b, double *tokens, double *seqs
 	}
 }
 
-/* The iteration's time in seconds; *work gets its work at peak rates. */
-static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
-			work_t *work)
+/*
+ * The batch's sums: a chunk of c new tokens after p cached ones scores
+ * sum_{i=1..c} (p + i) = c*p + c*(c+1)/2 query-key pairs (causal); a
+ * decode is the chunk c = 1. Every sequence reads the KV of its p + c
+ * tokens; the c new ones are written first.
+ */
+static void batch_sums(const struct lsim_batch *b, double *tokens, double *seqs,
+		       double *pairs, double *kv_read)
 {
-	/*
-	 * Attention work: a chunk of c new tokens after p cached ones scores
-	 * sum_{i=1..c} (p + i) = c*p + c*(c+1)/2 query-key pairs (causal); a
-	 * decode is the chunk c = 1. Every sequence reads the KV of its p + c
-	 * tokens; the c new ones are written first.
-	 */
-	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
 	for (int i = 0; i < b->n_prefill; i++) {
 		double c = b->prefill_chunk[i], x = b->prefill_ctx[i];
 		if (c <= 0.0)
 			continue;
-		tokens += c;
-		seqs += 1.0;
-		pairs += c * x + c * (c + 1.0) / 2.0;
-		kv_read += x + c;
+		*tokens += c;
+		*seqs += 1.0;
+		*pairs += c * x + c * (c + 1.0) / 2.0;
+		*kv_read += x + c;
 	}
-	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
+	add_decodes(b, tokens, seqs, pairs, kv_read);
+}
+
+/* The iteration's time in seconds; *work gets its work at peak rates. */
+static double roof_eval(const struct roof_state *s, const struct lsim_batch *b,
+			work_t *work)
+{
+	/* attention work: batch_sums */
+	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
+	batch_sums(b, &tokens, &seqs, &pairs, &kv_read);
 	return roof_sums(s, tokens, seqs, pairs, kv_read, work);
 }
 
@@ -404,16 +411,7 @@ static lsim_time roof_stage_time(const struct lsim_perf *p, const struct lsim_ba
 {
 	const struct roof_state *s = p->state;
 	double tokens = 0.0, seqs = 0.0, pairs = 0.0, kv_read = 0.0;
-	for (int i = 0; i < b->n_prefill; i++) {
-		double c = b->prefill_chunk[i], x = b->prefill_ctx[i];
-		if (c <= 0.0)
-			continue;
-		tokens += c;
-		seqs += 1.0;
-		pairs += c * x + c * (c + 1.0) / 2.0;
-		kv_read += x + c;
-	}
-	add_decodes(b, &tokens, &seqs, &pairs, &kv_read);
+	batch_sums(b, &tokens, &seqs, &pairs, &kv_read);
 	if (tokens <= 0.0)
 		return first ? iter_ns(s->cpu) : 0;
 	const struct t_terms *c = terms_for(s, tokens);
