@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "infile.h"
 
 /* ---- text buffer ---- */
 
@@ -362,8 +363,10 @@ static int doc_load(FILE *f, const char *text, const char *name,
 int lsim_doc_load_file(const char *path, struct lsim_doc **out,
 		       struct lsim_diag *d)
 {
-	errno = 0;
-	FILE *f = fopen(path, "rb");
+	FILE *f = NULL;
+	int orc = lsim_open_input(path, "", &f, d);
+	if (orc < 0)
+		return orc;
 	if (!f) {
 		int e = errno;
 		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0,
