@@ -1,13 +1,44 @@
 /*
  * infile.c - opening input files without blocking on FIFOs, sockets and
- * devices (infile.h).
+ * devices; checking what an output would replace; syncing files written
+ * (infile.h).
  */
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "infile.h"
+
+int lsim_sync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int rc = fsync(fd);
+	int e = errno;
+	close(fd);
+	errno = e;
+	/* folders on some file systems cannot be synced: nothing to do */
+	return rc != 0 && (errno == EINVAL || errno == EROFS) ? 0 : rc;
+}
+
+int lsim_check_output(const char *path, const char *key, struct lsim_diag *d)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0
+				       : lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, key,
+						       "cannot look at the output: %s",
+						       strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, key,
+			     "is %s: llmsim replaces only regular files; remove it "
+			     "or write elsewhere",
+			     lsim_file_kind(st.st_mode));
+}
 
 const char *lsim_file_kind(unsigned mode)
 {
