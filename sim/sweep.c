@@ -12,12 +12,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -766,7 +768,53 @@ struct farm {
 	size_t *todo, n_todo, done, failed;
 	size_t failed_input; /* of those, runs that exited for bad input */
 	char runs[4200], dbpath[4200];
+	int lock_fd; /* DIR/sweep.lock, locked while the sweep runs; -1 */
 };
+
+/* Locks DIR/sweep.lock (flock, exclusive, without waiting) and writes our
+ * pid in it: two sweeps on one folder would each take the other's
+ * half-written runs for a killed sweep's and delete them. The lock goes
+ * with the last process holding it (the sweep and its runs), also on
+ * kill -9. Returns the file or -1 with a message printed. */
+static int lock_folder(const char *outdir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/sweep.lock", outdir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		fprintf(stderr, "llmsim: %s: -o: cannot create the sweep's lock file: %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		char buf[32] = {0};
+		ssize_t n = e == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+		long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+		if (e != EWOULDBLOCK)
+			fprintf(stderr, "llmsim: %s: -o: cannot lock the folder: %s\n", path,
+				strerror(e));
+		else if (pid > 0)
+			fprintf(stderr,
+				"llmsim: %s: -o: folder %s is in use by sweep pid %ld; wait for it "
+				"to end or give another -o\n", path, outdir, pid);
+		else
+			fprintf(stderr,
+				"llmsim: %s: -o: folder %s is in use by another sweep; wait for it "
+				"to end or give another -o\n", path, outdir);
+		close(fd);
+		return -1;
+	}
+	char buf[32];
+	int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		fprintf(stderr, "llmsim: %s: -o: cannot write the sweep's lock file: %s\n",
+			path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 /* Plans the runs, opens the database, lists the runs not yet recorded and
  * removes half-written run folders. Returns an exit status. */
@@ -774,6 +822,7 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 		     const char *how)
 {
 	memset(f, 0, sizeof *f);
+	f->lock_fd = -1;
 	int status = plan_runs(sw, o, true, &f->p);
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
@@ -782,6 +831,8 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 			f->runs, strerror(errno));
 		status = LSIM_EXIT_BADINPUT;
 	}
+	if (status == 0 && (f->lock_fd = lock_folder(o->outdir)) < 0)
+		status = LSIM_EXIT_BADINPUT;
 	struct lsim_diag d = {0};
 	if (status == 0 && db_open(f->dbpath, true, &f->db, &d) != 0)
 		status = lsim_cli_fail(&d, LSIM_EIO);
@@ -846,6 +897,8 @@ static int farm_close(struct farm *f, const struct opts *o, int status)
 		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : LSIM_EXIT_INTERNAL;
 	free(f->todo);
 	sqlite3_close_v2(f->db);
+	if (f->lock_fd >= 0)
+		close(f->lock_fd);
 	free(f->p.run);
 	free(f->p.id);
 	return status;
