@@ -1809,6 +1809,17 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "window_start, window_end, time_scale, keep, rate_scale and "
 				    "repeat shape a trace; a generator takes rate, count and "
 				    "duration instead");
+	/* a generator whose requests would outlast the clock (rate 1e-9 with
+	 * 1000 requests: 10^12 s) ran until memory ran out */
+	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count > 0 && sc->wl.rate > 0 &&
+	    (double)sc->wl.count / sc->wl.rate > 9.0e9)
+		rc = lsim_cfg_error(d, sc->doc,
+				    lsim_node_get(lsim_node_get(root, "workload"), "rate"),
+				    "workload.rate", LSIM_ERANGE,
+				    "%g requests at %g/s span about %.3g s, beyond the simulated "
+				    "clock's 9.2e9 s; raise the rate to at least %.3g or lower count",
+				    (double)sc->wl.count, sc->wl.rate,
+				    (double)sc->wl.count / sc->wl.rate, (double)sc->wl.count / 9.0e9);
 	/* the time series' bound (LSIM_MAX_SAMPLES), where the horizon is
 	 * known before the run: its duration, or the generator's */
 	lsim_time horizon = sc->top.duration > 0 ? sc->top.duration

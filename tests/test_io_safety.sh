@@ -197,8 +197,7 @@ else
 fi
 
 # --- sampling bounds ---------------------------------------------------------
-# 1ns: 10^9 samples a simulated second. (workload.rate: 1e-9 meets the same
-# bound at t = 5e7 s, exit 2 naming the key, where it exhausted memory.)
+# 1ns: 10^9 samples a simulated second.
 # (5 x 10^7 samples: 10 s in the release build, minutes under the sanitizers)
 if $asan; then
 	ok "5e7 samples # SKIP too slow under the sanitizers"
