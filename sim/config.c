@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "infile.h"
 
 /* ---- text buffer ---- */
 
@@ -94,23 +95,33 @@ static int node_push(struct lsim_node *parent, char *key, int key_line,
 		     struct lsim_node *item)
 {
 	size_t m = parent->n + 1;
-	struct lsim_node **items = realloc(parent->items, m * sizeof *items);
-	if (!items)
-		return LSIM_ENOMEM;
-	parent->items = items;
-	if (parent->kind == LSIM_NODE_MAP) {
-		char **keys = realloc(parent->keys, m * sizeof *keys);
-		if (!keys)
+	/* the arrays hold the next power of two >= n entries: they grow when
+	 * n is 0 or a power of two (one more each time was quadratic: a
+	 * 100,000-value sweep axis took minutes where realloc copies) */
+	size_t n = parent->n;
+	bool grow = (n & (n - 1)) == 0;
+	size_t cap = n ? 2 * n : 1;
+	if (grow) {
+		struct lsim_node **items = realloc(parent->items, cap * sizeof *items);
+		if (!items)
 			return LSIM_ENOMEM;
-		parent->keys = keys;
-		int *lines = realloc(parent->key_lines, m * sizeof *lines);
-		if (!lines)
-			return LSIM_ENOMEM;
-		parent->key_lines = lines;
-		keys[parent->n] = key;
-		lines[parent->n] = key_line;
+		parent->items = items;
 	}
-	items[parent->n] = item;
+	if (parent->kind == LSIM_NODE_MAP) {
+		if (grow) {
+			char **keys = realloc(parent->keys, cap * sizeof *keys);
+			if (!keys)
+				return LSIM_ENOMEM;
+			parent->keys = keys;
+			int *lines = realloc(parent->key_lines, cap * sizeof *lines);
+			if (!lines)
+				return LSIM_ENOMEM;
+			parent->key_lines = lines;
+		}
+		parent->keys[n] = key;
+		parent->key_lines[n] = key_line;
+	}
+	parent->items[n] = item;
 	parent->n = m;
 	return 0;
 }
@@ -362,8 +373,10 @@ static int doc_load(FILE *f, const char *text, const char *name,
 int lsim_doc_load_file(const char *path, struct lsim_doc **out,
 		       struct lsim_diag *d)
 {
-	errno = 0;
-	FILE *f = fopen(path, "rb");
+	FILE *f = NULL;
+	int orc = lsim_open_input(path, "", &f, d);
+	if (orc < 0)
+		return orc;
 	if (!f) {
 		int e = errno;
 		return lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0,

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "csv.h"
+#include "infile.h"
 
 struct lsim_csv {
 	FILE *f;
@@ -138,10 +139,21 @@ static int read_record(struct lsim_csv *r, struct lsim_diag *d)
 		errno = 0;
 		ssize_t n = getline(&r->line, &r->line_cap, r->f);
 		if (n < 0) {
-			if (ferror(r->f))
+			/* getline gives -1 at the end of the file, but also
+			 * when its buffer cannot grow (ENOMEM, the stream's
+			 * error flag left clear) or a read fails: only
+			 * feof() without ferror() is the end */
+			int e = errno;
+			if (e == ENOMEM)
+				return lsim_diag_set(d, LSIM_ENOMEM, r->path,
+						     r->lineno + 1, 0, "",
+						     "out of memory reading line %d",
+						     r->lineno + 1);
+			if (ferror(r->f) || !feof(r->f))
 				return lsim_diag_set(d, LSIM_EIO, r->path, r->lineno + 1,
-						     0, "", "read error: %s",
-						     errno ? strerror(errno) : "unknown");
+						     0, "", "read error at line %d: %s",
+						     r->lineno + 1,
+						     e ? strerror(e) : "unknown");
 			if (started)
 				return lsim_diag_set(d, LSIM_EFORMAT, r->path,
 						     r->rec_line, 0, "",
@@ -244,11 +256,11 @@ int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d)
 		free(r);
 		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	}
-	int rc;
-	errno = 0;
-	r->f = fopen(path, "rb");
+	int rc = lsim_open_input(path, "", &r->f, d);
 	struct stat st;
-	if (!r->f) {
+	if (rc < 0) {
+		/* a FIFO or a device: d says so */
+	} else if (!r->f) {
 		int e = errno;
 		rc = lsim_diag_set(d, e == ENOENT ? LSIM_ENOENT : LSIM_EIO, path, 0, 0, "",
 				   "cannot open: %s", e ? strerror(e) : "unknown error");

@@ -94,6 +94,7 @@ struct lsim_engine {
 	bool hole;         /* heap[0] is empty (inside lsim_run only) */
 	bool stopped;
 	bool running;
+	bool overflow; /* an event was asked for beyond LSIM_TIME_MAX */
 	uint32_t tag; /* of the event being handled */
 	lsim_time now;
 	uint64_t seq;
@@ -520,9 +521,13 @@ lsim_event_id lsim_schedule_in_tag(struct lsim_engine *eng, lsim_time delay,
 	lsim_time at;
 	if (delay <= 0)
 		at = eng->now;
-	else if (eng->now > LSIM_TIME_MAX - delay)
-		at = LSIM_TIME_MAX;
-	else
+	else if (eng->now > LSIM_TIME_MAX - delay) {
+		/* beyond the clock: an error, never a silent clamp (a step
+		 * of 1e300 s pinned the clock at 9.2e9 s, exit 0) */
+		eng->overflow = true;
+		eng->stopped = true;
+		return 0;
+	} else
 		at = eng->now + delay;
 	return lsim_schedule_tag(eng, at, fn, subject, arg, tag);
 }
@@ -686,6 +691,11 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		eng->now = until;
 	eng->running = false;
 	return count;
+}
+
+bool lsim_clock_overflow(const struct lsim_engine *eng)
+{
+	return eng && eng->overflow;
 }
 
 void lsim_stop(struct lsim_engine *eng)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "infile.h"
 #include "policy_core.h"
 #include "profile_import.h"
 #include "profile_learn.h"
@@ -256,30 +257,53 @@ static int cmd_run(int argc, char **argv)
 		lsim_scenario_destroy(sc);
 		return lsim_cli_fail(&d, rc);
 	}
+	/* What the run replaces must be a regular file or nothing: never a
+	 * symbolic link (written through), a device or a folder. */
+	char path[1200], db[1200];
+	snprintf(path, sizeof path, "%s/report.h5", a.outdir);
+	snprintf(db, sizeof db, "%s/results.sqlite", a.outdir);
+	rc = lsim_check_output(path, "-o", &d);
+	if (rc == 0)
+		rc = lsim_check_output(db, "-o", &d);
+	for (size_t i = 0; rc == 0 && a.csv && lsim_report_csv_name(i); i++) {
+		char p[1300];
+		snprintf(p, sizeof p, "%s/%s", a.outdir, lsim_report_csv_name(i));
+		rc = lsim_check_output(p, "-o", &d);
+	}
+	if (rc != 0) {
+		lsim_scenario_destroy(sc);
+		return lsim_cli_fail(&d, rc);
+	}
 	const struct lsim_results *res = NULL;
 	bool tty = !a.quiet && isatty(2);
 	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
 	if (tty)
 		fprintf(stderr, "\r%78s\r", "");
-	/* The report, the CSV files, then the database row last: a run that
-	 * fails to write any of them leaves none (each writer cleans up after
-	 * itself; those before it are removed here). */
-	char path[1200];
-	snprintf(path, sizeof path, "%s/report.h5", a.outdir);
-	bool wrote_h5 = false, wrote_csv = false;
+	/* All or nothing (docs/reliability.md): the report and the CSV files
+	 * are written under .tmp names and synced, the database row is
+	 * committed, and only then are the files renamed over the previous
+	 * run's. A failure before the commit leaves the folder as it was. */
+	bool staged_h5 = false, staged_csv = false;
 	if (rc == 0)
-		wrote_h5 = (rc = lsim_report_h5_write(path, res, &d)) == 0;
+		staged_h5 = (rc = lsim_report_h5_stage(path, res, &d)) == 0;
 	if (rc == 0 && a.csv)
-		wrote_csv = (rc = lsim_report_csv_write(a.outdir, res, &d)) == 0;
-	if (rc == 0) {
-		char db[1200];
-		snprintf(db, sizeof db, "%s/results.sqlite", a.outdir);
+		staged_csv = (rc = lsim_report_csv_stage(a.outdir, res, &d)) == 0;
+	if (rc == 0)
 		rc = lsim_report_sqlite_append(db, res, &d);
+	if (rc != 0 && staged_csv)
+		lsim_report_csv_unstage(a.outdir);
+	if (rc == 0 && staged_csv)
+		rc = lsim_report_csv_commit(a.outdir, res, &d);
+	if (rc == 0)
+		rc = lsim_report_h5_commit(path, &d);
+	if (rc != 0 && staged_h5) { /* gone if committed */
+		char tmp[1300];
+		snprintf(tmp, sizeof tmp, "%s.tmp", path);
+		remove(tmp);
 	}
-	if (rc != 0 && wrote_h5)
-		remove(path);
-	if (rc != 0 && wrote_csv)
-		lsim_report_csv_remove(a.outdir);
+	if (rc == 0 && lsim_sync_path(a.outdir) != 0)
+		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
+				   "cannot sync the output folder: %s", strerror(errno));
 	if (rc == 0) {
 		print_summary(res);
 		printf("  report     %s/report.h5\n", a.outdir);

@@ -124,6 +124,24 @@ static int all_zero(const char *path, int line, int col, size_t n, double max_us
 			     "the layers again (times in microseconds)", n);
 }
 
+/* The longest time a table row may give: 1e12 us (11.6 days), far beyond
+ * any measured operation; 1e300 us pinned the simulated clock at its end
+ * (docs/reliability.md). */
+#define MAX_TIME_US 1e12
+
+/* A row's time_us: csv_num's checks, and at most MAX_TIME_US. */
+static int csv_time_us(const struct lsim_csv *c, int col, double *us, struct lsim_diag *d)
+{
+	int rc = csv_num(c, col, 0.0, false, us, d);
+	if (rc == 0 && *us > MAX_TIME_US)
+		rc = lsim_diag_set(d, LSIM_ERANGE, lsim_csv_path(c), lsim_csv_line(c), col + 1,
+				   lsim_csv_name(c, col),
+				   "column '%s': %s us is beyond any measured time (at most "
+				   "%g us, 11.6 days); check the unit",
+				   lsim_csv_name(c, col), lsim_csv_field(c, col), MAX_TIME_US);
+	return rc;
+}
+
 /* time_us -> whole nanoseconds, at least 1 (LLMServingSim's loading rule). */
 static double us_to_ns(double us)
 {
@@ -377,7 +395,7 @@ static int read_layer_csv(const char *path, const char *key_col, struct op **out
 		snprintf(k->name, sizeof k->name, "%s", lname);
 		double us;
 		if ((rc = csv_num(c, col[1], 1.0, true, &k->key, d)) != 0 ||
-		    (rc = csv_num(c, col[2], 0.0, false, &us, d)) != 0)
+		    (rc = csv_time_us(c, col[2], &us, d)) != 0)
 			break;
 		if (n == 0)
 			first_line = lsim_csv_line(c);
@@ -648,7 +666,7 @@ static int read_arows(const char *path, const struct arow_col *cols, int ncols,
 				     (double *)(void *)((char *)w + cols[k].offset), d);
 		double us;
 		if (rc == 0)
-			rc = csv_num(c, col[ncols], 0.0, false, &us, d);
+			rc = csv_time_us(c, col[ncols], &us, d);
 		if (rc != 0)
 			break;
 		if (n == 0)

@@ -335,6 +335,12 @@ void lsim_inst_record_rates(struct lsim_inst_record *o, double peak_flops,
  * large n (summary.c). */
 void lsim_sort_doubles(double *x, size_t n);
 
+/* Writes the HDF5 report to path.tmp, complete and synced to the disk
+ * (on failure it is removed); lsim_report_h5_commit then renames it to
+ * path. lsim_report_h5_write does both. */
+int lsim_report_h5_stage(const char *path, const struct lsim_results *r,
+			 struct lsim_diag *d);
+int lsim_report_h5_commit(const char *path, struct lsim_diag *d);
 /* Writes the HDF5 report to path (via path.tmp + rename; on failure
  * neither is left). */
 int lsim_report_h5_write(const char *path, const struct lsim_results *r,
@@ -361,7 +367,17 @@ const char *lsim_report_sqlite_schema(void);
 int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d);
 
-/* Removes dir's CSV files of a run (those lsim_report_csv_write writes). */
-void lsim_report_csv_remove(const char *dir);
+/* The same in two steps: lsim_report_csv_stage writes each file as
+ * dir/NAME.tmp, synced (on failure none is left); lsim_report_csv_commit
+ * renames them into place; lsim_report_csv_unstage removes them. */
+int lsim_report_csv_stage(const char *dir, const struct lsim_results *r,
+			  struct lsim_diag *d);
+int lsim_report_csv_commit(const char *dir, const struct lsim_results *r,
+			   struct lsim_diag *d);
+void lsim_report_csv_unstage(const char *dir);
+
+/* The name of the ith CSV file a run may write (NULL past the last). */
+const char *lsim_report_csv_name(size_t i);
+
 
 #endif

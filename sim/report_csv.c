@@ -1,9 +1,10 @@
 /*
  * report_csv.c - CSV exports of one run: requests.csv, instances.csv,
  * timeseries.csv (columns named as the struct members, one header row)
- * and summary.csv (name,value,unit). Each file is written to NAME.tmp and
- * renamed when complete; when one fails, those already written are removed
- * again, so a folder never holds part of a run's files. Real numbers are printed in the shortest of
+ * and summary.csv (name,value,unit). Every file is written to NAME.tmp and
+ * synced first; only when all are complete are they renamed into place
+ * (lsim_report_csv_commit), so a failed write leaves the files already
+ * there as they were. Real numbers are printed in the shortest of
  * %.15g, %.16g, %.17g that reads back to the same double, so values are
  * exact and the output is deterministic. Layout in docs/output.md.
  */
@@ -15,6 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "infile.h"
 #include "report.h"
 
 /* Writes x exactly, in as few digits as possible; NaN (not defined) as
@@ -319,7 +323,7 @@ static int put_labels(FILE *f, const struct lsim_results *r)
 	return 0;
 }
 
-/* Writes dir/name through dir/name.tmp with put(). */
+/* Writes dir/name.tmp with put(), synced to the disk; removed on failure. */
 static int write_one(const char *dir, const char *name,
 		     int (*put)(FILE *, const struct lsim_results *),
 		     const struct lsim_results *r, struct lsim_diag *d)
@@ -340,13 +344,11 @@ static int write_one(const char *dir, const char *name,
 		free(path);
 		return rc;
 	}
-	int bad = put(f, r) != 0 || ferror(f);
+	int bad = put(f, r) != 0 || fflush(f) != 0 || ferror(f) ||
+		  fsync(fileno(f)) != 0;
 	if (fclose(f) != 0 || bad)
 		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
 				   "cannot write %s: %s", tmp, strerror(errno));
-	else if (rename(tmp, path) != 0)
-		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
-				   "cannot rename %s: %s", tmp, strerror(errno));
 	if (rc != 0)
 		remove(tmp);
 	free(path);
@@ -372,8 +374,19 @@ static const struct {
 	{"links.csv", put_links, false},
 	{"link_timeseries.csv", put_link_timeseries, false},
 };
+#define N_FILES (sizeof files / sizeof files[0])
 
-int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
+static bool written(size_t i, const struct lsim_results *r)
+{
+	return !files[i].jobs_only || r->n_jobs > 0;
+}
+
+const char *lsim_report_csv_name(size_t i)
+{
+	return i < N_FILES ? files[i].name : NULL;
+}
+
+int lsim_report_csv_stage(const char *dir, const struct lsim_results *r,
 			  struct lsim_diag *d)
 {
 	if (!dir || !r || (r->n_reqs && !r->reqs && !r->req_store) ||
@@ -381,19 +394,45 @@ int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
 		return lsim_diag_set(d, LSIM_EINVAL, dir ? dir : "", 0, 0, "",
 				     "missing output folder or results");
 	int rc = 0;
-	for (size_t i = 0; rc == 0 && i < sizeof files / sizeof files[0]; i++)
-		if (!files[i].jobs_only || r->n_jobs > 0)
+	for (size_t i = 0; rc == 0 && i < N_FILES; i++)
+		if (written(i, r))
 			rc = write_one(dir, files[i].name, files[i].put, r, d);
 	if (rc != 0)
-		lsim_report_csv_remove(dir);
+		lsim_report_csv_unstage(dir);
 	return rc;
 }
 
-void lsim_report_csv_remove(const char *dir)
+int lsim_report_csv_commit(const char *dir, const struct lsim_results *r,
+			   struct lsim_diag *d)
 {
-	char path[4200];
-	for (size_t i = 0; dir && i < sizeof files / sizeof files[0]; i++)
-		if (snprintf(path, sizeof path, "%s/%s", dir, files[i].name) <
+	char path[4200], tmp[4300];
+	int rc = 0;
+	for (size_t i = 0; i < N_FILES; i++) {
+		if (!written(i, r))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+		snprintf(tmp, sizeof tmp, "%s.tmp", path);
+		if (rc == 0 && rename(tmp, path) != 0)
+			rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
+					   "cannot rename %s: %s", tmp, strerror(errno));
+	}
+	if (rc != 0)
+		lsim_report_csv_unstage(dir);
+	return rc;
+}
+
+void lsim_report_csv_unstage(const char *dir)
+{
+	char path[4300];
+	for (size_t i = 0; dir && i < N_FILES; i++)
+		if (snprintf(path, sizeof path, "%s/%s.tmp", dir, files[i].name) <
 		    (int)sizeof path)
 			remove(path);
+}
+
+int lsim_report_csv_write(const char *dir, const struct lsim_results *r,
+			  struct lsim_diag *d)
+{
+	int rc = lsim_report_csv_stage(dir, r, d);
+	return rc != 0 ? rc : lsim_report_csv_commit(dir, r, d);
 }

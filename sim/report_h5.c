@@ -19,6 +19,7 @@
 
 #include <hdf5.h>
 
+#include "infile.h"
 #include "report.h"
 
 /* Fixed length of the strings in /summary_units. */
@@ -679,6 +680,10 @@ static int write_provenance(struct h5w *w, const struct lsim_results *r)
 	return rc;
 }
 
+/* What an HDF5 file's creation needs at least (its metadata cache and
+ * buffers take about 2.5 MB; twice that, to be sure). */
+#define H5F_HEADROOM ((size_t)6 << 20)
+
 static int write_all(struct h5w *w, const char *tmp,
 		     const struct lsim_results *r)
 {
@@ -688,6 +693,17 @@ static int write_all(struct h5w *w, const char *tmp,
 			H5Pclose(fcpl);
 		return fail(w, "cannot set up file creation");
 	}
+	/* HDF5 1.10's H5Fcreate does not check that its metadata cache
+	 * could be allocated (H5AC_create dereferences it: SIGSEGV with
+	 * memory nearly gone, leaving the .tmp file). Make sure the room is
+	 * there first: a block of H5F_HEADROOM, freed again just before. */
+	void *volatile probe = malloc(H5F_HEADROOM); /* volatile: not elided */
+	if (!probe) {
+		H5Pclose(fcpl);
+		return w->rc = lsim_diag_set(w->d, LSIM_ENOMEM, w->path, 0, 0, "",
+					     "out of memory creating the report");
+	}
+	free(probe);
 	w->file = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
 	if (w->file < 0)
 		fail(w, "cannot create the report file");
@@ -720,7 +736,7 @@ static int write_all(struct h5w *w, const char *tmp,
 	return rc;
 }
 
-int lsim_report_h5_write(const char *path, const struct lsim_results *r,
+int lsim_report_h5_stage(const char *path, const struct lsim_results *r,
 			 struct lsim_diag *d)
 {
 	if (!path || !r || (r->n_reqs && !r->reqs && !r->req_store) ||
@@ -757,14 +773,35 @@ int lsim_report_h5_write(const char *path, const struct lsim_results *r,
 		H5Pclose(w.gcpl);
 	if (w.dcpl0 >= 0)
 		H5Pclose(w.dcpl0);
-	if (rc == 0 && rename(tmp, path) != 0)
+	if (rc == 0 && lsim_sync_path(tmp) != 0)
 		rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
-				   "cannot rename %s to the report: %s", tmp,
-				   strerror(errno));
+				   "cannot write %s: %s", tmp, strerror(errno));
 	if (rc != 0)
 		remove(tmp);
 
 	H5Eset_auto2(H5E_DEFAULT, old_func, old_data);
 	free(tmp);
 	return rc;
+}
+
+int lsim_report_h5_commit(const char *path, struct lsim_diag *d)
+{
+	char tmp[4200];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+		return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "", "path too long");
+	if (rename(tmp, path) != 0) {
+		int rc = lsim_diag_set(d, LSIM_EIO, path, 0, 0, "",
+				       "cannot rename %s to the report: %s", tmp,
+				       strerror(errno));
+		remove(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+int lsim_report_h5_write(const char *path, const struct lsim_results *r,
+			 struct lsim_diag *d)
+{
+	int rc = lsim_report_h5_stage(path, r, d);
+	return rc != 0 ? rc : lsim_report_h5_commit(path, d);
 }

@@ -64,6 +64,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->free_slots);
 	lsim_recstore_destroy(s->records);
 	free(s->ts);
+	free(s->ts_cur);
+	free(s->ts_pending);
 	lsim_workload_destroy(s->workload);
 	lsim_topo_release(&s->topo);
 	lsim_net_destroy(s->net); /* before the engine its events are in */
@@ -1081,6 +1083,79 @@ static double sampled_pcie_util(const struct lsim_sim *s,
 	return u;
 }
 
+/* Room for a sample's rows: one per instance, in cur and pending. */
+static int ts_reserve(struct lsim_sim *s)
+{
+	if (s->cap_ts_cur >= s->n_inst && s->ts_cur)
+		return 0;
+	size_t c = s->n_inst ? s->n_inst : 1;
+	struct lsim_ts_sample *a = realloc(s->ts_cur, c * sizeof *a);
+	if (!a)
+		return LSIM_ENOMEM;
+	s->ts_cur = a;
+	struct lsim_ts_sample *b = realloc(s->ts_pending, c * sizeof *b);
+	if (!b)
+		return LSIM_ENOMEM;
+	s->ts_pending = b;
+	s->cap_ts_cur = c;
+	return 0;
+}
+
+static bool same_double(double a, double b)
+{
+	return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Equal in everything but the time. */
+static bool same_row(const struct lsim_ts_sample *a, const struct lsim_ts_sample *b)
+{
+	return a->instance == b->instance && a->queue_len == b->queue_len &&
+	       a->running == b->running && same_double(a->gpu_busy, b->gpu_busy) &&
+	       same_double(a->kv_util, b->kv_util) && same_double(a->power_w, b->power_w) &&
+	       same_double(a->arrival_rate, b->arrival_rate) &&
+	       same_double(a->gpu_util, b->gpu_util);
+}
+
+static int ts_append(struct lsim_sim *s, const struct lsim_ts_sample *rows, size_t n)
+{
+	if (n > s->cap_ts - s->n_ts) {
+		size_t c = s->cap_ts ? s->cap_ts : 256;
+		while (c - s->n_ts < n)
+			c *= 2;
+		struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		s->ts = p;
+		s->cap_ts = c;
+	}
+	memcpy(s->ts + s->n_ts, rows, n * sizeof *rows);
+	s->n_ts += n;
+	return 0;
+}
+
+/* Records the sample in cur, run-length encoded: a sample equal to the
+ * group recorded last (but for t) is held back as pending; the next one
+ * that differs records the pending one first, so every idle stretch keeps
+ * its first and last sample and the memory grows with the changes, not
+ * with idle time. */
+static int ts_record(struct lsim_sim *s)
+{
+	bool same = s->n_ts > 0 && s->n_ts_cur == s->n_ts_group;
+	for (size_t k = 0; same && k < s->n_ts_cur; k++)
+		same = same_row(&s->ts_cur[k], &s->ts[s->ts_group + k]);
+	if (same) {
+		memcpy(s->ts_pending, s->ts_cur, s->n_ts_cur * sizeof *s->ts_cur);
+		s->n_ts_pending = s->n_ts_cur;
+		return 0;
+	}
+	if (s->n_ts_pending > 0 && ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
+		return LSIM_ENOMEM;
+	s->n_ts_pending = 0;
+	s->ts_group = s->n_ts;
+	s->n_ts_group = s->n_ts_cur;
+	return ts_append(s, s->ts_cur, s->n_ts_cur);
+}
+
 static void sample(struct lsim_engine *eng, void *ctx)
 {
 	struct lsim_sim *s = ctx;
@@ -1089,11 +1164,23 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	lsim_sim_catch_up(s, now, false);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
-	if (sample_links(s, now) != 0) {
+	if (++s->n_samples > LSIM_MAX_SAMPLES) {
+		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0,
+					 "output.sample_period",
+					 "%.9gs gives more than %u samples by t = %.9g s, the "
+					 "most a run may take (docs/output.md); raise it, or set "
+					 "0 for no time series",
+					 lsim_time_to_s(s->sample_period), LSIM_MAX_SAMPLES,
+					 lsim_time_to_s(now));
+		lsim_stop(eng);
+		return;
+	}
+	if (sample_links(s, now) != 0 || ts_reserve(s) != 0) {
 		s->error = LSIM_ENOMEM;
 		lsim_stop(eng);
 		return;
 	}
+	s->n_ts_cur = 0;
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		if (in->state == LSIM_INST_STOPPED)
@@ -1112,18 +1199,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		in->busy_ns_sampled = busy;
 		in->last_sample = now;
 		double power_u = account_energy(in, now, busy);
-		if (s->n_ts == s->cap_ts) {
-			size_t c = s->cap_ts ? s->cap_ts * 2 : 256;
-			struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
-			if (!p) {
-				s->error = LSIM_ENOMEM;
-				lsim_stop(eng);
-				return;
-			}
-			s->ts = p;
-			s->cap_ts = c;
-		}
-		struct lsim_ts_sample *t = &s->ts[s->n_ts++];
+		struct lsim_ts_sample *t = &s->ts_cur[s->n_ts_cur++];
 		t->t = lsim_time_to_s(now);
 		t->instance = in->id;
 		t->gpu_util = power_u;
@@ -1156,6 +1232,11 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->gpu_busy = in->mon.gpu_util;
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
+	}
+	if (ts_record(s) != 0) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(eng);
+		return;
 	}
 	if (s->sample_hook)
 		s->sample_hook(s->sample_hook_ctx, now);
@@ -1255,6 +1336,21 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		s->pending_slot = -1;
 	}
 	lsim_time end = lsim_now(s->eng);
+	/* callers take a failed schedule for memory running out */
+	if ((!s->error || s->error == LSIM_ENOMEM) && lsim_clock_overflow(s->eng))
+		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0, "",
+					 "at t = %.9g s an event was due beyond the end of the "
+					 "simulated clock (9.2e9 s): a step time, delay or "
+					 "arrival far beyond any real run; check the perf "
+					 "model's times (a perf table's columns) and the "
+					 "workload's rate, repeat and time_scale",
+					 lsim_time_to_s(end));
+	/* the last sample of an idle stretch the run ended in */
+	if (!s->error && s->n_ts_pending > 0) {
+		if (ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
+			s->error = LSIM_ENOMEM;
+		s->n_ts_pending = 0;
+	}
 	if (!s->error) /* stopped at the limit: the step ends up to it */
 		lsim_sim_catch_up(s, end, true);
 	for (size_t i = 0; i < s->n_inst; i++) {

@@ -1844,6 +1844,34 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "window_start, window_end, time_scale, keep, rate_scale and "
 				    "repeat shape a trace; a generator takes rate, count and "
 				    "duration instead");
+	/* a generator whose requests would outlast the clock (rate 1e-9 with
+	 * 1000 requests: 10^12 s) ran until memory ran out */
+	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count > 0 && sc->wl.rate > 0 &&
+	    (double)sc->wl.count / sc->wl.rate > 9.0e9)
+		rc = lsim_cfg_error(d, sc->doc,
+				    lsim_node_get(lsim_node_get(root, "workload"), "rate"),
+				    "workload.rate", LSIM_ERANGE,
+				    "%g requests at %g/s span about %.3g s, beyond the simulated "
+				    "clock's 9.2e9 s; raise the rate to at least %.3g or lower count",
+				    (double)sc->wl.count, sc->wl.rate,
+				    (double)sc->wl.count / sc->wl.rate, (double)sc->wl.count / 9.0e9);
+	/* the time series' bound (LSIM_MAX_SAMPLES), where the horizon is
+	 * known before the run: its duration, or the generator's */
+	lsim_time horizon = sc->top.duration > 0 ? sc->top.duration
+			    : sc->wl.kind == WL_GENERATOR ? sc->wl.duration : 0;
+	if (rc == 0 && sc->output.sample_period > 0 && horizon > 0 &&
+	    (double)horizon / (double)sc->output.sample_period > (double)LSIM_MAX_SAMPLES)
+		rc = lsim_cfg_error(d, sc->doc,
+				    lsim_node_get(lsim_node_get(root, "output"), "sample_period"),
+				    "output.sample_period", LSIM_ERANGE,
+				    "%.9gs over the run's %.9g s gives %.3g samples, more than "
+				    "the %u a run may take (docs/output.md); raise it to at "
+				    "least %.9gs, or set 0 for no time series",
+				    lsim_time_to_s(sc->output.sample_period),
+				    lsim_time_to_s(horizon),
+				    (double)horizon / (double)sc->output.sample_period,
+				    LSIM_MAX_SAMPLES,
+				    ceil(lsim_time_to_s(horizon) / LSIM_MAX_SAMPLES * 1e9) / 1e9);
 	if (rc == 0 && sc->wl.kind == WL_GENERATOR && sc->wl.count == 0 &&
 	    sc->wl.duration == 0)
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "workload"),
@@ -3240,10 +3268,19 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (rc == 0)
+	if (rc == 0) {
 		rc = lsim_sim_run(&sc->sim, w, sc->top.duration, d);
-	else
+		/* a run-time bound on a key: name its line too */
+		if (rc != 0 && !d->file[0] && !strcmp(d->key, "output.sample_period")) {
+			const struct lsim_node *n = lsim_node_get(
+				lsim_node_get(sc->doc->root, "output"), "sample_period");
+			char msg[sizeof d->msg];
+			snprintf(msg, sizeof msg, "%s", d->msg);
+			lsim_cfg_error(d, sc->doc, n, "output.sample_period", rc, "%s", msg);
+		}
+	} else {
 		lsim_workload_destroy(w);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == 0) {
 		sc->hit_limit = sc->top.duration > 0 &&

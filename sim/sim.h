@@ -166,6 +166,11 @@ struct lsim_pp_batch {
 
 /* The most steps a macro step plans at once (instance.c). */
 #define LSIM_RUN_STEPS 32
+/* The most periodic samples a run may take (output.sample_period):
+ * beyond it the run stops with an error naming the key (1ns over a
+ * second would be 10^9 samples; 5 x 10^7 at 1s is 1.6 years, taken in
+ * about 10 s). */
+#define LSIM_MAX_SAMPLES 50000000u
 
 struct lsim_instance {
 	int32_t id;
@@ -502,8 +507,16 @@ struct lsim_sim {
 	struct lsim_diag diag;
 	/* time series */
 	lsim_time sample_period;
+	uint64_t n_samples; /* taken, at most LSIM_MAX_SAMPLES */
 	struct lsim_ts_sample *ts;
 	size_t n_ts, cap_ts;
+	/* Run-length encoding of the series (docs/output.md): the rows of
+	 * the sample just taken (cur), the last sample equal to the group
+	 * recorded last except in t, held back until something changes
+	 * (pending), and where that group starts in ts. */
+	struct lsim_ts_sample *ts_cur, *ts_pending;
+	size_t n_ts_cur, n_ts_pending, cap_ts_cur;
+	size_t ts_group, n_ts_group;
 	double pue;
 	/* power and carbon: each GPU's power from its utilisation (alpha of
 	 * the profile's idle-to-tdp curve); grid intensity constant or a

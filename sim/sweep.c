@@ -12,12 +12,15 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -208,6 +211,10 @@ static int parse_axes(struct lsim_sweep *sw, const struct lsim_node *n, struct l
 	return 0;
 }
 
+/* The most runs a sweep may plan: each is loaded and assembled before
+ * the first runs (docs/sweeps.md). */
+#define LSIM_SWEEP_MAX_RUNS 100000
+
 /* Random mode: every point's value of every axis, drawn once. */
 static int draw_points(struct lsim_sweep *sw)
 {
@@ -310,9 +317,21 @@ int lsim_sweep_load(const char *path, struct lsim_sweep **out, struct lsim_diag 
 			break;
 		}
 	}
-	if (rc == 0 && sw->n_points * (sw->n_seeds ? sw->n_seeds : 1) > 100000000)
-		rc = lsim_cfg_error(d, sw->doc, sw->doc->root, "seeds", LSIM_ERANGE,
-				    "more than 100,000,000 runs");
+	/* every run is loaded and checked before the first starts (about a
+	 * millisecond each): past LSIM_SWEEP_MAX_RUNS that is minutes */
+	if (rc == 0 && sw->n_points * (sw->n_seeds ? sw->n_seeds : 1) > LSIM_SWEEP_MAX_RUNS) {
+		const char *key = sw->top.mode == MODE_RANDOM ? "samples" : "axes";
+		rc = lsim_cfg_error(d, sw->doc,
+				    lsim_node_get(sw->doc->root, key) ? lsim_node_get(sw->doc->root, key)
+								      : sw->doc->root,
+				    key, LSIM_ERANGE,
+				    "%zu points x %zu seeds make %zu runs, more than the %d a "
+				    "sweep may plan (docs/sweeps.md); use fewer values, or "
+				    "several sweep files", sw->n_points,
+				    sw->n_seeds ? sw->n_seeds : 1,
+				    sw->n_points * (sw->n_seeds ? sw->n_seeds : 1),
+				    LSIM_SWEEP_MAX_RUNS);
+	}
 	if (rc == 0) {
 		sw->sets = calloc(sw->n_axes + 1, sizeof *sw->sets);
 		if (!sw->sets)
@@ -691,6 +710,66 @@ static int run_refused(const struct lsim_sweep *sw, const struct opts *o, size_t
 	return lsim_cli_fail(d, rc);
 }
 
+/* Planning a large sweep takes a while: from a second on, a line on
+ * stderr about once a second (not with --quiet), so it is seen working. */
+static void plan_progress(const struct opts *o, const char *what, size_t k, size_t n,
+			  double *last)
+{
+	if (o->quiet)
+		return;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+	if (*last == 0)
+		*last = now; /* the first call starts the clock */
+	else if (now - *last >= 1.0) {
+		fprintf(stderr, "\rllmsim: %s: %s run %zu of %zu   ", o->sweep, what, k, n);
+		*last = now;
+	}
+}
+
+static int cmp_ids(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int c = strcmp(x, y);
+	return c ? c : (x < y ? -1 : x > y); /* then in plan order */
+}
+
+/* No two runs of the plan the same: the ids sorted (comparing every pair
+ * took minutes for a long axis). Prints the pair the plan meets first:
+ * the earliest run that repeats one before it, and that one. */
+static int plan_duplicates(const struct opts *o, const struct plan *p)
+{
+	if (p->n < 2)
+		return 0;
+	const char **ids = malloc(p->n * sizeof *ids);
+	if (!ids)
+		return lsim_cli_nomem();
+	for (size_t k = 0; k < p->n; k++)
+		ids[k] = p->id[k];
+	qsort(ids, p->n, sizeof *ids, cmp_ids);
+	size_t best_a = 0, best_b = SIZE_MAX;
+	for (size_t j = 1; j < p->n; j++)
+		if (!strcmp(ids[j - 1], ids[j]) && (j < 2 || strcmp(ids[j - 2], ids[j]))) {
+			/* a group's first two: the first run with the id, the
+			 * first to repeat it */
+			size_t a = (size_t)(ids[j - 1] - p->id[0]) / sizeof p->id[0];
+			size_t b = (size_t)(ids[j] - p->id[0]) / sizeof p->id[0];
+			if (b < best_b) {
+				best_a = a;
+				best_b = b;
+			}
+		}
+	free(ids);
+	if (best_b == SIZE_MAX)
+		return 0;
+	fprintf(stderr,
+		"llmsim: %s: runs %zu and %zu have the same configuration "
+		"(run id %s): two axis values mean the same\n",
+		o->sweep, p->run[best_a] + 1, p->run[best_b] + 1, p->id[best_a]);
+	return LSIM_EXIT_BADINPUT;
+}
+
 /* Loads every run's configuration of the shard (errors name the run), and
  * no two may be the same. With assemble, then assembles each as a run
  * would (lsim_scenario_check): what a run would refuse before its first
@@ -699,6 +778,7 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, bool assemble,
 		     struct plan *p)
 {
 	size_t total = lsim_sweep_n_runs(sw);
+	double last = 0; /* when progress was last shown; 0: not yet */
 	p->run = malloc((total ? total : 1) * sizeof *p->run);
 	p->id = malloc((total ? total : 1) * sizeof *p->id);
 	p->n = 0;
@@ -718,16 +798,11 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, bool assemble,
 			return run_refused(sw, o, i, sets, n_sets, &d, rc);
 		snprintf(p->id[p->n], sizeof p->id[p->n], "%s", lsim_scenario_run_id(sc));
 		lsim_scenario_destroy(sc);
-		for (size_t k = 0; k < p->n; k++)
-			if (!strcmp(p->id[k], p->id[p->n])) {
-				fprintf(stderr,
-					"llmsim: %s: runs %zu and %zu have the same configuration "
-					"(run id %s): two axis values mean the same\n",
-					o->sweep, p->run[k] + 1, i + 1, p->id[k]);
-				return LSIM_EXIT_BADINPUT;
-			}
 		p->run[p->n++] = i;
+		plan_progress(o, "loading", i + 1, total, &last);
 	}
+	if (plan_duplicates(o, p) != 0)
+		return LSIM_EXIT_BADINPUT;
 	for (size_t k = 0; assemble && k < p->n; k++) {
 		size_t n_sets = 0;
 		const char *const *sets = lsim_sweep_sets(sw, p->run[k], &n_sets);
@@ -741,7 +816,10 @@ static int plan_runs(struct lsim_sweep *sw, const struct opts *o, bool assemble,
 		lsim_scenario_destroy(sc);
 		if (rc != 0)
 			return run_refused(sw, o, p->run[k], sets, n_sets, &d, rc);
+		plan_progress(o, "checking", k + 1, p->n, &last);
 	}
+	if (last > 0 && !o->quiet)
+		fprintf(stderr, "\r%60s\r", "");
 	return 0;
 }
 
@@ -766,7 +844,53 @@ struct farm {
 	size_t *todo, n_todo, done, failed;
 	size_t failed_input; /* of those, runs that exited for bad input */
 	char runs[4200], dbpath[4200];
+	int lock_fd; /* DIR/sweep.lock, locked while the sweep runs; -1 */
 };
+
+/* Locks DIR/sweep.lock (flock, exclusive, without waiting) and writes our
+ * pid in it: two sweeps on one folder would each take the other's
+ * half-written runs for a killed sweep's and delete them. The lock goes
+ * with the last process holding it (the sweep and its runs), also on
+ * kill -9. Returns the file or -1 with a message printed. */
+static int lock_folder(const char *outdir)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/sweep.lock", outdir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		fprintf(stderr, "llmsim: %s: -o: cannot create the sweep's lock file: %s\n",
+			path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		char buf[32] = {0};
+		ssize_t n = e == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+		long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+		if (e != EWOULDBLOCK)
+			fprintf(stderr, "llmsim: %s: -o: cannot lock the folder: %s\n", path,
+				strerror(e));
+		else if (pid > 0)
+			fprintf(stderr,
+				"llmsim: %s: -o: folder %s is in use by sweep pid %ld; wait for it "
+				"to end or give another -o\n", path, outdir, pid);
+		else
+			fprintf(stderr,
+				"llmsim: %s: -o: folder %s is in use by another sweep; wait for it "
+				"to end or give another -o\n", path, outdir);
+		close(fd);
+		return -1;
+	}
+	char buf[32];
+	int len = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		fprintf(stderr, "llmsim: %s: -o: cannot write the sweep's lock file: %s\n",
+			path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 /* Plans the runs, opens the database, lists the runs not yet recorded and
  * removes half-written run folders. Returns an exit status. */
@@ -774,6 +898,7 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 		     const char *how)
 {
 	memset(f, 0, sizeof *f);
+	f->lock_fd = -1;
 	int status = plan_runs(sw, o, true, &f->p);
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
@@ -782,6 +907,8 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 			f->runs, strerror(errno));
 		status = LSIM_EXIT_BADINPUT;
 	}
+	if (status == 0 && (f->lock_fd = lock_folder(o->outdir)) < 0)
+		status = LSIM_EXIT_BADINPUT;
 	struct lsim_diag d = {0};
 	if (status == 0 && db_open(f->dbpath, true, &f->db, &d) != 0)
 		status = lsim_cli_fail(&d, LSIM_EIO);
@@ -846,6 +973,8 @@ static int farm_close(struct farm *f, const struct opts *o, int status)
 		status = f->failed_input == f->failed ? LSIM_EXIT_BADINPUT : LSIM_EXIT_INTERNAL;
 	free(f->todo);
 	sqlite3_close_v2(f->db);
+	if (f->lock_fd >= 0)
+		close(f->lock_fd);
 	free(f->p.run);
 	free(f->p.id);
 	return status;

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "infile.h"
 #include "trace_tool.h"
 #include "workload.h"
 
@@ -327,6 +329,11 @@ int lsim_trace_convert(const char *path, const char *out, size_t *rows,
 	if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
 		return lsim_diag_set(d, LSIM_EINVAL, out, 0, 0, "-o",
 				     "is a folder: give the name of the CSV file to write");
+	/* never written through a link, nor over a device (-o /dev/full
+	 * left a regular file in its place) */
+	int trc = lsim_check_output(out, "-o", d);
+	if (trc != 0)
+		return trc;
 	char format[32];
 	struct lsim_workload *w = NULL;
 	int rc = open_any(path, NULL, &w, format, sizeof format, d);
@@ -360,7 +367,7 @@ int lsim_trace_convert(const char *path, const char *out, size_t *rows,
 		n++;
 	}
 	lsim_workload_destroy(w);
-	int bad = ferror(f);
+	int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
 	if (fclose(f) != 0 || bad)
 		rc = rc ? rc : lsim_diag_set(d, LSIM_EIO, out, 0, 0, "-o",
 					     "cannot write: %s", strerror(errno));

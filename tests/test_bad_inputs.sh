@@ -48,6 +48,8 @@ while IFS=$'\t' read -r name category command args setup want fragments; do
 	case "$setup" in
 	-) ;;
 	file=*) mkdir -p "$(dirname "${setup#file=}")" && : > "${setup#file=}" ;;
+	fifo=*) # a named pipe: opening it for reading would wait for a writer
+		mkdir -p "$(dirname "${setup#fifo=}")" && mkfifo "${setup#fifo=}" ;;
 	full=*) # writes to this path fail with ENOSPC, as on a full disk
 		mkdir -p "$(dirname "${setup#full=}")" && ln -s /dev/full "${setup#full=}" ;;
 	fsize=*) # the file size limit: writes beyond it fail with EFBIG
@@ -106,8 +108,8 @@ while IFS=$'\t' read -r name category command args setup want fragments; do
 		continue
 	fi
 	# nothing that looks like a run's output (a sweep keeps its database,
-	# which records the runs that finished: none here)
-	left=$(find "$out" -type f ! -path "$out/results.sqlite" 2>/dev/null)
+	# which records the runs that finished: none here, and its lock file)
+	left=$(find "$out" -type f ! -path "$out/results.sqlite" ! -path "$out/sweep.lock" 2>/dev/null)
 	[ "$command" = sweep ] || left=$(find "$out" -type f 2>/dev/null)
 	if [ -n "$left" ]; then
 		bad "$name: left behind: $(echo "$left" | sed "s|$out/||" | tr '\n' ' ')"

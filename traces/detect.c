@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "csv.h"
+#include "infile.h"
 #include "workload.h"
 
 /* Known CSV layouts: the columns that identify them and map to requests. */
@@ -37,7 +38,10 @@ static bool has_column(const struct lsim_csv *c, const char *name)
 /* First non-blank byte of the file (skipping a UTF-8 BOM), or EOF. */
 static int first_byte(const char *path, int *out, struct lsim_diag *d)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = NULL;
+	int orc = lsim_open_input(path, "workload.path", &f, d);
+	if (orc < 0)
+		return orc;
 	if (!f)
 		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "workload.path",
 				     "cannot open the trace: %s", strerror(errno));

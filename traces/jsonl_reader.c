@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "infile.h"
 #include "workload_internal.h"
 
 struct jsonl_reader {
@@ -303,10 +304,21 @@ static int jsonl_line(struct jsonl_reader *r, struct lsim_req_spec *out,
 		errno = 0;
 		ssize_t n = getline(&r->line, &r->line_cap, r->f);
 		if (n < 0) {
-			if (ferror(r->f))
+			/* getline gives -1 at the end of the file, but also
+			 * when its buffer cannot grow (ENOMEM, the stream's
+			 * error flag left clear) or a read fails: only
+			 * feof() without ferror() is the end */
+			int e = errno;
+			if (e == ENOMEM)
+				return lsim_diag_set(d, LSIM_ENOMEM, r->path,
+						     r->lineno + 1, 0, "",
+						     "out of memory reading line %d",
+						     r->lineno + 1);
+			if (ferror(r->f) || !feof(r->f))
 				return lsim_diag_set(d, LSIM_EIO, r->path, r->lineno + 1,
-						     0, "", "read error: %s",
-						     errno ? strerror(errno) : "unknown");
+						     0, "", "read error at line %d: %s",
+						     r->lineno + 1,
+						     e ? strerror(e) : "unknown");
 			return 0;
 		}
 		r->lineno++;
@@ -452,8 +464,11 @@ int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *ma
 		jsonl_destroy(&r->base);
 		return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "", "out of memory");
 	}
-	errno = 0;
-	r->f = fopen(path, "rb");
+	int orc = lsim_open_input(path, "workload.path", &r->f, d);
+	if (orc < 0) {
+		jsonl_destroy(&r->base);
+		return orc;
+	}
 	if (!r->f) {
 		int e = errno;
 		jsonl_destroy(&r->base);

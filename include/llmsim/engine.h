@@ -95,5 +95,9 @@ void lsim_set_before_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 uint64_t lsim_run(struct lsim_engine *eng, lsim_time until);
 /* Makes lsim_run return after the current event. */
 void lsim_stop(struct lsim_engine *eng);
+/* Whether an event was asked for beyond the clock's range (now + delay
+ * past LSIM_TIME_MAX, 9.2e18 ns): lsim_schedule_in then schedules
+ * nothing, returns 0 and stops the run; the caller reports the error. */
+bool lsim_clock_overflow(const struct lsim_engine *eng);
 
 #endif
