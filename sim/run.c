@@ -1118,6 +1118,8 @@ static bool same_row(const struct lsim_ts_sample *a, const struct lsim_ts_sample
 
 static int ts_append(struct lsim_sim *s, const struct lsim_ts_sample *rows, size_t n)
 {
+	if (n == 0)
+		return 0; /* (rows may be NULL then, and memcpy wants a pointer) */
 	if (n > s->cap_ts - s->n_ts) {
 		size_t c = s->cap_ts ? s->cap_ts : 256;
 		while (c - s->n_ts < n)
