@@ -91,3 +91,21 @@ int lsim_open_input(const char *path, const char *key, FILE **out,
 	}
 	return 0;
 }
+
+int lsim_read_line(FILE *f, char **line, size_t *cap, ssize_t *len, const char *path,
+		   int lineno, struct lsim_diag *d)
+{
+	errno = 0;
+	*len = getline(line, cap, f);
+	if (*len >= 0)
+		return 0;
+	int e = errno;
+	if (e == ENOMEM)
+		return lsim_diag_set(d, LSIM_ENOMEM, path, lineno, 0, "",
+				     "out of memory reading line %d", lineno);
+	if (ferror(f) || !feof(f))
+		return lsim_diag_set(d, LSIM_EIO, path, lineno, 0, "",
+				     "read error at line %d: %s", lineno,
+				     e ? strerror(e) : "unknown");
+	return 0;
+}

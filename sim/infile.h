@@ -2,6 +2,7 @@
  * infile.h - opening an input file (scenario, trace, profile, table)
  * without blocking: a FIFO, socket or device given where a file is
  * expected is refused instead of waiting for ever on its other end; and
+ * reading it line by line without taking a failed read for its end;
  * checking that an output replaces only a regular file; syncing a file
  * written before it is renamed into place.
  */
@@ -9,6 +10,7 @@
 #define LLMSIM_INFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "llmsim/llmsim.h"
 
@@ -19,6 +21,15 @@
  * FIFO, a socket, a device), which would block or never end. */
 int lsim_open_input(const char *path, const char *key, FILE **out,
 		    struct lsim_diag *d);
+
+/* The next line of f by getline (*line, *cap as getline keeps them):
+ * 0 and its length in *len, or *len = -1 at the end of the file; else
+ * LSIM_ENOMEM or LSIM_EIO with d naming path and line lineno. getline
+ * gives -1 at the end, but also when its buffer cannot grow (ENOMEM,
+ * the stream's error flag left clear) or a read fails: only feof()
+ * without ferror() is the end. */
+int lsim_read_line(FILE *f, char **line, size_t *cap, ssize_t *len, const char *path,
+		   int lineno, struct lsim_diag *d);
 
 /* Flushes path's data to the disk (fsync), so that a rename over an
  * older file cannot leave it empty after a power cut: 0, or -1 with

@@ -301,24 +301,12 @@ static int jsonl_line(struct jsonl_reader *r, struct lsim_req_spec *out,
 		      struct lsim_diag *d)
 {
 	for (;;) {
-		errno = 0;
-		ssize_t n = getline(&r->line, &r->line_cap, r->f);
+		ssize_t n;
+		int err = lsim_read_line(r->f, &r->line, &r->line_cap, &n, r->path,
+					 r->lineno + 1, d);
+		if (err != 0)
+			return err;
 		if (n < 0) {
-			/* getline gives -1 at the end of the file, but also
-			 * when its buffer cannot grow (ENOMEM, the stream's
-			 * error flag left clear) or a read fails: only
-			 * feof() without ferror() is the end */
-			int e = errno;
-			if (e == ENOMEM)
-				return lsim_diag_set(d, LSIM_ENOMEM, r->path,
-						     r->lineno + 1, 0, "",
-						     "out of memory reading line %d",
-						     r->lineno + 1);
-			if (ferror(r->f) || !feof(r->f))
-				return lsim_diag_set(d, LSIM_EIO, r->path, r->lineno + 1,
-						     0, "", "read error at line %d: %s",
-						     r->lineno + 1,
-						     e ? strerror(e) : "unknown");
 			return 0;
 		}
 		r->lineno++;
