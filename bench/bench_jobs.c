@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "jobs.h"
+#include "jobs/jobs.h"
 
 static double wall(void)
 {

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "links.h"
+#include "cluster/links.h"
 
 #define SOURCES 10000
 #define MEAN_BYTES (64.0 * 1024 * 1024)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "scenario.h"
+#include "run/scenario.h"
 
 int main(int argc, char **argv)
 {

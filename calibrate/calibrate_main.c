@@ -16,7 +16,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "fit.h"
-#include "hw.h"
+#include "cluster/hw.h"
 #ifdef LSIM_HAVE_CUDA
 #include "bench.h"
 #define PROG "llmsim-calibrate"

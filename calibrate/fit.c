@@ -17,10 +17,10 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "config.h"
-#include "csv.h"
+#include "kernel/config.h"
+#include "kernel/csv.h"
 #include "fit.h"
-#include "hw.h"
+#include "cluster/hw.h"
 
 /* ---- statistics of repetitions ---- */
 

@@ -3,7 +3,7 @@
  * llmsim-calibrate (one row per measurement, a few "meta" rows describing
  * the machine), its CSV reader and writer, the model fits (host link
  * latency + bandwidth, PCIe interference curve, GEMM efficiency curve) and
- * the writer of a hardware profile in the format sim/hw.c loads. Plain C
+ * the writer of a hardware profile in the format sim/cluster/hw.c loads. Plain C
  * and GSL: nothing here needs a GPU. Inputs are checked before they reach
  * GSL; a program that wants no abort() from GSL's default error handler
  * even on degenerate data calls gsl_set_error_handler_off() (the CLI does).
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "hw.h"
+#include "cluster/hw.h"
 #include "llmsim/llmsim.h"
 
 #ifdef __cplusplus
@@ -59,7 +59,7 @@ int lsim_fit_interference(const double *u, const double *slowdown, size_t n,
 			  struct lsim_interference_fit *out,
 			  struct lsim_diag *d);
 
-/* The curve itself is the simulator's: lsim_pcie_slowdown in sim/hw.h. */
+/* The curve itself is the simulator's: lsim_pcie_slowdown in sim/cluster/hw.h. */
 
 /* eff(m) = e_max * m / (m + m_half), m = tokens (GEMM rows). */
 struct lsim_efficiency_fit {

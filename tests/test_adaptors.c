@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "kernel/config.h"
 #include "registry.h"
 
 #define S LSIM_S

@@ -1,6 +1,6 @@
 /*
  * test_collective.c - unit tests of the NCCL collective model
- * (sim/collective.h) against times computed by hand from NCCL's tuning
+ * (sim/cluster/collective.h) against times computed by hand from NCCL's tuning
  * constants: rings of 2, 4 and 8 GPUs on NVSwitch, pairs behind PCIe
  * switches (all-reduce and the all-to-all that contends on the switch
  * uplinks), peer-to-peer off (through host memory), NVLink bridges in
@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collective.h"
-#include "perf.h"
+#include "cluster/collective.h"
+#include "serving/perf.h"
 
 static void assert_us(double got_s, double want_us)
 {

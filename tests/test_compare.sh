@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_compare.sh - `llmsim compare A B` (sim/compare.c) against a hand
+# test_compare.sh - `llmsim compare A B` (sim/cli/compare.c) against a hand
 # computation: two runs of examples/quickstart.yaml (least_outstanding and
 # random routers: the same 9,754 requests), the pairs' mean latencies
 # equal each run's summary, and B - A with its 95% interval equals the

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "kernel/config.h"
 
 struct demo {
 	int64_t count;

@@ -1,5 +1,5 @@
 /*
- * test_cost.c - unit tests of sim/cost.c against hand-computed values:
+ * test_cost.c - unit tests of sim/cluster/cost.c against hand-computed values:
  * billing (rounding up to the granularity, the minimum, zero length), the
  * power model P(u) (formula, exponent, table, profile, GSL line fit of the
  * Splitwise A100 points that docs/cost.md derives its numbers from),
@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cost.h"
-#include "csv.h"
-#include "hw.h"
+#include "cluster/cost.h"
+#include "kernel/csv.h"
+#include "cluster/hw.h"
 
 #define EPS 1e-9
 

@@ -1,5 +1,5 @@
 /*
- * test_csv.c - unit tests of the shared streaming CSV reader (sim/csv.c):
+ * test_csv.c - unit tests of the shared streaming CSV reader (sim/kernel/csv.c):
  * quoted fields holding commas, "" escapes and line breaks, CRLF ends, a
  * byte-order mark, blank lines, the line and column of every record and
  * field (also after a multi-line field), short and long rows, trimming,
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "csv.h"
+#include "kernel/csv.h"
 
 /* A temporary file holding n bytes of text (NULs allowed). */
 struct tmp {

@@ -1,7 +1,7 @@
 /*
- * test_dp.c - data-parallel groups and expert parallelism (sim/dp.c, the
- * lockstep steps of sim/instance.c, the expert-parallel MoE term of
- * sim/perf_table.c): the table's EP step against a hand sum of its CSV
+ * test_dp.c - data-parallel groups and expert parallelism (sim/serving/dp.c, the
+ * lockstep steps of sim/serving/instance.c, the expert-parallel MoE term of
+ * sim/serving/perf_table.c): the table's EP step against a hand sum of its CSV
  * rows and the collective model's all-to-all; two MoE ranks stepping in
  * lockstep, each step as long as the slower rank's; an idle rank's dummy
  * batches; and vLLM's DP load balancer on a hand-made sequence.
@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collective.h"
-#include "memplan.h"
-#include "scenario.h"
-#include "sim.h"
+#include "cluster/collective.h"
+#include "serving/memplan.h"
+#include "run/scenario.h"
+#include "run/sim.h"
 
 #define QWEN_MOE "calibrate/perf/llmservingsim/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16"
 

@@ -1,5 +1,5 @@
 /*
- * test_engine.c - unit tests of the event engine (sim/engine.c): ordering by
+ * test_engine.c - unit tests of the event engine (sim/kernel/engine.c): ordering by
  * time, FIFO ties, cancel, stale handles, reschedule, clamping of past times,
  * the run limit, early stop, the periodic callback, a randomized cross-check
  * against a reference queue, pool reuse and two coexisting engines.

@@ -6,7 +6,7 @@
  * written and read back; the recorded synthetic table
  * (tests/data/calib/synthetic.csv) fitted end to end, saturated contention
  * points left out; the profile writer's output loaded by the simulator's
- * own loader (sim/hw.c), with and without a base profile; and bad raw
+ * own loader (sim/cluster/hw.c), with and without a base profile; and bad raw
  * files reported with file, line, column and key.
  */
 #include <setjmp.h>
@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "fit.h"
-#include "hw.h"
+#include "cluster/hw.h"
 
 /* |x - want| <= tol |want| */
 static bool near(double x, double want, double tol)

@@ -15,7 +15,7 @@
  * and the errors of the shipped measured tables (docs/validation.md,
  * section 5), pinned so that a change of the roofline or of a profile shows.
  *
- * profiles: every shipped hardware profile loads through sim/hw.c.
+ * profiles: every shipped hardware profile loads through sim/cluster/hw.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,9 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hw.h"
-#include "perf.h"
-#include "profile_import.h"
+#include "cluster/hw.h"
+#include "serving/perf.h"
+#include "import/profile_import.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "sim.h"
+#include "run/sim.h"
 
 /* ---- KV cache ---- */
 

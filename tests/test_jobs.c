@@ -1,5 +1,5 @@
 /*
- * test_jobs.c - unit tests of training jobs (sim/jobs.c, policies/jobs,
+ * test_jobs.c - unit tests of training jobs (sim/jobs/jobs.c, policies/jobs,
  * traces/job_readers.c) against hand-computed times: fcfs vs sjf, EASY
  * backfill, LAS order and preemption, static vs dynamic allocation of a
  * phased job, checkpoint/restart after an injected failure, time packing
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobs.h"
+#include "jobs/jobs.h"
 #include "jobs/job_policies.h"
 
 /* ---- a small world: one engine, a pool, a job list ---- */

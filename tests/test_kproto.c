@@ -1,5 +1,5 @@
 /*
- * test_kproto.c - the kproto task profiler (sim/kproto.c, the `kproto`
+ * test_kproto.c - the kproto task profiler (sim/learn/kproto.c, the `kproto`
  * profiler policy, `llmsim profile train|eval`). Clustering: two obvious
  * mixed-attribute clusters with their hand-computed cost, mu deciding
  * between the numeric and the categorical split, restarts never raising
@@ -31,11 +31,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kproto.h"
-#include "policy_core.h"
-#include "profile_learn.h"
+#include "learn/kproto.h"
+#include "run/policy_core.h"
+#include "cli/profile_learn.h"
 #include "registry.h"
-#include "scenario.h"
+#include "run/scenario.h"
 
 #define EPS 1e-12
 

@@ -1,5 +1,5 @@
 /*
- * test_links.c - unit tests of the link model (sim/links.c): exact
+ * test_links.c - unit tests of the link model (sim/cluster/links.c): exact
  * completion times of single, equal, late-arriving and rate-capped flows,
  * max-min shares on a bottleneck path, recomputation confined to the
  * changed component, conservation of bytes over many random flows, rates
@@ -27,7 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "links.h"
+#include "cluster/links.h"
 
 #define GBPS 1e9 /* 1 GB/s = 1 byte/ns */
 

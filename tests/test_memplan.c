@@ -1,5 +1,5 @@
 /*
- * test_memplan.c - unit tests of vLLM's memory plan (sim/memplan.c), each
+ * test_memplan.c - unit tests of vLLM's memory plan (sim/serving/memplan.c), each
  * term computed by hand in the comments (docs/memory.md derives them):
  *
  *  - Llama-3.1-8B, tp 1, on an RTX 4090 (25,250,627,584 B, the measured
@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memplan.h"
-#include "sim.h"
+#include "serving/memplan.h"
+#include "run/sim.h"
 
 #define GIB 1073741824.0
 

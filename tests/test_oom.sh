@@ -4,7 +4,7 @@
 # LD_PRELOAD interposer), for a deterministic sample of N over the whole
 # range 1..T - the first two allocations at every call site plus a
 # stride - or every N with LSIM_OOM_ALL=1. Each run must either fail
-# cleanly - exit 2 (sim/cli.h: the machine cannot hold the run), "out of memory" on
+# cleanly - exit 2 (sim/cli/cli.h: the machine cannot hold the run), "out of memory" on
 # stderr, no report.h5, results.sqlite or CSV left behind, every block
 # llmsim allocated freed - or recover and write exactly the outputs of a
 # normal run; never a signal or a hang. valgrind checks 20 of the N for

@@ -26,9 +26,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perf.h"
-#include "profile_import.h"
-#include "time_ns.h"
+#include "serving/perf.h"
+#include "import/profile_import.h"
+#include "kernel/time_ns.h"
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */

@@ -1,7 +1,7 @@
 /*
- * test_pipeline.c - pipeline parallelism (the pipeline of sim/instance.c,
+ * test_pipeline.c - pipeline parallelism (the pipeline of sim/serving/instance.c,
  * the stage times of the perf backends, vLLM's layer split of
- * sim/memplan.c): stage times against hand sums of the per-layer table's
+ * sim/serving/memplan.c): stage times against hand sums of the per-layer table's
  * rows; PP 2 and PP 4 runs whose first tokens and makespans are the hand
  * sum of stage compute and the collective model's send/recv (and, at TP
  * 2, its all-gathers); the pipeline's throughput in closed form in both
@@ -21,10 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collective.h"
-#include "memplan.h"
-#include "scenario.h"
-#include "sim.h"
+#include "cluster/collective.h"
+#include "serving/memplan.h"
+#include "run/scenario.h"
+#include "run/sim.h"
 
 #define LLAMA "calibrate/perf/llmservingsim/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16"
 

@@ -20,9 +20,9 @@
 #include <cmocka.h>
 #include <gsl/gsl_rng.h>
 
-#include "policy_core.h"
+#include "run/policy_core.h"
 #include "registry.h"
-#include "scenario.h"
+#include "run/scenario.h"
 
 static const char base_yaml[] =
 	"name: conformance\n"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "scenario.h"
+#include "run/scenario.h"
 
 static const char base_yaml[] =
 	"name: queue\n"

@@ -25,9 +25,9 @@
 #include <hdf5_hl.h>
 #include <sqlite3.h>
 
-#include "digest.h"
-#include "recstore.h"
-#include "report.h"
+#include "kernel/digest.h"
+#include "report/recstore.h"
+#include "report/report.h"
 
 #define EPS 1e-12
 

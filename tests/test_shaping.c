@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "rng.h"
+#include "kernel/rng.h"
 #include "workload.h"
 
 static char trace[64];

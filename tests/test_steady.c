@@ -1,6 +1,6 @@
 /*
  * test_steady.c - the steady-state analysis behind capacity search
- * (sim/steady.c), on series and runs whose answers are computed by hand:
+ * (sim/report/steady.c), on series and runs whose answers are computed by hand:
  * MSER-5's cut after a known transient, its limit on a trend, the batch-
  * means trend test on a line and on stationary series, and the backlog,
  * cut and windowed summary of hand-made request records.
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-#include "steady.h"
+#include "report/report.h"
+#include "report/steady.h"
 
 /* 100 values of 10 (a transient), then 900 alternating 0, 1: every batch
  * of 5 after the cut has mean 0.4 or 0.6, and any batch of 10s kept adds

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "config.h"
+#include "kernel/config.h"
 #include "llmsim/llmsim.h"
 
 static double parse_ok(enum lsim_ktype t, const char *s)

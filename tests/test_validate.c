@@ -20,9 +20,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "hw.h"
-#include "memplan.h"
-#include "validate.h"
+#include "cluster/hw.h"
+#include "serving/memplan.h"
+#include "cli/validate.h"
 
 static void test_rtx4090_llama31_8b(void **state)
 {

@@ -1,7 +1,7 @@
 /*
  * csv_reader.c - the CSV trace source (a header row naming the arrival,
  * prompt and output columns; records read through the shared RFC 4180
- * reader of sim/csv.c), and the exact decimal and datetime parsers that
+ * reader of sim/kernel/csv.c), and the exact decimal and datetime parsers that
  * turn trace timestamps into integer nanoseconds (shared with the JSONL
  * reader).
  */
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "csv.h"
+#include "kernel/csv.h"
 #include "workload_internal.h"
 
 /* ---- exact number and time parsing ---- */

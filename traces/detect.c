@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "csv.h"
-#include "infile.h"
+#include "kernel/csv.h"
+#include "kernel/infile.h"
 #include "workload.h"
 
 /* Known CSV layouts: the columns that identify them and map to requests. */

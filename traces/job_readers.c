@@ -16,12 +16,12 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_roots.h>
 
-#include "csv.h"
-#include "jobs.h"
-#include "rng.h"
+#include "kernel/csv.h"
+#include "job_specs.h"
+#include "kernel/rng.h"
 #include "workload_internal.h"
 
-/* RNG streams of the generators (beside those of sim/rng.h). */
+/* RNG streams of the generators (beside those of sim/kernel/rng.h). */
 enum { STREAM_JOB_SIZES = 2001, STREAM_JOB_TENANTS = 2002 };
 
 /* ---- specs ---- */

@@ -14,7 +14,7 @@
 
 #include <json-c/json.h>
 
-#include "infile.h"
+#include "kernel/infile.h"
 #include "workload_internal.h"
 
 struct jsonl_reader {

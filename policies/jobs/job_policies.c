@@ -1,5 +1,5 @@
 /*
- * job_policies.c - the job schedulers and allocators of sim/jobs.c.
+ * job_policies.c - the job schedulers and allocators of sim/jobs/jobs.c.
  *
  * Schedulers (the order of the pending queue and which jobs start):
  *   fcfs           arrival order; the head blocks the queue (strict).

@@ -1,6 +1,6 @@
 /*
  * job_policies.h - the schedulers and allocators of training jobs, as
- * plain function tables local to the jobs module (sim/jobs.c): which
+ * plain function tables local to the jobs module (sim/jobs/jobs.c): which
  * pending job starts next, and how many GPUs a job holds in each phase.
  */
 #ifndef LLMSIM_JOB_POLICIES_H
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../sim/jobs.h"
+#include "../../sim/jobs/jobs.h"
 
 struct lsim_job_scheduler {
 	const char *name;

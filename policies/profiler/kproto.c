@@ -1,7 +1,7 @@
 /*
  * kproto.c - the `kproto` profiler: predicts a request's output length at
  * arrival with a model trained by `llmsim profile train` (K-Prototypes
- * clusters, one regressor per cluster; sim/kproto.h). The core reads the
+ * clusters, one regressor per cluster; sim/learn/kproto.h). The core reads the
  * model file named by the `model` parameter and attaches the parsed model
  * to this policy's state before init (lsim_kproto_attach); the policy
  * itself opens nothing. Features: the prompt tokens, optionally the QoS
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "kproto.h"
+#include "learn/kproto.h"
 #include "registry.h"
 
 static int kp_init(void *state, const struct lsim_policy_ctx *ctx)

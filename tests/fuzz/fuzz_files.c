@@ -40,15 +40,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
+#include "cluster/cost.h"
 #include "fuzz_common.h"
-#include "hw.h"
-#include "jobs.h"
-#include "kproto.h"
-#include "profile_import.h"
-#include "scenario.h"
-#include "sweep.h"
-#include "validate.h"
+#include "cluster/hw.h"
+#include "jobs/jobs.h"
+#include "learn/kproto.h"
+#include "import/profile_import.h"
+#include "run/scenario.h"
+#include "cli/sweep.h"
+#include "cli/validate.h"
 #include "workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "perf.h"
+#include "serving/perf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

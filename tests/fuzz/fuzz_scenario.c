@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "scenario.h"
+#include "run/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

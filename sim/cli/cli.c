@@ -1,0 +1,59 @@
+/*
+ * cli.c - the pieces every `llmsim` subcommand shares: reporting a
+ * rejected input and making output folders.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+
+int lsim_cli_fail(const struct lsim_diag *d, int rc)
+{
+	/* never a bare "llmsim:": a code returned without a message (out of
+	 * memory deep in a run) is named by its meaning */
+	struct lsim_diag named = *d;
+	if (!named.msg[0])
+		snprintf(named.msg, sizeof named.msg, "%s", lsim_strerror(rc));
+	char buf[1400];
+	lsim_diag_format(&named, buf, sizeof buf);
+	fprintf(stderr, "llmsim: %s\n", buf);
+	return rc == LSIM_EINVAL || rc == LSIM_EFORMAT || rc == LSIM_ERANGE ||
+			       rc == LSIM_ENOENT || rc == LSIM_EPLUGIN || rc == LSIM_EIO ||
+			       rc == LSIM_ENOMEM
+		       ? LSIM_EXIT_BADINPUT
+		       : LSIM_EXIT_INTERNAL;
+}
+
+int lsim_cli_nomem(void)
+{
+	fputs("llmsim: out of memory\n", stderr);
+	return LSIM_EXIT_BADINPUT;
+}
+
+int lsim_cli_make_dirs(const char *path)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+		return -1;
+	struct stat st;
+	if (stat(tmp, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) { /* a file of that name */
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}

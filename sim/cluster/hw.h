@@ -1,0 +1,147 @@
+/*
+ * hw.h - hardware profiles (one GPU kind and its node) and model
+ * architectures, as loaded from calibrate/profiles/NAME.yaml and
+ * calibrate/models.yaml. Plain data: everything in SI units (bytes,
+ * bytes/s, FLOP/s, watts, seconds, USD).
+ */
+#ifndef LLMSIM_HW_H
+#define LLMSIM_HW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llmsim/llmsim.h"
+
+/* How the GPUs of a node reach each other (the profile's gpu_fabric). */
+enum lsim_fabric {
+	LSIM_FABRIC_NVSWITCH,	  /* every GPU's NVLinks to NVSwitches */
+	LSIM_FABRIC_NVLINK_PAIRS, /* NVLink bridges join GPUs 2k and 2k+1; PCIe between pairs */
+	LSIM_FABRIC_MESH,	  /* a direct link between every two GPUs (xGMI) */
+	LSIM_FABRIC_PCIE,	  /* PCIe only */
+	LSIM_FABRIC_COUNT
+};
+
+/* "nvswitch|nvlink_pairs|mesh|pcie": the profile key's choices. */
+#define LSIM_FABRIC_CHOICES "nvswitch|nvlink_pairs|mesh|pcie"
+
+struct lsim_gpu_profile {
+	char name[64];	       /* e.g. "H100-SXM" */
+	char source[256];      /* where the numbers come from */
+	char provenance[32];   /* datasheet | measured | estimate | mixed */
+	double bf16_flops;     /* peak dense bf16/fp16 tensor FLOP/s */
+	double hbm_bytes;      /* device memory capacity */
+	double hbm_bw;	       /* peak device memory bandwidth, B/s */
+	double pcie_bw;	       /* host link bandwidth per direction, B/s */
+	double nvlink_bw;      /* GPU-GPU bandwidth per direction, B/s (0: none) */
+	double tdp_w;	       /* board power limit */
+	double idle_w;	       /* power at idle */
+	double price_per_hour; /* USD per GPU-hour, on demand */
+	/* Roofline efficiencies (fractions of peak). */
+	double mfu_max;	     /* best achievable fraction of bf16_flops */
+	double mfu_half_tokens; /* tokens at which half of mfu_max is reached */
+	double mbu;	     /* achievable fraction of hbm_bw */
+	double launch_s;     /* per-kernel launch overhead, seconds */
+	/* the serving stack's host (CPU) time to issue one kernel; the host
+	 * issues while the GPU runs, so an iteration takes the longer of the
+	 * two (docs/perf-model.md); 0: not modelled */
+	double host_issue_s;
+	double allreduce_latency_s; /* fixed latency of one all-reduce */
+	double allreduce_step_s;    /* latency of each of its ring's 2(n-1) steps */
+	/* Kernels slow down with the GPU's PCIe load u: time is multiplied by
+	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
+	double pcie_interference;     /* a: 0 = no slowdown */
+	double pcie_interference_exp; /* b */
+	/* How the GPUs of a node reach each other (sim/cluster/collective.h times
+	 * collectives on them). */
+	enum lsim_fabric fabric;
+	int nvlink_links;	   /* NVLinks (or mesh links) per GPU; 0: unknown */
+	double compute_capability; /* e.g. 8.0, 9.0; 0: not an NVIDIA GPU */
+	bool gpu_p2p;		   /* PCIe peer-to-peer between GPUs */
+	int pcie_switch_gpus;	   /* GPUs behind one PCIe switch */
+};
+
+struct lsim_model_arch {
+	char name[64];	 /* e.g. "Llama-3.1-8B" */
+	char source[256];
+	int n_layers;
+	int hidden;	 /* d_model */
+	int n_heads;
+	int n_kv_heads;
+	int head_dim;
+	int intermediate; /* MLP inner size (per expert for MoE) */
+	int vocab;
+	bool gated_mlp;	 /* SwiGLU-style: 3 matrices instead of 2 */
+	bool tied_embeddings; /* the LM head is the embedding matrix */
+	int n_experts;	 /* 0 for dense models */
+	int experts_per_token;
+	double params;	 /* total parameter count */
+	int bytes_per_param; /* 2 for bf16 */
+	int max_context;
+};
+
+/* slowdown(u) = 1 + a * u / (1 - u)^b for PCIe utilisation u, clamped to
+ * [0, 0.99]: queueing-like growth towards saturation. */
+double lsim_pcie_slowdown(double a, double b, double u);
+
+/* Bytes of KV cache per token (all layers, K and V). */
+double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m);
+/* Bytes of weights. */
+double lsim_model_weight_bytes(const struct lsim_model_arch *m);
+/* Bytes of the routed experts' weights (0 for a dense model): per layer
+ * n_experts MLPs of hidden x intermediate, 3 matrices if gated, else 2. */
+double lsim_model_expert_bytes(const struct lsim_model_arch *m);
+
+struct lsim_diag;
+
+/*
+ * Loads dir/NAME.yaml into *g. Unknown keys, missing keys and bad units are
+ * errors naming file, line and key.
+ */
+int lsim_gpu_profile_load(const char *dir, const char *name,
+			  struct lsim_gpu_profile *g, struct lsim_diag *d);
+
+/* Finds model NAME in the catalogue file; the error lists the known ones. */
+int lsim_model_load(const char *catalogue, const char *name,
+		    struct lsim_model_arch *m, struct lsim_diag *d);
+
+/*
+ * Strips one published-name decoration from the end (or the front) of
+ * name, in place: an organisation prefix ("Qwen/"), a leading "Meta-", or
+ * a trailing fine-tune or release tag: -Instruct, -Chat, -Base, -hf, -it,
+ * -Thinking, or a 4-digit release tag such as -2507 (case-insensitive).
+ * Quantisation tags (-FP8, -AWQ, ...) and versions (-v0.2) are kept: they
+ * name different weights. Returns whether anything was stripped.
+ */
+bool lsim_model_strip_tag(char *name);
+
+/*
+ * Finds a published model name (a vLLM run's "model") in the catalogue:
+ * the name itself, then each name lsim_model_strip_tag leaves, compared
+ * case-insensitively, the first that is in the catalogue winning. The
+ * catalogue name used goes to m->name. Unmatched: LSIM_ENOENT naming the
+ * nearest catalogue names (edit distance to the fully stripped name).
+ */
+int lsim_model_match(const char *catalogue, const char *name,
+		     struct lsim_model_arch *m, struct lsim_diag *d);
+
+/*
+ * The profile of dir whose name is a CUDA device name's (a vLLM run's
+ * hardware.device_name): every '-'-separated word of the profile's name
+ * begins one word of the device's (case-insensitive; "NVIDIA" and
+ * "GeForce" left out), so "RTX-PRO-6000" is "NVIDIA RTX PRO 6000
+ * Blackwell Server Edition" and "A100-80GB-SXM" is "NVIDIA
+ * A100-SXM4-80GB". The profile with the most words wins; a tie between
+ * two is ambiguous. The name goes to out. LSIM_ENOENT when none matches
+ * or two tie (d says which).
+ */
+int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
+			   size_t size, struct lsim_diag *d);
+
+/*
+ * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if
+ * set, else the source tree's calibrate/ as configured at build time.
+ */
+const char *lsim_data_dir(void);
+
+#endif

@@ -1,0 +1,1743 @@
+/*
+ * run.c - the context of one run: request arrivals streamed from the
+ * workload (one pending arrival event at a time), routing to instances,
+ * periodic time-series samples, the end-of-run accounting and the records
+ * handed to the report sinks.
+ */
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/recstore.h"
+#include "kernel/rng.h"
+#include "run/sim.h"
+#include "report/steady.h"
+
+/* sim.h puts what a step touches in a request's first cache line */
+_Static_assert(offsetof(struct lsim_req, blocks) == 64,
+	       "a step's fields of struct lsim_req fill its first 64 bytes");
+
+int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
+{
+	memset(s, 0, sizeof *s);
+	s->seed = seed;
+	s->pue = 1.0;
+	s->sample_period = LSIM_S;
+	s->util_window = 100 * LSIM_MS;
+	s->pending_slot = -1;
+	s->macro_min = LSIM_TIME_MAX;
+	s->eng = lsim_engine_create();
+	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
+	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
+	s->model_rng = lsim_rng_create(seed, 0, LSIM_STREAM_MODELS);
+	s->fail_rng = lsim_rng_create(seed, 0, LSIM_STREAM_FAILURES);
+	if (!s->eng || !s->service_rng || !s->class_rng || !s->model_rng ||
+	    !s->fail_rng) {
+		lsim_sim_release(s);
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	}
+	return 0;
+}
+
+void lsim_sim_release(struct lsim_sim *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		lsim_instance_release(s->inst[i]);
+		free(s->inst[i]);
+	}
+	free(s->inst);
+	for (size_t i = 0; i < s->n_dp; i++)
+		lsim_dp_release(s->dp[i]);
+	free(s->dp);
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		free(s->reqs[i].blocks);
+		free(s->reqs[i].src_blocks);
+		free(s->reqs[i].hashes);
+	}
+	free(s->reqs);
+	free(s->free_slots);
+	lsim_recstore_destroy(s->records);
+	free(s->ts);
+	free(s->ts_cur);
+	free(s->ts_pending);
+	lsim_workload_destroy(s->workload);
+	lsim_topo_release(&s->topo);
+	lsim_net_destroy(s->net); /* before the engine its events are in */
+	lsim_engine_destroy(s->eng);
+	gsl_rng_free(s->service_rng);
+	gsl_rng_free(s->class_rng);
+	gsl_rng_free(s->model_rng);
+	gsl_rng_free(s->fail_rng);
+	free(s->trace_ev);
+	free(s->node_ev);
+	free(s->inst_info);
+	free(s->route_map);
+	free(s->info_stale);
+	free(s->held);
+	free(s->inv_mark);
+	free(s->inv_kv);
+	free(s->link_util);
+	free(s->sample_link);
+	free(s->sample_util);
+	free(s->link_ts);
+	free(s->link_recs);
+	free(s->tenant_recs);
+	for (size_t i = 0; i < s->n_bg; i++)
+		free(s->bg[i]);
+	free(s->bg);
+	free(s->rr_model);
+	free(s->ctx_by_model);
+	free(s->macro);
+	for (size_t i = 0; i < s->n_tenant_names; i++)
+		free(s->tenant_names[i]);
+	free(s->tenant_names);
+	memset(s, 0, sizeof *s);
+}
+
+struct lsim_instance *lsim_sim_add_instance(struct lsim_sim *s)
+{
+	/* Instances are allocated one by one and never move: events hold
+	 * pointers to them, and instances may be added while the run goes. */
+	if (s->n_inst == s->cap_inst) {
+		size_t c = s->cap_inst ? 2 * s->cap_inst : 8;
+		struct lsim_instance **p = realloc(s->inst, c * sizeof *p);
+		if (!p)
+			return NULL;
+		s->inst = p;
+		s->cap_inst = c;
+	}
+	struct lsim_instance *in = calloc(1, sizeof *in);
+	if (!in)
+		return NULL;
+	s->inst[s->n_inst++] = in;
+	return in;
+}
+
+void lsim_sim_drop_instance(struct lsim_sim *s)
+{
+	if (s->n_inst > 0)
+		free(s->inst[--s->n_inst]);
+}
+
+static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
+			int32_t req, struct lsim_request_info *info);
+static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
+		      struct lsim_req_record *o);
+
+/* Writes the request's record and frees its slot for reuse. */
+static void retire(struct lsim_sim *s, int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req_record rec;
+	to_record(s, r, &rec);
+	int rc = lsim_recstore_put(s->records, r->seq, &rec);
+	if (rc != 0 && !s->error) {
+		s->error = lsim_diag_set(&s->diag, rc, "", 0, 0, "",
+					 "cannot store the record of request %llu: %s",
+					 (unsigned long long)r->id, lsim_strerror(rc));
+		lsim_stop(s->eng);
+	}
+	r->live = false;
+	if (s->retain_requests)
+		return;
+	free(r->blocks);
+	free(r->hashes);
+	free(r->src_blocks);
+	r->blocks = NULL;
+	r->hashes = NULL;
+	r->src_blocks = NULL;
+	r->n_hashes = r->nblocks = r->n_listed = r->cap_blocks = 0;
+	if (s->n_free == s->cap_free) {
+		size_t c = s->cap_free ? 2 * s->cap_free : 256;
+		int32_t *p = realloc(s->free_slots, c * sizeof *p);
+		if (!p)
+			return; /* the slot is lost, not the request */
+		s->free_slots = p;
+		s->cap_free = c;
+	}
+	s->free_slots[s->n_free++] = req;
+}
+
+void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
+{
+	s->n_done++;
+	const struct lsim_req *r = &s->reqs[req];
+	int32_t inst = r->instance;
+	if (s->profiler && r->status == LSIM_REQ_FINISHED) {
+		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
+		if (ops->observe) {
+			struct lsim_request_info info;
+			oracle_info(s, s->profiler, req, &info);
+			ops->observe(s->profiler->state, &info, r->output,
+				     r->finish - r->first_sched);
+		}
+	}
+	retire(s, req);
+	if (inst >= 0 && (size_t)inst < s->n_inst &&
+	    s->inst[inst]->state == LSIM_INST_DRAINING)
+		lsim_sim_instance_idle(s, s->inst[inst]);
+	if (s->workload_done && s->n_done == s->n_arrived)
+		lsim_sim_disarm_failures(s);
+}
+
+/* ---- policies' view ---- */
+
+void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,
+			   struct lsim_request_info *out)
+{
+	const struct lsim_req *r = &s->reqs[req];
+	out->id = r->id;
+	out->arrival = r->arrival;
+	out->prompt_tokens = r->prompt;
+	out->predicted_output = r->predicted;
+	out->true_output = -1;
+	out->qos_class = r->qos_class;
+	out->priority = r->priority;
+	out->deadline = r->deadline;
+	out->prefix_ids = r->hashes;
+	out->n_prefix_ids = r->n_hashes;
+	out->prefix_block_tokens = r->hash_block_tokens;
+}
+
+static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
+			int32_t req, struct lsim_request_info *info)
+{
+	lsim_sim_request_info(s, req, info);
+	if (p->type->flags & LSIM_POLICY_ORACLE)
+		info->true_output = s->reqs[req].output;
+}
+
+/* ---- routing ---- */
+
+/* What policies may see of one instance (its run's ended steps taken
+ * into account: the event may be light). For policies that read only
+ * the counts (LSIM_POLICY_COUNTS_ONLY) the instance's run is left as it
+ * is and the fields that depend on it are -1. */
+static inline void describe(struct lsim_instance *in, struct lsim_instance_info *o,
+			    lsim_time now, bool counts_only)
+{
+	if (!counts_only)
+		lsim_instance_advance(in, now);
+	{
+		o->id = in->id;
+		o->outstanding = in->outstanding + in->in_transit;
+		o->waiting = (int64_t)in->wait_len + in->in_transit;
+		o->running = in->service_mode ? in->busy_servers : (int64_t)in->run_len;
+		o->queued_tokens = counts_only ? -1 : in->queued_tokens + in->transit_tokens;
+		o->kv_free_blocks = counts_only ? -1 : lsim_instance_kv_free(in);
+		o->kv_total_blocks = in->kv ? in->kv_blocks : 0;
+		o->mon_gpu_util = in->mon.gpu_util;
+		o->mon_kv_util = in->mon.kv_util;
+		o->mon_arrival_rate = in->mon.arrival_rate;
+		o->mon_pcie_util = in->mon.pcie_util;
+		o->in_transit = in->in_transit;
+		o->kv_block_tokens = in->service_mode ? 0 : (int32_t)in->cfg.block_size;
+	}
+}
+
+/* Fills inst_info with every instance (a loop for each kind of router:
+ * per arrival, it describes every instance). For counts-only routers
+ * the view is kept from one arrival to the next: only the instances
+ * touched since are described again (lsim_instance_touch). */
+static void snapshot(struct lsim_sim *s, bool counts_only)
+{
+	lsim_time now = lsim_now(s->eng);
+	if (counts_only && s->info_n == s->n_inst) {
+		for (size_t k = 0; k < s->n_info_stale; k++) {
+			struct lsim_instance *in = s->inst[s->info_stale[k]];
+			in->info_stale = false;
+			describe(in, &s->inst_info[in->id], now, true);
+		}
+		s->n_info_stale = 0;
+		return;
+	}
+	for (size_t i = 0; i < s->n_inst; i++) {
+		describe(s->inst[i], &s->inst_info[i], now, counts_only);
+		s->route_map[i] = (int32_t)i;
+		s->inst[i]->info_stale = false;
+	}
+	s->n_info_stale = 0;
+	s->info_n = counts_only ? s->n_inst : 0;
+}
+
+int lsim_sim_check_view(const struct lsim_sim *s, char *why, size_t n)
+{
+	if (s->info_n != s->n_inst)
+		return 0;
+	lsim_time now = lsim_now(s->eng);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		const struct lsim_instance_info *o = &s->inst_info[i];
+		if (in->info_stale)
+			continue;
+		struct lsim_instance_info f;
+		describe(in, &f, now, true);
+		if (s->route_map[i] != (int32_t)i || f.id != o->id ||
+		    f.outstanding != o->outstanding || f.waiting != o->waiting ||
+		    f.running != o->running || f.kv_total_blocks != o->kv_total_blocks ||
+		    f.in_transit != o->in_transit ||
+		    memcmp(&f.mon_gpu_util, &o->mon_gpu_util, sizeof f.mon_gpu_util) ||
+		    memcmp(&f.mon_kv_util, &o->mon_kv_util, sizeof f.mon_kv_util) ||
+		    memcmp(&f.mon_arrival_rate, &o->mon_arrival_rate,
+			   sizeof f.mon_arrival_rate) ||
+		    memcmp(&f.mon_pcie_util, &o->mon_pcie_util, sizeof f.mon_pcie_util)) {
+			snprintf(why, n, "instance %d changed without a touch: routers "
+				 "see %lld outstanding, %lld waiting, %lld running, "
+				 "it has %lld, %lld, %lld",
+				 (int)in->id, (long long)o->outstanding,
+				 (long long)o->waiting, (long long)o->running,
+				 (long long)f.outstanding, (long long)f.waiting,
+				 (long long)f.running);
+			return LSIM_ESTATE;
+		}
+	}
+	return 0;
+}
+
+/* Takes new requests of model m (decode instances get theirs from prefill
+ * instances). */
+static bool serves(const struct lsim_instance *in, int32_t m)
+{
+	return (m < 0 || in->model_idx == m) && in->role != LSIM_ROLE_DECODE;
+}
+
+/* Fills inst_info with the ready instances of model m (any model if
+ * m < 0); returns how many. */
+static size_t snapshot_model(struct lsim_sim *s, int32_t m, bool counts_only)
+{
+	if (m < 0 && s->n_ready == s->n_inst && !s->disaggregated) {
+		snapshot(s, counts_only);
+		return s->n_inst;
+	}
+	size_t k = 0;
+	lsim_time now = lsim_now(s->eng);
+	s->info_n = 0; /* inst_info holds another view */
+	for (size_t i = 0; i < s->n_inst; i++)
+		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
+			describe(s->inst[i], &s->inst_info[k], now, counts_only);
+			s->route_map[k++] = (int32_t)i;
+		}
+	return k;
+}
+
+/*
+ * Picks the instance for req among those of its model; *pos is its entry
+ * in inst_info (what the QoS policy sees). NULL with s->error set on a
+ * policy bug, NULL without it when no instance serves the model.
+ */
+static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
+{
+	int32_t m = s->reqs[req].model;
+	if (m < 0 && !s->router && !s->qos && s->n_ready == s->n_inst &&
+	    !s->disaggregated) {
+		/* the plain case, kept cheap */
+		*pos = s->rr_next;
+		s->rr_next = (s->rr_next + 1) % s->n_inst;
+		return s->inst[*pos];
+	}
+	/* what the router and QoS see */
+	bool counts_only =
+		(!s->router || (s->router->type->flags & LSIM_POLICY_COUNTS_ONLY)) &&
+		(!s->qos || (s->qos->type->flags & LSIM_POLICY_COUNTS_ONLY));
+	size_t n = snapshot_model(s, m, counts_only);
+	if (n == 0)
+		return NULL;
+	int32_t k;
+	if (!s->router) {
+		size_t *rr = m < 0 ? &s->rr_next : &s->rr_model[m];
+		k = (int32_t)(*rr % n);
+		*rr = (*rr + 1) % n;
+	} else {
+		struct lsim_request_info info;
+		oracle_info(s, s->router, req, &info);
+		const struct lsim_scheduler_ops *ops = s->router->type->ops;
+		k = ops->route(s->router->state, &info, s->inst_info, (int32_t)n);
+		if (k < 0 || (size_t)k >= n) {
+			lsim_sim_policy_error(s, s->router, "instance %d of %zu", (int)k, n);
+			return NULL;
+		}
+	}
+	*pos = (size_t)k;
+	return s->inst[s->route_map[k]];
+}
+
+int lsim_sim_policy_error(struct lsim_sim *s, const struct lsim_policy *p,
+			  const char *what, ...)
+{
+	if (s->error)
+		return LSIM_EPLUGIN;
+	char buf[256];
+	va_list ap;
+	va_start(ap, what);
+	vsnprintf(buf, sizeof buf, what, ap);
+	va_end(ap);
+	s->error = lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, lsim_policy_role_key(p->role),
+				 "policy %s%s%s returned %s", p->type->name,
+				 p->plugin ? " of plugin " : "", p->plugin ? p->plugin : "", buf);
+	lsim_stop(s->eng);
+	return LSIM_EPLUGIN;
+}
+
+/* Class by share (its own RNG stream), then the profiler's prediction. */
+static void classify(struct lsim_sim *s, int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	r->qos_class = 0;
+	r->priority = 0;
+	r->deadline = INT64_MAX;
+	r->predicted = -1;
+	if (s->n_classes > 0) {
+		size_t c = s->n_classes - 1;
+		if (r->trace_class >= 0) {
+			c = (size_t)r->trace_class;
+		} else {
+			double u = gsl_rng_uniform(s->class_rng), acc = 0;
+			for (size_t i = 0; i < s->n_classes; i++) {
+				acc += s->classes[i].share;
+				if (u < acc) {
+					c = i;
+					break;
+				}
+			}
+		}
+		r->qos_class = (int32_t)c;
+		r->priority = (int32_t)s->classes[c].priority;
+		if (s->classes[c].ttft > 0)
+			r->deadline = r->arrival + s->classes[c].ttft;
+	}
+	if (r->model < 0 && s->model_shares) {
+		double u = gsl_rng_uniform(s->model_rng), acc = 0;
+		r->model = (int32_t)s->n_models - 1;
+		for (size_t i = 0; i < s->n_models; i++) {
+			acc += s->model_shares[i];
+			if (u < acc) {
+				r->model = (int32_t)i;
+				break;
+			}
+		}
+	}
+	if (s->profiler) {
+		struct lsim_request_info info;
+		oracle_info(s, s->profiler, req, &info);
+		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
+		int32_t p = ops->predict(s->profiler->state, &info);
+		r->predicted = p < 0 ? -1 : p;
+	}
+}
+
+/* ---- arrivals ---- */
+
+static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* The model a trace label names: a served model or an instance group. */
+static int resolve_model(struct lsim_sim *s, const struct lsim_req_spec *spec,
+			 struct lsim_req *r)
+{
+	for (size_t i = 0; i < s->n_model_labels; i++)
+		if (strcmp(s->model_labels[i], spec->model_label) == 0) {
+			r->model = s->model_label_idx[i];
+			return 0;
+		}
+	return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+					"workload.model_column",
+					"request %llu names model '%s', which no instance group "
+					"serves (give it as an instance group's model or name)",
+					(unsigned long long)spec->id, spec->model_label);
+}
+
+#define MAX_TENANTS 65536
+
+/* The tenant a trace label names: numbered by first appearance. */
+static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
+			  struct lsim_req *r)
+{
+	for (size_t i = s->n_tenant_names; i-- > 0;)
+		if (strcmp(s->tenant_names[i], spec->tenant_label) == 0) {
+			r->tenant = (int32_t)i;
+			return 0;
+		}
+	if (s->n_tenant_names == MAX_TENANTS)
+		return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+						"workload.tenant_column",
+						"more than %d distinct tenants; name a tenant-like column",
+						MAX_TENANTS);
+	char **p = realloc(s->tenant_names, (s->n_tenant_names + 1) * sizeof *p);
+	if (p)
+		s->tenant_names = p;
+	char *name = p ? strdup(spec->tenant_label) : NULL;
+	if (!name)
+		return s->error = LSIM_ENOMEM;
+	r->tenant = (int32_t)s->n_tenant_names;
+	s->tenant_names[s->n_tenant_names++] = name;
+	return 0;
+}
+
+/* The longest prompt + output the instances of a trace request's model
+ * accept, or 0 for no limit. */
+static int64_t context_of(const struct lsim_sim *s, const struct lsim_req_spec *spec)
+{
+	if (spec->model_label)
+		for (size_t i = 0; i < s->n_model_labels; i++)
+			if (strcmp(s->model_labels[i], spec->model_label) == 0)
+				return s->ctx_by_model[s->model_label_idx[i]];
+	return s->ctx_any; /* any instance (an unknown label fails later) */
+}
+
+/* 1: the trace request is longer than its model's context (an error in d
+ * unless skipped), 0: it fits. */
+static int too_long(struct lsim_sim *s, const struct lsim_req_spec *spec)
+{
+	int64_t ctx = spec->src_path ? context_of(s, spec) : 0;
+	int64_t need = (int64_t)spec->prompt_tokens + spec->output_tokens;
+	if (ctx <= 0 || need <= ctx)
+		return 0;
+	if (s->skip_bad_lines) {
+		s->context_skipped++;
+		return 1;
+	}
+	s->error = lsim_diag_set(&s->diag, LSIM_EFORMAT, spec->src_path, spec->src_line,
+				 spec->src_col, spec->src_key ? spec->src_key : "",
+				 "prompt %d + output %d tokens exceed the context of the "
+				 "model's instances (%lld tokens, max_model_len); skip such "
+				 "lines with workload.on_error: skip",
+				 (int)spec->prompt_tokens, (int)spec->output_tokens,
+				 (long long)ctx);
+	return 1;
+}
+
+/* Reads the next request and schedules its arrival. */
+static void pull_next(struct lsim_sim *s)
+{
+	struct lsim_req_spec spec;
+	int rc;
+	if (!s->workload) { /* training jobs only */
+		s->workload_done = true;
+		return;
+	}
+	for (;;) {
+		memset(&spec, 0, sizeof spec);
+		rc = lsim_workload_next(s->workload, &spec, &s->diag);
+		if (rc <= 0)
+			break;
+		if (spec.output_tokens == 0) {
+			s->zero_output_seen++;
+			if (s->zero_output == LSIM_ZERO_SKIP)
+				continue;
+			if (s->zero_output == LSIM_ZERO_ONE)
+				spec.output_tokens = 1; /* the engine emits one token */
+		}
+		if (!too_long(s, &spec))
+			break;
+		if (s->error) {
+			rc = s->error;
+			break;
+		}
+	}
+	if (rc <= 0) {
+		if (rc < 0) {
+			s->error = rc;
+			lsim_stop(s->eng);
+		}
+		s->workload_done = true;
+		return;
+	}
+	size_t slot;
+	if (s->n_free > 0) {
+		slot = (size_t)s->free_slots[--s->n_free];
+	} else {
+		if (s->n_reqs == s->cap_reqs) {
+			size_t c = s->cap_reqs ? s->cap_reqs * 2 : 1024;
+			/* aligned as the type asks (a cache line), which
+			 * realloc does not promise */
+			struct lsim_req *p = c > INT32_MAX ? NULL
+				: aligned_alloc(_Alignof(struct lsim_req),
+						c * sizeof *p);
+			if (!p) {
+				s->error = LSIM_ENOMEM;
+				lsim_stop(s->eng);
+				return;
+			}
+			if (s->n_reqs > 0)
+				memcpy(p, s->reqs, s->n_reqs * sizeof *p);
+			free(s->reqs);
+			s->reqs = p;
+			s->cap_reqs = c;
+		}
+		slot = s->n_reqs++;
+	}
+	struct lsim_req *r = &s->reqs[slot];
+	memset(r, 0, sizeof *r);
+	r->live = true;
+	r->seq = s->n_arrived++;
+	s->pending_slot = (int32_t)slot;
+	r->id = spec.id;
+	r->arrival = spec.arrival;
+	r->prompt = spec.prompt_tokens;
+	r->output = spec.output_tokens;
+	r->first_sched = r->first_token = r->finish = -1;
+	r->instance = -1;
+	r->status = LSIM_REQ_UNFINISHED;
+	r->tenant = spec.tenant;
+	r->trace_class = -1;
+	r->model = -1;
+	r->prefill_instance = -1;
+	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
+	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {
+		r->live = false;
+		lsim_stop(s->eng);
+		return;
+	}
+	if (spec.class_label) {
+		for (size_t c = 0; c < s->n_classes && r->trace_class < 0; c++)
+			if (strcmp(s->classes[c].name, spec.class_label) == 0)
+				r->trace_class = (int32_t)c;
+		if (r->trace_class < 0) {
+			s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+						 "workload.class_column",
+						 "request %llu names class '%s', which is not in classes",
+						 (unsigned long long)spec.id, spec.class_label);
+			lsim_stop(s->eng);
+			return;
+		}
+	}
+	if (spec.n_hashes > 0 && spec.hashes && spec.hash_block_tokens > 0) {
+		r->hashes = malloc((size_t)spec.n_hashes * sizeof *r->hashes);
+		if (!r->hashes) {
+			s->error = LSIM_ENOMEM;
+			lsim_stop(s->eng);
+			return;
+		}
+		memcpy(r->hashes, spec.hashes, (size_t)spec.n_hashes * sizeof *r->hashes);
+		r->n_hashes = spec.n_hashes;
+		r->hash_block_tokens = spec.hash_block_tokens;
+	}
+	if (!lsim_schedule_tag(s->eng, spec.arrival, arrival, s, slot, LSIM_TAG_LIGHT)) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(s->eng);
+	}
+}
+
+/* The control plane's latency between admission and the instance. */
+static lsim_time dispatch_delay(struct lsim_sim *s, int32_t req)
+{
+	if (!s->synchronizer)
+		return 0;
+	struct lsim_request_info info;
+	oracle_info(s, s->synchronizer, req, &info);
+	const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+	lsim_time delay = ops->dispatch_delay(s->synchronizer->state, &info);
+	if (delay < 0)
+		lsim_sim_policy_error(s, s->synchronizer, "a dispatch delay of %lld ns",
+				      (long long)delay);
+	return delay;
+}
+
+static void dispatch(struct lsim_sim *s, int32_t req);
+
+static void request_delivered(void *ctx, uint64_t arg)
+{
+	struct lsim_instance *in = ctx;
+	lsim_instance_unreserve(in, (int32_t)arg);
+	if (in->state == LSIM_INST_STOPPED) {
+		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+		return;
+	}
+	lsim_instance_submit(in, (int32_t)arg);
+	if (in->sim->error)
+		lsim_stop(in->sim->eng);
+}
+
+/* The ToR of the instance's node (the front end's side) and its NIC; -1s
+ * skipped. */
+static int node_path(const struct lsim_sim *s, int32_t node, bool in_bound,
+		     int32_t *path)
+{
+	int n = 0;
+	int32_t tor = node / s->topo.p.nodes_per_tor;
+	int32_t tl = in_bound ? s->topo.tor_down[tor] : s->topo.tor_up[tor];
+	int32_t nic = in_bound ? s->topo.nic_in[node] : s->topo.nic_out[node];
+	if (in_bound && tl >= 0)
+		path[n++] = tl;
+	if (nic >= 0)
+		path[n++] = nic;
+	if (!in_bound && tl >= 0)
+		path[n++] = tl;
+	return n;
+}
+
+/* Hands the request, reserved on the instance, to it: over the network
+ * from the front end when messages are modelled, else at once. */
+static void hand_over_request(struct lsim_sim *s, struct lsim_instance *in,
+			      int32_t req)
+{
+	int32_t path[2];
+	int n = s->messages && in->node >= 0 ? node_path(s, in->node, true, path) : 0;
+	if (n == 0) {
+		lsim_instance_unreserve(in, req);
+		lsim_instance_submit(in, req);
+		return;
+	}
+	double bytes = LSIM_REQUEST_MSG_BYTES + 4.0 * s->reqs[req].prompt;
+	int rc = lsim_msg_send(s->net, path, n, bytes, request_delivered, in,
+			       (uint64_t)req, LSIM_TAG_LIGHT, &s->diag);
+	if (rc != 0)
+		s->error = rc;
+}
+
+void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
+			    int32_t tokens)
+{
+	int32_t path[2];
+	/* the tokens come out of the last pipeline stage */
+	int32_t node = in->stage_node ? in->stage_node[in->pp - 1] : in->node;
+	int n = s->messages && node >= 0 && tokens > 0 ? node_path(s, node, false, path) : 0;
+	if (n > 0 && lsim_msg_send(s->net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
+				   NULL, NULL, 0, 0, &s->diag) != 0 && !s->error) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(s->eng);
+	}
+}
+
+static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_instance *in = subject;
+	if (in->state == LSIM_INST_STOPPED) {
+		lsim_instance_unreserve(in, (int32_t)arg);
+		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+	} else
+		hand_over_request(in->sim, in, (int32_t)arg);
+	if (in->sim->error)
+		lsim_stop(eng);
+}
+
+/* Asks the QoS policy; a rejected request ends here with its reason. */
+static int32_t admission(struct lsim_sim *s, size_t pos, int32_t req)
+{
+	struct lsim_request_info info;
+	oracle_info(s, s->qos, req, &info);
+	const struct lsim_qos_ops *ops = s->qos->type->ops;
+	const struct lsim_instance_info *target = &s->inst_info[pos];
+	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->eng));
+	if (why == 0)
+		return 0;
+	if (why < LSIM_REJECT_NEVER_FITS || why > LSIM_REJECT_RATE_LIMIT)
+		return lsim_sim_policy_error(s, s->qos, "reject reason %d (QoS reasons are 1-4)",
+					     (int)why);
+	struct lsim_req *r = &s->reqs[req];
+	r->status = LSIM_REQ_REJECTED;
+	r->reject_reason = why;
+	r->finish = lsim_now(s->eng);
+	lsim_sim_request_done(s, req);
+	return why;
+}
+
+static int hold(struct lsim_sim *s, int32_t req)
+{
+	if (s->held_len == s->held_cap) {
+		size_t c = s->held_cap ? 2 * s->held_cap : 64;
+		int32_t *p = malloc(c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		for (size_t i = 0; i < s->held_len; i++)
+			p[i] = s->held[(s->held_head + i) % s->held_cap];
+		free(s->held);
+		s->held = p;
+		s->held_head = 0;
+		s->held_cap = c;
+	}
+	s->held[(s->held_head + s->held_len++) % s->held_cap] = req;
+	return 0;
+}
+
+/* Routes, admits and hands over (after the control-plane delay) a request
+ * that has arrived; holds it while its model's instances are all still
+ * starting; rejects it when no live instance serves its model. */
+static void dispatch(struct lsim_sim *s, int32_t req)
+{
+	if (s->control_down) { /* leader election: new requests wait */
+		if (hold(s, req) != 0)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	size_t pos = 0;
+	struct lsim_instance *in = route(s, req, &pos);
+	if (!in && !s->error) {
+		int32_t m = s->reqs[req].model;
+		bool starting = false;
+		for (size_t i = 0; i < s->n_inst && !starting; i++)
+			starting = serves(s->inst[i], m) &&
+				   s->inst[i]->state < LSIM_INST_READY;
+		if (starting) {
+			if (hold(s, req) != 0)
+				s->error = LSIM_ENOMEM;
+			return;
+		}
+		struct lsim_req *r = &s->reqs[req];
+		r->status = LSIM_REQ_REJECTED;
+		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+	}
+	if (in && s->qos && admission(s, pos, req) != 0)
+		in = NULL;
+	if (in && in->dp) { /* the group's own balancer picks the rank */
+		struct lsim_instance *rank = lsim_dp_pick(in->dp);
+		in = rank ? rank : in;
+	}
+	if (in) {
+		in->routed_since_sample++;
+		lsim_time delay = dispatch_delay(s, req);
+		if (s->error)
+			return;
+		/* counted on the instance from now on (what routers see) */
+		lsim_instance_reserve(in, req);
+		if (delay <= 0)
+			hand_over_request(s, in, req);
+		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
+			s->error = LSIM_ENOMEM;
+	}
+}
+
+void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
+		      int32_t req)
+{
+	/* the ready decode instance of the same model with the fewest
+	 * requests outstanding (the lowest id on a tie) */
+	struct lsim_instance *best = NULL;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		if (in->role == LSIM_ROLE_DECODE && in->state == LSIM_INST_READY &&
+		    in->model_idx == from->model_idx &&
+		    (!best || in->outstanding < best->outstanding))
+			best = in;
+	}
+	if (!best) {
+		struct lsim_req *r = &s->reqs[req];
+		lsim_instance_drop_handoff(from, req);
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+		return;
+	}
+	best->routed_since_sample++;
+	lsim_instance_submit(best, req);
+}
+
+void lsim_sim_release_held(struct lsim_sim *s)
+{
+	/* every held request tries again, in arrival order, once */
+	for (size_t n = s->held_len; n > 0 && !s->error; n--) {
+		int32_t req = s->held[s->held_head];
+		s->held_head = (s->held_head + 1) % s->held_cap;
+		s->held_len--;
+		dispatch(s, req);
+	}
+	if (s->error)
+		lsim_stop(s->eng);
+}
+
+void lsim_sim_dispatch(struct lsim_sim *s, int32_t req)
+{
+	dispatch(s, req);
+}
+
+void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
+		      int32_t req)
+{
+	struct lsim_req *r = &s->reqs[req];
+	double tokens = (double)r->computed + r->generated;
+	r->sched_tokens = 0; /* not in a batch any more */
+	s->lost_tokens += tokens;
+	if (failed->tokens > 0)
+		s->lost_gpu_s += tokens * lsim_time_to_s(failed->busy_ns) /
+				 (double)failed->tokens * failed->n_gpus;
+	if (r->kv_src && !r->kv_src->failed)
+		lsim_instance_drop_handoff(r->kv_src, req);
+	/* its KV lived on a dead GPU: the blocks are gone with it */
+	free(r->blocks);
+	free(r->src_blocks);
+	r->blocks = r->src_blocks = NULL;
+	r->nblocks = r->n_listed = r->cap_blocks = r->src_nblocks = r->hashed = 0;
+	r->kv_src = NULL;
+	r->swapped = false;
+	r->swap_flows = 0;
+	r->computed = r->generated = r->sched_tokens = 0;
+	r->first_token = -1;
+	r->instance = -1;
+	r->prefill_instance = -1;
+	r->attempts++;
+	bool again = r->attempts <= 3;
+	if (s->synchronizer) {
+		const struct lsim_synchronizer_ops *ops = s->synchronizer->type->ops;
+		if (ops->retry) {
+			struct lsim_request_info info;
+			oracle_info(s, s->synchronizer, req, &info);
+			again = ops->retry(s->synchronizer->state, &info, r->attempts);
+		}
+	}
+	if (!again) {
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_FAIL_INSTANCE;
+		r->finish = lsim_now(s->eng);
+		lsim_sim_request_done(s, req);
+		return;
+	}
+	s->n_requeued++;
+	dispatch(s, req);
+}
+
+void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
+{
+	if (in->state == LSIM_INST_STOPPED)
+		return; /* drained (a spot warning, a scale-in) while it loaded */
+	in->state = LSIM_INST_READY;
+	in->ready = lsim_now(s->eng);
+	in->last_sample = in->ready;
+	s->n_ready++;
+	lsim_sim_release_held(s);
+}
+
+static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_sim *s = subject;
+	s->pending_slot = -1;
+	pull_next(s);
+	classify(s, (int32_t)arg);
+	struct lsim_req *r = &s->reqs[arg];
+	if (r->output == 0) { /* failed in the trace (zero_output: fail) */
+		r->status = LSIM_REQ_FAILED;
+		r->reject_reason = LSIM_FAIL_IN_TRACE;
+		r->finish = lsim_now(eng);
+		lsim_sim_request_done(s, (int32_t)arg);
+		return;
+	}
+	dispatch(s, (int32_t)arg);
+	if (s->error)
+		lsim_stop(s->eng);
+}
+
+/* ---- time series ---- */
+
+int lsim_sim_grow_arrays(struct lsim_sim *s)
+{
+	if (s->n_inst <= s->cap_info)
+		return 0;
+	size_t c = s->n_inst + s->n_inst / 2 + 4;
+	struct lsim_instance_info *a = realloc(s->inst_info, c * sizeof *a);
+	if (a)
+		s->inst_info = a;
+	int32_t *m = a ? realloc(s->route_map, c * sizeof *m) : NULL;
+	if (m)
+		s->route_map = m;
+	int32_t *st = m ? realloc(s->info_stale, c * sizeof *st) : NULL;
+	if (st)
+		s->info_stale = st;
+	if (!a || !m || !st)
+		return LSIM_ENOMEM;
+	s->cap_info = c;
+	return 0;
+}
+
+/* The adaptor's decision for each group: start instances (provisioning,
+ * then a cold start) or drain ready ones (fewest requests outstanding,
+ * the newest on a tie). */
+static int adapt(struct lsim_sim *s, lsim_time now)
+{
+	const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
+	s->info_n = 0; /* inst_info is the groups' view below */
+	for (size_t g = 0; g < s->n_groups; g++) {
+		struct lsim_group *gr = &s->groups[g];
+		struct lsim_scale_group sg = {
+			.group = (int32_t)g, .min = gr->min, .max = gr->max,
+			.start_lead = gr->start_lead, .capacity_rps = gr->capacity_rps,
+			.period = s->sample_period,
+		};
+		/* the ready ones first, then those still starting */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < s->n_inst; i++) {
+				struct lsim_instance *in = s->inst[i];
+				if (in->group != (int32_t)g)
+					continue;
+				/* a stopped instance keeps its last sample: not
+				 * part of the group's rate any more */
+				if (pass == 0 && in->state != LSIM_INST_STOPPED)
+					sg.arrival_rate += in->mon.arrival_rate;
+				bool ready = in->state == LSIM_INST_READY;
+				if (in->state > LSIM_INST_READY || ready != (pass == 0))
+					continue;
+				describe(in, &s->inst_info[sg.live], now, false);
+				sg.live++;
+				sg.ready += ready;
+			}
+		int32_t want = ops->desired(s->adaptor->state, &sg, s->inst_info,
+					    sg.live, now);
+		if (want < 0)
+			return lsim_sim_policy_error(s, s->adaptor, "%d instances for group %zu",
+						     (int)want, g);
+		if (want < gr->min)
+			want = gr->min;
+		if (want > gr->max)
+			want = gr->max;
+		for (int32_t live = sg.live; live < want; live++) {
+			struct lsim_instance *in = NULL;
+			int rc = s->fleet.spawn ? s->fleet.spawn(s->fleet.ctx, (int32_t)g, &in,
+								 &s->diag)
+						: LSIM_EBUSY;
+			if (rc == LSIM_EBUSY) {
+				gr->refused++;
+				break;
+			}
+			if (rc == 0)
+				rc = lsim_sim_grow_arrays(s);
+			if (rc == 0)
+				rc = lsim_instance_provision(in, gr->provision, gr->engine_init,
+							     &s->diag);
+			if (rc != 0)
+				return s->error = rc;
+			lsim_sim_arm_failures(s, in);
+			gr->scale_outs++;
+		}
+		for (int32_t live = sg.live; live > want; live--) {
+			struct lsim_instance *victim = NULL;
+			for (size_t i = 0; i < s->n_inst; i++) {
+				struct lsim_instance *in = s->inst[i];
+				if (in->group == (int32_t)g && in->state == LSIM_INST_READY &&
+				    (!victim || in->outstanding + in->in_transit <=
+						    victim->outstanding + victim->in_transit))
+					victim = in;
+			}
+			if (!victim)
+				break; /* only starting ones left: let them come up */
+			lsim_sim_drain(s, victim);
+			gr->scale_ins++;
+		}
+	}
+	return 0;
+}
+
+/* Each link's mean utilisation since the last sample; a row for each
+ * that carried something. Only links that may have carried something are
+ * visited (the others' utilisation is 0, as link_util holds). */
+static int sample_links(struct lsim_sim *s, lsim_time now)
+{
+	int32_t n = lsim_net_sample_active(s->net, s->sample_link, s->sample_util);
+	for (int32_t k = 0; k < n; k++) {
+		int32_t l = s->sample_link[k];
+		double u = s->sample_util[k];
+		s->link_util[l] = u;
+		if (!(u > 0))
+			continue;
+		if (s->n_link_ts == s->cap_link_ts) {
+			size_t c = s->cap_link_ts ? 2 * s->cap_link_ts : 256;
+			struct lsim_link_sample *p = realloc(s->link_ts, c * sizeof *p);
+			if (!p)
+				return LSIM_ENOMEM;
+			s->link_ts = p;
+			s->cap_link_ts = c;
+		}
+		s->link_ts[s->n_link_ts++] = (struct lsim_link_sample){
+			.t = lsim_time_to_s(now), .link = l, .util = u};
+	}
+	return 0;
+}
+
+/* Energy and carbon of the instance from energy_t to now, at its GPUs'
+ * utilisation over that interval: the work at peak rates of the steps
+ * done in it (service mode: the busy fraction; busy is busy_ns now).
+ * Returns that utilisation. */
+static double account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy)
+{
+	lsim_time dt = now - in->energy_t;
+	if (dt <= 0)
+		return 0;
+	double u = in->service_mode ? (double)(busy - in->energy_busy) / (double)dt /
+					      (double)in->cfg.max_num_seqs
+				    : (in->work_ns - in->energy_work) / ((double)dt * in->pp);
+	u = u < 0 ? 0 : u > 1 ? 1 : u;
+	lsim_energy_acc_add(&in->energy, in->energy_t, now, u);
+	in->energy_t = now;
+	in->energy_busy = busy;
+	in->energy_work = in->work_ns;
+	return u;
+}
+
+/* The largest sampled utilisation of the instance's PCIe links. */
+static double sampled_pcie_util(const struct lsim_sim *s,
+				const struct lsim_instance *in)
+{
+	double u = 0;
+	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->n_gpus; k++) {
+		int32_t g = lsim_instance_gpu(in, k);
+		int32_t l[2] = {s->topo.pcie_up[g], s->topo.pcie_down[g]};
+		for (int j = 0; j < 2; j++)
+			if (l[j] >= 0 && s->link_util[l[j]] > u)
+				u = s->link_util[l[j]];
+	}
+	return u;
+}
+
+/* Room for a sample's rows: one per instance, in cur and pending. */
+static int ts_reserve(struct lsim_sim *s)
+{
+	if (s->cap_ts_cur >= s->n_inst && s->ts_cur)
+		return 0;
+	size_t c = s->n_inst ? s->n_inst : 1;
+	struct lsim_ts_sample *a = realloc(s->ts_cur, c * sizeof *a);
+	if (!a)
+		return LSIM_ENOMEM;
+	s->ts_cur = a;
+	struct lsim_ts_sample *b = realloc(s->ts_pending, c * sizeof *b);
+	if (!b)
+		return LSIM_ENOMEM;
+	s->ts_pending = b;
+	s->cap_ts_cur = c;
+	return 0;
+}
+
+static bool same_double(double a, double b)
+{
+	return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Equal in everything but the time. */
+static bool same_row(const struct lsim_ts_sample *a, const struct lsim_ts_sample *b)
+{
+	return a->instance == b->instance && a->queue_len == b->queue_len &&
+	       a->running == b->running && same_double(a->gpu_busy, b->gpu_busy) &&
+	       same_double(a->kv_util, b->kv_util) && same_double(a->power_w, b->power_w) &&
+	       same_double(a->arrival_rate, b->arrival_rate) &&
+	       same_double(a->gpu_util, b->gpu_util);
+}
+
+static int ts_append(struct lsim_sim *s, const struct lsim_ts_sample *rows, size_t n)
+{
+	if (n == 0)
+		return 0; /* (rows may be NULL then, and memcpy wants a pointer) */
+	if (n > s->cap_ts - s->n_ts) {
+		size_t c = s->cap_ts ? s->cap_ts : 256;
+		while (c - s->n_ts < n)
+			c *= 2;
+		struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		s->ts = p;
+		s->cap_ts = c;
+	}
+	memcpy(s->ts + s->n_ts, rows, n * sizeof *rows);
+	s->n_ts += n;
+	return 0;
+}
+
+/* Records the sample in cur, run-length encoded: a sample equal to the
+ * group recorded last (but for t) is held back as pending; the next one
+ * that differs records the pending one first, so every idle stretch keeps
+ * its first and last sample and the memory grows with the changes, not
+ * with idle time. */
+static int ts_record(struct lsim_sim *s)
+{
+	bool same = s->n_ts > 0 && s->n_ts_cur == s->n_ts_group;
+	for (size_t k = 0; same && k < s->n_ts_cur; k++)
+		same = same_row(&s->ts_cur[k], &s->ts[s->ts_group + k]);
+	if (same) {
+		memcpy(s->ts_pending, s->ts_cur, s->n_ts_cur * sizeof *s->ts_cur);
+		s->n_ts_pending = s->n_ts_cur;
+		return 0;
+	}
+	if (s->n_ts_pending > 0 && ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
+		return LSIM_ENOMEM;
+	s->n_ts_pending = 0;
+	s->ts_group = s->n_ts;
+	s->n_ts_group = s->n_ts_cur;
+	return ts_append(s, s->ts_cur, s->n_ts_cur);
+}
+
+static void sample(struct lsim_engine *eng, void *ctx)
+{
+	struct lsim_sim *s = ctx;
+	lsim_time now = lsim_now(eng);
+	/* a sample comes before the events at its time, step ends too */
+	lsim_sim_catch_up(s, now, false);
+	if (s->progress)
+		s->progress(s->progress_ctx, s, now);
+	if (++s->n_samples > LSIM_MAX_SAMPLES) {
+		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0,
+					 "output.sample_period",
+					 "%.9gs gives more than %u samples by t = %.9g s, the "
+					 "most a run may take (docs/output.md); raise it, or set "
+					 "0 for no time series",
+					 lsim_time_to_s(s->sample_period), LSIM_MAX_SAMPLES,
+					 lsim_time_to_s(now));
+		lsim_stop(eng);
+		return;
+	}
+	if (sample_links(s, now) != 0 || ts_reserve(s) != 0) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(eng);
+		return;
+	}
+	s->n_ts_cur = 0;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		if (in->state == LSIM_INST_STOPPED)
+			continue;
+		lsim_time busy = in->busy_ns;
+		if (!in->service_mode && in->busy)
+			busy += now - in->step_start;
+		lsim_time period = now - in->last_sample;
+		double util = period > 0 ? (double)(busy - in->busy_ns_sampled) /
+						   (double)period
+					 : 0.0;
+		if (in->service_mode)
+			util /= (double)in->cfg.max_num_seqs;
+		if (util > 1.0)
+			util = 1.0; /* service time credited at start */
+		in->busy_ns_sampled = busy;
+		in->last_sample = now;
+		double power_u = account_energy(in, now, busy);
+		struct lsim_ts_sample *t = &s->ts_cur[s->n_ts_cur++];
+		t->t = lsim_time_to_s(now);
+		t->instance = in->id;
+		t->gpu_util = power_u;
+		int32_t total = lsim_instance_kv_blocks(in);
+		t->kv_util = total > 0 ? 1.0 - (double)lsim_kv_free(in->kv) /
+						       (double)total
+				       : 0.0;
+		t->queue_len = (int32_t)in->wait_len;
+		t->running = in->service_mode ? in->busy_servers
+					      : (int32_t)in->run_len;
+		/* Power follows the GPUs' utilisation (work at peak rates, of
+		 * the steps that ended since the last account); the busy
+		 * fraction, KV and rate columns are what the monitor reports. */
+		t->power_w = in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
+		struct lsim_monitor_sample raw = {
+			.t = now, .instance = in->id, .gpu_util = util,
+			.kv_util = t->kv_util, .queue_len = (double)in->wait_len,
+			.arrival_rate = period > 0 ? (double)in->routed_since_sample /
+							     lsim_time_to_s(period)
+						   : 0.0,
+			.pcie_util = sampled_pcie_util(s, in),
+		};
+		in->routed_since_sample = 0;
+		in->mon = raw;
+		lsim_instance_touch(in);
+		if (s->monitor) {
+			const struct lsim_monitor_ops *ops = s->monitor->type->ops;
+			ops->observe(s->monitor->state, &raw, &in->mon);
+		}
+		t->gpu_busy = in->mon.gpu_util;
+		t->kv_util = in->mon.kv_util;
+		t->arrival_rate = in->mon.arrival_rate;
+	}
+	if (ts_record(s) != 0) {
+		s->error = LSIM_ENOMEM;
+		lsim_stop(eng);
+		return;
+	}
+	if (s->sample_hook)
+		s->sample_hook(s->sample_hook_ctx, now);
+	if (s->adaptor && s->n_groups > 0 && adapt(s, now) != 0)
+		lsim_stop(eng);
+}
+
+#ifdef LSIM_INVARIANTS
+/* After every event: a broken invariant stops the run with its reason. */
+static void check_after_event(struct lsim_engine *eng, void *ctx)
+{
+	struct lsim_sim *s = ctx;
+	if (s->error)
+		return;
+	if (s->macro_steps) /* the requests' side of the steps ended */
+		lsim_sim_catch_up(s, lsim_now(eng), false);
+	int rc = lsim_sim_check(s, &s->diag);
+	if (rc) {
+		s->error = rc;
+		lsim_stop(eng);
+	}
+}
+#endif
+
+/* Macro steps: every step end before the event's time has taken place
+ * when the event runs, unless the event is light (LSIM_TAG_LIGHT: it
+ * advances what it reads) or internal to the network. */
+static void before_event(struct lsim_engine *eng, void *ctx)
+{
+	uint32_t tag = lsim_event_tag(eng);
+	if (tag != LSIM_TAG_INTERNAL && tag != LSIM_TAG_LIGHT)
+		lsim_sim_catch_up(ctx, lsim_now(eng), false);
+}
+
+int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
+		 lsim_time limit, struct lsim_diag *d)
+{
+	if (s->n_inst == 0 && !s->has_jobs)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances",
+				     "no serving instance configured");
+	s->workload = w;
+	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
+	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
+	s->info_stale = calloc(s->n_inst, sizeof *s->info_stale);
+	s->cap_info = s->n_inst;
+	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
+	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
+	size_t n_links = s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1;
+	s->link_util = calloc(n_links, sizeof *s->link_util);
+	s->sample_link = malloc(n_links * sizeof *s->sample_link);
+	s->sample_util = malloc(n_links * sizeof *s->sample_util);
+	for (size_t i = 0; s->ctx_by_model && i < s->n_inst; i++) {
+		const struct lsim_instance *in = s->inst[i];
+		int64_t c = in->service_mode ? 0 : in->max_model_len;
+		if (c <= 0) /* one unlimited instance lifts the limit */
+			c = INT64_MAX;
+		if (c > s->ctx_any)
+			s->ctx_any = c;
+		if (in->model_idx >= 0 && (size_t)in->model_idx < s->n_models &&
+		    c > s->ctx_by_model[in->model_idx])
+			s->ctx_by_model[in->model_idx] = c;
+	}
+	if (s->ctx_any == INT64_MAX)
+		s->ctx_any = 0;
+	for (size_t m = 0; s->ctx_by_model && m < s->n_models; m++)
+		if (s->ctx_by_model[m] == INT64_MAX)
+			s->ctx_by_model[m] = 0;
+	s->records = lsim_recstore_create(s->records_in_memory);
+	if (!s->inst_info || !s->route_map || !s->info_stale || !s->rr_model || !s->ctx_by_model ||
+	    !s->link_util || !s->sample_link || !s->sample_util || !s->records)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	s->n_ready = 0;
+	for (size_t i = 0; i < s->n_inst; i++) {
+		s->n_ready += s->inst[i]->state == LSIM_INST_READY;
+		s->disaggregated |= s->inst[i]->role != LSIM_ROLE_BOTH;
+	}
+	if (s->sample_period > 0)
+		lsim_set_periodic(s->eng, s->sample_period, sample, s);
+	lsim_sim_arm_run_failures(s);
+	pull_next(s);
+#ifdef LSIM_INVARIANTS
+	lsim_set_after_event(s->eng, check_after_event, s);
+#endif
+	if (s->macro_steps)
+		lsim_set_before_event(s->eng, before_event, s);
+	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
+	/* The request pulled but not arrived within the limit is not counted. */
+	if (limit > 0 && s->pending_slot >= 0 &&
+	    s->reqs[s->pending_slot].arrival > limit) {
+		struct lsim_req *r = &s->reqs[s->pending_slot];
+		r->live = false;
+		s->n_arrived--;
+		free(r->hashes);
+		r->hashes = NULL;
+		if (s->retain_requests && (size_t)s->pending_slot + 1 == s->n_reqs)
+			s->n_reqs--;
+		s->pending_slot = -1;
+	}
+	lsim_time end = lsim_now(s->eng);
+	/* callers take a failed schedule for memory running out */
+	if ((!s->error || s->error == LSIM_ENOMEM) && lsim_clock_overflow(s->eng))
+		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0, "",
+					 "at t = %.9g s an event was due beyond the end of the "
+					 "simulated clock (9.2e9 s): a step time, delay or "
+					 "arrival far beyond any real run; check the perf "
+					 "model's times (a perf table's columns) and the "
+					 "workload's rate, repeat and time_scale",
+					 lsim_time_to_s(end));
+	/* the last sample of an idle stretch the run ended in */
+	if (!s->error && s->n_ts_pending > 0) {
+		if (ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
+			s->error = LSIM_ENOMEM;
+		s->n_ts_pending = 0;
+	}
+	if (!s->error) /* stopped at the limit: the step ends up to it */
+		lsim_sim_catch_up(s, end, true);
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		if (in->state == LSIM_INST_STOPPED)
+			continue; /* stopped by a scale-in: its stop time stands */
+		if (in->busy && !in->service_mode)
+			in->busy_ns += end - in->step_start;
+		in->stop = end;
+	}
+	if (s->error) {
+		*d = s->diag;
+		if (!d->msg[0])
+			lsim_diag_set(d, s->error, "", 0, 0, "", "%s",
+				      lsim_strerror(s->error));
+		return s->error;
+	}
+	return 0;
+}
+
+/* ---- results ---- */
+
+static double ns_to_s_or_neg(lsim_time t)
+{
+	return t < 0 ? -1.0 : lsim_time_to_s(t);
+}
+
+/* Whether class c declares a target (an SLO): attainment is defined
+ * only against one. */
+static bool declares_slo(const struct lsim_qos_class *c)
+{
+	return c && (c->ttft > 0 || c->tpot > 0 || c->e2e > 0);
+}
+
+/* Did request q finish within each target of class c? (bit 0 TTFT,
+ * bit 1 TPOT, bit 2 E2E; a missing target is met.) */
+static int targets_met(const struct lsim_req_record *q,
+		       const struct lsim_qos_class *c)
+{
+	if (q->status != LSIM_REQ_FINISHED)
+		return 0;
+	double ttft = q->first_token - q->arrival, e2e = q->finish - q->arrival;
+	double tpot = q->output_tokens > 1
+			      ? (q->finish - q->first_token) / (q->output_tokens - 1)
+			      : 0;
+	int m = 0;
+	if (!c || c->ttft <= 0 || ttft <= lsim_time_to_s(c->ttft))
+		m |= 1;
+	if (!c || c->tpot <= 0 || tpot <= lsim_time_to_s(c->tpot))
+		m |= 2;
+	if (!c || c->e2e <= 0 || e2e <= lsim_time_to_s(c->e2e))
+		m |= 4;
+	return m;
+}
+
+struct class_acc {
+	const struct lsim_sim *s;
+	struct lsim_class_record *cr;
+	double *ttft_sum;
+};
+
+static int add_to_class(void *ctx, const struct lsim_req_record *q)
+{
+	struct class_acc *a = ctx;
+	struct lsim_class_record *c = &a->cr[q->qos_class];
+	int m = targets_met(q, &a->s->classes[q->qos_class]);
+	/* (attainments of targets the class lacks are NaN in the end) */
+	c->requests += 1;
+	c->completed += q->status == LSIM_REQ_FINISHED;
+	c->rejected += q->status == LSIM_REQ_REJECTED;
+	c->ttft_attainment += (m & 1) != 0;
+	c->tpot_attainment += (m & 2) != 0;
+	c->e2e_attainment += (m & 4) != 0;
+	c->slo_attainment += m == 7;
+	if (q->status == LSIM_REQ_FINISHED)
+		a->ttft_sum[q->qos_class] += q->first_token - q->arrival;
+	return 0;
+}
+
+static int class_records(struct lsim_sim *s, struct lsim_results *r,
+			 struct lsim_class_record **out)
+{
+	size_t n = s->n_classes;
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	struct lsim_class_record *cr = calloc(n, sizeof *cr);
+	double *ttft_sum = calloc(n, sizeof *ttft_sum);
+	if (!cr || !ttft_sum) {
+		free(cr);
+		free(ttft_sum);
+		return LSIM_ENOMEM;
+	}
+	for (size_t c = 0; c < n; c++) {
+		const struct lsim_qos_class *k = &s->classes[c];
+		snprintf(cr[c].name, sizeof cr[c].name, "%.31s", k->name);
+		cr[c].share = k->share;
+		cr[c].ttft_target = lsim_time_to_s(k->ttft);
+		cr[c].tpot_target = lsim_time_to_s(k->tpot);
+		cr[c].e2e_target = lsim_time_to_s(k->e2e);
+	}
+	struct class_acc acc = {s, cr, ttft_sum};
+	int rc = lsim_results_each_req(r, add_to_class, &acc);
+	double span = r->summary.makespan_s;
+	for (size_t c = 0; c < n; c++) {
+		struct lsim_class_record *k = &cr[c];
+		const struct lsim_qos_class *q = &s->classes[c];
+		if (span > 0)
+			k->goodput_rps = k->slo_attainment / span;
+		/* none completed: undefined (NaN), not 0 s */
+		k->ttft_mean_s = k->completed > 0 ? ttft_sum[c] / k->completed : NAN;
+		if (k->requests > 0) {
+			k->ttft_attainment /= k->requests;
+			k->tpot_attainment /= k->requests;
+			k->e2e_attainment /= k->requests;
+			k->slo_attainment /= k->requests;
+		}
+		/* attainment only against a declared target */
+		if (q->ttft <= 0)
+			k->ttft_attainment = NAN;
+		if (q->tpot <= 0)
+			k->tpot_attainment = NAN;
+		if (q->e2e <= 0)
+			k->e2e_attainment = NAN;
+		if (!declares_slo(q))
+			k->slo_attainment = k->goodput_rps = NAN;
+	}
+	free(ttft_sum);
+	if (rc != 0) {
+		free(cr);
+		return rc;
+	}
+	*out = cr;
+	return 0;
+}
+
+static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
+		      struct lsim_req_record *o)
+{
+	memset(o, 0, sizeof *o);
+	o->id = q->id;
+	o->arrival = lsim_time_to_s(q->arrival);
+	o->first_scheduled = ns_to_s_or_neg(q->first_sched);
+	o->first_token = ns_to_s_or_neg(q->first_token);
+	o->finish = ns_to_s_or_neg(q->finish);
+	o->prompt_tokens = q->prompt;
+	o->output_tokens = q->output;
+	o->instance = q->instance;
+	o->preemptions = q->preemptions;
+	o->status = q->status;
+	o->qos_class = q->qos_class;
+	o->predicted_output = q->predicted;
+	o->reject_reason = q->reject_reason;
+	o->tenant = q->tenant;
+	o->model = q->model;
+	o->prefill_instance = q->prefill_instance;
+	o->gpu_time_s = q->gpu_ns / 1e9;
+	o->gpu_util_max = q->max_share;
+	o->kv_peak_bytes = q->max_kv_bytes;
+	if (q->finish > q->first_sched && q->first_sched >= 0) {
+		const struct lsim_instance *in = q->instance >= 0 &&
+							 (size_t)q->instance < s->n_inst
+						 ? s->inst[q->instance]
+						 : NULL;
+		double span = (double)(q->finish - q->first_sched) * (in ? in->n_gpus : 1);
+		o->gpu_util_mean = q->gpu_ns / span;
+	}
+	const struct lsim_qos_class *c = s->n_classes ? &s->classes[q->qos_class] : NULL;
+	o->slo_met = !declares_slo(c) ? -1 : targets_met(o, c) == 7;
+}
+
+struct tenant_acc {
+	struct lsim_tenant_record *t;
+	size_t n;
+	double *out_tokens;
+};
+
+static int add_to_tenant(void *ctx, const struct lsim_req_record *q)
+{
+	struct tenant_acc *a = ctx;
+	if (q->tenant < 0 || (size_t)q->tenant >= a->n)
+		return 0;
+	struct lsim_tenant_record *t = &a->t[q->tenant];
+	t->requests += 1;
+	if (q->status == LSIM_REQ_FINISHED) {
+		t->completed += 1;
+		t->tokens += (double)q->prompt_tokens + q->output_tokens;
+		a->out_tokens[q->tenant] += q->output_tokens;
+	}
+	return 0;
+}
+
+/* /tenants: per tenant, its requests and its share of cost, energy and
+ * carbon by the tokens of its completed requests. */
+static int max_tenant(void *ctx, const struct lsim_req_record *q)
+{
+	int32_t *max = ctx;
+	if (q->tenant > *max)
+		*max = q->tenant;
+	return 0;
+}
+
+static int tenant_records(struct lsim_sim *s, struct lsim_results *r)
+{
+	/* tenants are 0 .. the largest index named or seen */
+	int32_t max = (int32_t)s->n_tenant_names - 1;
+	int rc = lsim_results_each_req(r, max_tenant, &max);
+	if (rc != 0)
+		return rc;
+	struct tenant_acc a = {.n = (size_t)(max + 1)};
+	free(s->tenant_recs);
+	s->tenant_recs = a.n ? calloc(a.n, sizeof *s->tenant_recs) : NULL;
+	a.out_tokens = a.n ? calloc(a.n, sizeof *a.out_tokens) : NULL;
+	if (a.n && (!s->tenant_recs || !a.out_tokens)) {
+		free(a.out_tokens);
+		return LSIM_ENOMEM;
+	}
+	a.t = s->tenant_recs;
+	for (size_t k = 0; k < a.n; k++) {
+		a.t[k].tenant = (int32_t)k;
+		if (k < s->n_tenant_names)
+			snprintf(a.t[k].name, sizeof a.t[k].name, "%.63s", s->tenant_names[k]);
+		else
+			snprintf(a.t[k].name, sizeof a.t[k].name, "%zu", k);
+	}
+	rc = lsim_results_each_req(r, add_to_tenant, &a);
+	double tokens = 0;
+	for (size_t k = 0; k < a.n; k++)
+		tokens += a.t[k].tokens;
+	for (size_t k = 0; rc == 0 && k < a.n; k++) {
+		double share = tokens > 0 ? a.t[k].tokens / tokens : 0;
+		a.t[k].cost_usd = r->summary.cost_usd * share;
+		a.t[k].energy_j = r->summary.energy_j * share;
+		a.t[k].carbon_g = r->summary.carbon_kg * 1000.0 * share;
+		if (a.out_tokens[k] > 0)
+			a.t[k].cost_per_mtok_usd = a.t[k].cost_usd / a.out_tokens[k] * 1e6;
+	}
+	free(a.out_tokens);
+	r->tenants = s->tenant_recs;
+	r->n_tenants = a.n;
+	return rc;
+}
+
+/* /links: every link of the cluster, with what it carried over the run. */
+static int link_records(struct lsim_sim *s, struct lsim_results *r)
+{
+	int32_t n = s->net ? lsim_net_n_links(s->net) : 0;
+	free(s->link_recs);
+	s->link_recs = n > 0 ? calloc((size_t)n, sizeof *s->link_recs) : NULL;
+	if (n > 0 && !s->link_recs)
+		return LSIM_ENOMEM;
+	double span = lsim_time_to_s(lsim_now(s->eng));
+	for (int32_t l = 0; l < n; l++) {
+		struct lsim_link_info li;
+		struct lsim_link_record *o = &s->link_recs[l];
+		if (lsim_link_get(s->net, l, &li) != 0)
+			return LSIM_ESTATE;
+		o->id = l;
+		snprintf(o->kind, sizeof o->kind, "%s", lsim_link_kind_name(li.kind));
+		o->bw = li.bw;
+		o->latency_s = lsim_time_to_s(li.latency);
+		o->bytes = li.bytes;
+		o->busy_s = lsim_time_to_s(li.busy_ns);
+		o->mean_util = span > 0 ? li.util_ns / 1e9 / span : 0;
+		o->msgs = li.n_msgs;
+	}
+	r->links = s->link_recs;
+	r->n_links = (size_t)n;
+	r->link_ts = s->link_ts;
+	r->n_link_ts = s->n_link_ts;
+	return 0;
+}
+
+int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
+		     struct lsim_inst_record **insts_out,
+		     struct lsim_class_record **classes_out)
+{
+	int rc0;
+	*insts_out = NULL;
+	*classes_out = NULL;
+	if (!s->records)
+		return LSIM_ESTATE;
+	/* requests still in flight end here, unfinished */
+	for (size_t i = 0; i < s->n_reqs; i++) {
+		struct lsim_req *q = &s->reqs[i];
+		if (!q->live)
+			continue;
+		struct lsim_req_record rec;
+		to_record(s, q, &rec);
+		int rc = lsim_recstore_put(s->records, q->seq, &rec);
+		if (rc != 0)
+			return rc;
+		q->live = false;
+	}
+	lsim_recstore_truncate(s->records, s->n_arrived);
+	struct lsim_inst_record *ir = calloc(s->n_inst ? s->n_inst : 1, sizeof *ir);
+	if (!ir)
+		return LSIM_ENOMEM;
+	*insts_out = ir; /* the caller's from here, freed even if a step below fails */
+	for (size_t i = 0; i < s->n_inst; i++) {
+		struct lsim_instance *in = s->inst[i];
+		struct lsim_inst_record *o = &ir[i];
+		o->id = in->id;
+		snprintf(o->gpu, sizeof o->gpu, "%.31s", in->gpu ? in->gpu->name : "");
+		snprintf(o->model, sizeof o->model, "%.63s",
+			 in->model ? in->model->name : "service");
+		o->tp = in->tp;
+		o->pp = in->pp;
+		o->pp_bytes = in->pp_bytes;
+		o->work_s = in->work_ns / 1e9;
+		o->spot = in->spot;
+		o->node = in->node;
+		o->start = lsim_time_to_s(in->start);
+		o->ready = ns_to_s_or_neg(in->ready);
+		o->stop = lsim_time_to_s(in->stop);
+		double busy = lsim_time_to_s(in->busy_ns);
+		if (in->service_mode)
+			busy /= (double)in->cfg.max_num_seqs;
+		o->busy_s = busy;
+		/* service mode: its service times are all it does */
+		if (in->service_mode)
+			o->work_s = busy;
+		o->model_flops = in->flops * in->tp;
+		o->hbm_bytes = in->bytes * in->tp;
+		bool model = !in->service_mode && in->gpu;
+		lsim_inst_record_rates(o, model ? in->gpu->bf16_flops : 0,
+				       model ? in->gpu->hbm_bw : 0);
+		o->iterations = in->iterations;
+		o->tokens = in->tokens;
+		o->preemptions = in->preemptions;
+		o->kv_blocks = lsim_instance_kv_blocks(in);
+		o->prompt_tokens = in->prompt_tokens_admitted;
+		o->prefix_hit_tokens = in->prefix_hit_tokens;
+		o->swaps = in->swaps;
+		o->swap_bytes = in->swap_bytes;
+		o->role = in->role;
+		o->kv_sent_bytes = in->kv_out_bytes;
+		o->failed_at = ns_to_s_or_neg(in->failed_at);
+		account_energy(in, in->stop, in->busy_ns);
+		o->energy_j = in->energy.facility_j;
+		o->carbon_g = in->energy.carbon_g;
+		o->cost_usd = lsim_billing_cost(&in->billing, in->start, in->stop);
+	}
+	memset(r, 0, sizeof *r);
+	r->req_store = s->records;
+	r->reqs = lsim_recstore_array(s->records);
+	r->n_reqs = (size_t)lsim_recstore_count(s->records);
+	r->insts = ir;
+	r->n_insts = s->n_inst;
+	r->ts = s->ts;
+	r->n_ts = s->n_ts;
+	rc0 = link_records(s, r);
+	if (rc0 != 0)
+		return rc0;
+	r->model_names = s->model_names;
+	r->n_models = s->n_models;
+	r->tenant_names = (const char *const *)s->tenant_names;
+	r->n_tenant_names = s->n_tenant_names;
+	r->summary.trace_lines_skipped =
+		(s->workload ? (double)lsim_workload_skipped(s->workload) : 0.0) +
+		(double)s->context_skipped;
+	r->summary.trace_zero_output = (double)s->zero_output_seen;
+	int rc = lsim_summary_compute(r);
+	struct lsim_overload ov;
+	if (rc == 0 && (rc = lsim_overload_scan(r, &ov)) == 0) {
+		r->summary.overloaded_instances = ov.n;
+		r->overload_worst = ov.worst;
+		r->overload_from = ov.from;
+		r->overload_to = ov.to;
+	}
+	r->summary.failures = (double)s->n_failures;
+	r->summary.spot_reclaims = (double)s->n_reclaims;
+	r->summary.node_failures = (double)s->n_node_failures;
+	r->summary.requeued = (double)s->n_requeued;
+	r->summary.lost_tokens = s->lost_tokens;
+	r->summary.lost_gpu_s = s->lost_gpu_s;
+	r->summary.control_downtime_s = lsim_time_to_s(s->control_down_ns);
+	r->summary.sim_events = (double)lsim_events_processed(s->eng);
+	struct lsim_class_record *cr = NULL;
+	if (rc == 0)
+		rc = class_records(s, r, &cr);
+	if (rc == 0)
+		rc = tenant_records(s, r);
+	r->classes = cr;
+	r->n_classes = cr ? s->n_classes : 0;
+	*classes_out = cr;
+	return rc;
+}

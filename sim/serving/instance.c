@@ -1,0 +1,2148 @@
+/*
+ * instance.c - a serving instance (one model replica on a tensor-parallel
+ * group), modelled on vLLM's V1 scheduler: continuous batching under a
+ * token budget (max_num_batched_tokens) and a sequence cap (max_num_seqs),
+ * chunked prefill, a paged KV cache with prefix caching, and preemption by
+ * recompute when blocks run out (the newest running request is preempted
+ * and goes back to the front of the queue; no new request is admitted in a
+ * step that preempted). Also a plain multi-server mode with drawn service
+ * times, used to validate the engine against queueing theory.
+ */
+#include <gsl/gsl_randist.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serving/memplan.h"
+#include "run/sim.h"
+
+static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
+static bool room_for_step(const struct lsim_instance *in);
+static bool ring_on(const struct lsim_instance *in);
+static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work);
+static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
+static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat);
+static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return LSIM_ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* ---- the waiting queue ----
+ * A binary heap ordered by (preempted first, key, insertion sequence).
+ * Normal requests take their key from the queue policy; preempted ones go
+ * before all of them, the most recently preempted first, which for fcfs is
+ * exactly vLLM's "prepend to the waiting deque". O(log n) per operation. */
+
+struct lsim_wait_entry {
+	double key;
+	uint64_t seq;
+	int32_t req;
+	int32_t normal; /* 0 = preempted, 1 = normal */
+};
+
+int32_t lsim_instance_waiting(const struct lsim_instance *in, size_t k)
+{
+	return in->wait[k].req;
+}
+
+static bool wait_less(const struct lsim_wait_entry *a,
+		      const struct lsim_wait_entry *b)
+{
+	if (a->normal != b->normal)
+		return a->normal < b->normal;
+	if (a->key != b->key)
+		return a->key < b->key;
+	return a->seq < b->seq;
+}
+
+static void macro_cut(struct lsim_instance *in);
+
+static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
+		       double key)
+{
+	macro_cut(in); /* the next step may take it */
+	if (grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
+		 sizeof *in->wait) != 0)
+		return LSIM_ENOMEM;
+	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
+	size_t i = in->wait_len++;
+	lsim_instance_touch(in);
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!wait_less(&e, &in->wait[parent]))
+			break;
+		in->wait[i] = in->wait[parent];
+		i = parent;
+	}
+	in->wait[i] = e;
+	return 0;
+}
+
+static int wait_push_back(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	double key = (double)s->reqs[ri].arrival;
+	if (s->queue) {
+		struct lsim_request_info info;
+		lsim_sim_request_info(s, ri, &info);
+		const struct lsim_scheduler_ops *ops = s->queue->type->ops;
+		key = ops->queue_key(s->queue->state, &info);
+		if (isnan(key))
+			return lsim_sim_policy_error(s, s->queue, "a NaN queue key for request %d",
+						     (int)ri);
+	}
+	return wait_insert(in, ri, 1, key);
+}
+
+static int wait_push_front(struct lsim_instance *in, int32_t ri)
+{
+	return wait_insert(in, ri, 0, -(double)in->wait_seq);
+}
+
+static int32_t wait_front(const struct lsim_instance *in)
+{
+	return in->wait[0].req;
+}
+
+static void wait_pop_front(struct lsim_instance *in)
+{
+	struct lsim_wait_entry last = in->wait[--in->wait_len];
+	lsim_instance_touch(in);
+	size_t n = in->wait_len, i = 0;
+	if (n == 0)
+		return;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && wait_less(&in->wait[c + 1], &in->wait[c]))
+			c++;
+		if (!wait_less(&in->wait[c], &last))
+			break;
+		in->wait[i] = in->wait[c];
+		i = c;
+	}
+	in->wait[i] = last;
+}
+
+/* ---- lifecycle ---- */
+
+static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
+			int32_t id, const struct lsim_gpu_profile *gpu)
+{
+	memset(in, 0, sizeof *in);
+	in->id = id;
+	in->sim = sim;
+	in->gpu = gpu;
+	in->tp = 1;
+	in->pp = 1;
+	in->n_gpus = 1;
+	in->node = -1;
+	in->start = 0;
+	in->ready = 0;
+	in->stop = -1;
+	in->state = LSIM_INST_READY; /* warm unless a cold start is set up */
+	in->gpu0 = -1;
+	in->failed_at = -1;
+	in->m_next = LSIM_TIME_MAX;
+	in->m_slot = -1;
+	/* power of its GPUs, priced at the profile's rate until the scenario
+	 * gives an offer; a profile-less test instance draws nothing */
+	struct lsim_power_model pm;
+	double alpha = sim->power_alpha > 0 ? sim->power_alpha : 1.0;
+	if (!gpu || lsim_power_model_init(&pm, gpu->idle_w, gpu->tdp_w >= gpu->idle_w
+							? gpu->tdp_w : gpu->idle_w,
+					  alpha, NULL) != 0)
+		lsim_power_model_init(&pm, 0, 0, 1.0, NULL);
+	lsim_energy_acc_init(&in->energy, &pm, 1, sim->pue >= 1 ? sim->pue : 1.0,
+			     sim->carbon_g_per_kwh, sim->carbon, NULL);
+	in->billing.price_per_hour = gpu ? gpu->price_per_hour : 0;
+}
+
+int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
+		       int32_t id, const struct lsim_engine_cfg *cfg,
+		       const struct lsim_gpu_profile *gpu,
+		       const struct lsim_model_arch *model, int32_t tp,
+		       struct lsim_perf *perf, struct lsim_diag *d)
+{
+	init_common(in, sim, id, gpu);
+	in->cfg = *cfg;
+	in->model = model;
+	in->tp = tp;
+	in->pp = cfg->pp > 1 ? (int32_t)cfg->pp : 1;
+	in->n_gpus = tp * in->pp;
+	in->energy.gpus = in->n_gpus;
+	in->billing.price_per_hour *= in->n_gpus;
+	in->perf = perf;
+	in->max_model_len = cfg->max_model_len > 0 ? cfg->max_model_len
+						   : model->max_context;
+	int64_t blocks = cfg->num_gpu_blocks;
+	if (blocks <= 0) {
+		/* vLLM's plan (memplan.h): memory x utilisation - weights -
+		 * activation peak - non-torch memory, in blocks, least over the
+		 * ranks. The scenario refuses a plan short of min_kv_tokens before
+		 * this; here only a direct caller can meet a plan without a block. */
+		struct lsim_memplan_in mi = lsim_memplan_in_for(cfg, gpu, model, tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		blocks = plan.blocks;
+		if (blocks < 1) {
+			char why[768];
+			const char *key = lsim_memplan_explain(&mi, &plan, cfg->block_size,
+							       why, sizeof why);
+			lsim_perf_destroy(perf);
+			in->perf = NULL;
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, key,
+					     "model %s does not fit on %d x %s: %s", model->name,
+					     (int)in->n_gpus, gpu->name, why);
+		}
+	}
+	if (blocks > INT32_MAX / 2)
+		blocks = INT32_MAX / 2;
+	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
+	in->kv_blocks = (int32_t)blocks;
+	lsim_instance_touch(in);
+	in->kv_block_bytes = lsim_model_kv_bytes_per_token(model) * (double)in->cfg.block_size;
+	size_t cap = (size_t)cfg->max_num_seqs + 1;
+	in->sched = malloc(cap * sizeof *in->sched);
+	in->pf_chunk = malloc(cap * sizeof *in->pf_chunk);
+	in->pf_ctx = malloc(cap * sizeof *in->pf_ctx);
+	in->dec_ctx = malloc(cap * sizeof *in->dec_ctx);
+	in->run = malloc(cap * sizeof *in->run);
+	in->sched_n = malloc(cap * sizeof *in->sched_n);
+	in->run_cap = cap;
+	if (!in->kv || !in->sched || !in->pf_chunk || !in->pf_ctx ||
+	    !in->dec_ctx || !in->run || !in->sched_n) {
+		lsim_instance_release(in);
+		return LSIM_ENOMEM;
+	}
+	if (in->pp > 1) {
+		size_t pp = (size_t)in->pp;
+		in->batches = calloc(pp, sizeof *in->batches);
+		in->stage_holder = malloc(pp * sizeof *in->stage_holder);
+		in->stage_next = calloc(pp, sizeof *in->stage_next);
+		bool ok = in->batches && in->stage_holder && in->stage_next;
+		for (size_t k = 0; ok && k < pp; k++) {
+			in->stage_holder[k] = -1;
+			in->batches[k].reqs = malloc(cap * sizeof *in->batches[k].reqs);
+			in->batches[k].toks = malloc(cap * sizeof *in->batches[k].toks);
+			in->batches[k].stage_ns = malloc(pp * sizeof *in->batches[k].stage_ns);
+			ok = in->batches[k].reqs && in->batches[k].toks && in->batches[k].stage_ns;
+		}
+		if (!ok) {
+			lsim_instance_release(in);
+			return LSIM_ENOMEM;
+		}
+		/* the stages' send/recv and all-gathers go through the NCCL
+		 * model on the profile's fabric (collective.h) */
+		lsim_coll_topo_from_profile(gpu, &in->pp_topo);
+		struct lsim_coll_est e;
+		bool timed = lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) == 0 &&
+			     (tp == 1 ||
+			      lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, tp, 0.0, &e) == 0);
+		for (int32_t st = 0; timed && st + 1 < in->pp; st++) {
+			double lat;
+			timed = pp_send_s(in, st, 0.0, &lat) >= 0.0;
+		}
+		if (!timed) {
+			lsim_instance_release(in);
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "pp",
+					     "pipeline stages of %d x %s: the GPU's fabric cannot "
+					     "carry their send/recv (give the profile pcie_bw > 0 and "
+					     "a tp its fabric allows)", (int)tp, gpu->name);
+		}
+	}
+	return 0;
+}
+
+int lsim_instance_init_service(struct lsim_instance *in, struct lsim_sim *sim,
+			       int32_t id, int64_t servers,
+			       const struct lsim_service_cfg *svc,
+			       const struct lsim_gpu_profile *gpu)
+{
+	init_common(in, sim, id, gpu);
+	in->service_mode = true;
+	lsim_instance_touch(in);
+	in->service = *svc;
+	in->cfg.max_num_seqs = servers;
+	return 0;
+}
+
+void lsim_instance_release(struct lsim_instance *in)
+{
+	if (!in)
+		return;
+	lsim_perf_destroy(in->perf);
+	lsim_perf_destroy(in->work_perf);
+	lsim_kv_destroy(in->kv);
+	free(in->wait);
+	free(in->run);
+	free(in->sched);
+	free(in->sched_n);
+	free(in->pf_chunk);
+	free(in->pf_ctx);
+	free(in->dec_ctx);
+	free(in->hash_buf);
+	free(in->pcie_util_ns);
+	free(in->stage_node);
+	free(in->stage_gpu0);
+	for (int32_t k = 0; in->batches && k < in->pp; k++) {
+		free(in->batches[k].reqs);
+		free(in->batches[k].toks);
+		free(in->batches[k].stage_ns);
+	}
+	free(in->batches);
+	free(in->stage_holder);
+	free(in->stage_next);
+	memset(in, 0, sizeof *in);
+}
+
+int32_t lsim_instance_gpu(const struct lsim_instance *in, int32_t k)
+{
+	if (!in->stage_gpu0)
+		return in->gpu0 + k;
+	return in->stage_gpu0[k / in->tp] + k % in->tp;
+}
+
+bool lsim_instance_on_node(const struct lsim_instance *in, int32_t node)
+{
+	if (!in->stage_node)
+		return in->node == node;
+	for (int32_t st = 0; st < in->pp; st++)
+		if (in->stage_node[st] == node)
+			return true;
+	return false;
+}
+
+int32_t lsim_instance_kv_blocks(const struct lsim_instance *in)
+{
+	return in->kv_blocks;
+}
+
+void lsim_instance_drop_kv(struct lsim_instance *in)
+{
+	if (!in->kv)
+		return;
+	lsim_kv_destroy(in->kv);
+	in->kv = NULL;
+	lsim_instance_touch(in);
+}
+
+/* ---- requests and blocks ---- */
+
+static uint64_t splitmix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/*
+ * Content hash of KV block i (block_size tokens) of a request. Within the
+ * part of the prompt a trace gives prefix-block ids for (Mooncake: one id
+ * per 512 tokens, equal leading ids = equal prefix), the hash is derived
+ * from the id of the trace block holding it and i, so requests sharing a
+ * prefix share blocks. Elsewhere requests share no content: the hash is
+ * unique per (request, block), and *shared (when given) is set false.
+ */
+static uint64_t block_hash_of(const struct lsim_req *r, int32_t i, int32_t bs,
+			      bool *shared)
+{
+	int64_t end = ((int64_t)i + 1) * bs;
+	if (r->n_hashes > 0 && end <= r->prompt) {
+		int64_t j = ((int64_t)i * bs) / r->hash_block_tokens;
+		if (j < r->n_hashes) {
+			uint64_t h = splitmix(splitmix(r->hashes[j] ^ 0x5eed0ff5e7ULL) +
+					      (uint64_t)i);
+			*shared = true;
+			return h ? h : 1;
+		}
+	}
+	uint64_t h = splitmix((r->id + 1) * 0x100000001b3ULL + (uint64_t)i);
+	*shared = false;
+	return h ? h : 1;
+}
+
+static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
+{
+	bool shared;
+	return block_hash_of(r, i, bs, &shared);
+}
+
+static int32_t ceil_div(int64_t a, int64_t b)
+{
+	return (int32_t)((a + b - 1) / b);
+}
+
+static int32_t req_tokens(const struct lsim_req *r)
+{
+	return r->prompt + r->generated;
+}
+
+/* Tokens of work left: KV still to compute plus predicted output still to
+ * generate. Instances keep the sum (queued_tokens) for routers. */
+static int64_t work_of(const struct lsim_req *r)
+{
+	int64_t w = req_tokens(r) - r->computed;
+	if (r->predicted > r->generated)
+		w += r->predicted - r->generated;
+	return w;
+}
+
+/* An allocation failed mid-step: the run stops and fails with
+ * LSIM_ENOMEM rather than go on as if the KV cache were full. */
+static void fail_nomem(struct lsim_sim *s)
+{
+	if (!s->error)
+		s->error = LSIM_ENOMEM;
+	lsim_stop(s->eng);
+}
+
+/*
+ * A request's block table: its first n_listed entries are in r->blocks
+ * (block ids, or LSIM_KV_ANON / LSIM_KV_ANON_PRIV); the rest up to
+ * nblocks are anonymous blocks it only counts, of private content below
+ * `hashed` and none above. Entries are listed where they must be read or
+ * given ids: prefix hits, trace-shared content, a release the request
+ * may come back from. A request that shares nothing lists none.
+ */
+
+/* Lists r's entries up to n (<= nblocks); false (the run failing) if out
+ * of memory. */
+static bool list_blocks(struct lsim_instance *in, struct lsim_req *r, int32_t n)
+{
+	if (n <= r->n_listed)
+		return true;
+	if (n > r->cap_blocks) {
+		/* room for the whole request at once, not doubling up to it */
+		int64_t whole = ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
+		int32_t c = whole > n ? (int32_t)whole : n;
+		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
+		if (!p) {
+			fail_nomem(in->sim);
+			return false;
+		}
+		r->blocks = p;
+		r->cap_blocks = c;
+	}
+	for (int32_t i = r->n_listed; i < n; i++)
+		r->blocks[i] = i < r->hashed ? LSIM_KV_ANON_PRIV : LSIM_KV_ANON;
+	r->n_listed = n;
+	return true;
+}
+
+/* Gives r enough blocks for `tokens` tokens; false if not enough free. */
+static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
+			  int32_t tokens)
+{
+	int32_t need = ceil_div(tokens, in->cfg.block_size) - r->nblocks;
+	if (need <= 0)
+		return true;
+	if (!lsim_kv_alloc_anon(in->kv, need))
+		return false;
+	r->nblocks += need; /* anonymous until their content is something
+			     * others may find */
+	return true;
+}
+
+/* r no longer holds blocks. */
+static void clear_blocks(struct lsim_req *r)
+{
+	r->nblocks = r->n_listed = r->hashed = 0;
+}
+
+/* Releases the n listed blocks of r in kv, r may come back for their
+ * content (a preemption, a hand-over): its blocks of private content get
+ * their ids and hashes first, so that lsim_kv_release publishes them, and
+ * r's lookups may find them from now on. */
+static void release_to_return(struct lsim_kvcache *kv, struct lsim_req *r,
+			      int32_t *blocks, int32_t n, int32_t bs)
+{
+	for (int32_t i = 0; i < n; i++)
+		if (blocks[i] == LSIM_KV_ANON_PRIV) {
+			blocks[i] = lsim_kv_name_private(kv, block_hash(r, i, bs));
+			r->kv_published = true;
+		}
+	lsim_kv_release(kv, blocks, n);
+}
+
+/* Releases r's blocks; r may come back for their content (preemption). */
+static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
+{
+	if (list_blocks(in, r, r->nblocks))
+		release_to_return(in->kv, r, r->blocks, r->nblocks,
+				  (int32_t)in->cfg.block_size);
+	clear_blocks(r);
+}
+
+static void schedule_step(struct lsim_instance *in);
+static void kv_released(struct lsim_instance *src, struct lsim_req *r);
+
+void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req)
+{
+	kv_released(src, &src->sim->reqs[req]);
+}
+
+/* A swap transfer (or a KV transfer from a prefill instance) of request
+ * arg (its slot) ended. */
+static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	struct lsim_sim *s = in->sim;
+	if (in->failed)
+		return; /* its requests were taken away at detection */
+	struct lsim_req *r = &s->reqs[arg];
+	if (--r->swap_flows > 0)
+		return;
+	macro_cut(in); /* the next step may differ */
+	if (!r->swapped) {
+		/* swapped in: it runs again from where it stopped */
+		if (r->kv_src) {
+			/* a KV hand-over: the decode instance may be where
+			 * the client sees its first token */
+			if (r->kv_src->cfg.first_token == LSIM_FIRST_TOKEN_DECODE)
+				r->first_token = lsim_now(s->eng);
+			kv_released(r->kv_src, r);
+		}
+		in->swapping_in--;
+		if (in->run_len < in->run_cap)
+			in->run[in->run_len++] = (int32_t)arg;
+		lsim_instance_touch(in);
+		if (room_for_step(in) && !in->kick_pending)
+			schedule_step(in);
+		return;
+	}
+	/* swapped out: it may be the request the queue waits for */
+	if (room_for_step(in) && !in->kick_pending)
+		schedule_step(in);
+}
+
+/* Moves bytes of request ri's KV between its GPUs and the host as one
+ * flow per GPU (out: GPU -> host); false if the links refuse. */
+static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
+			  bool out)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	for (int32_t k = 0; k < in->n_gpus; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int32_t gpu = lsim_instance_gpu(in, k);
+		int n = out ? lsim_topo_path_gpu_to_host(&s->topo, gpu, path)
+			: r->kv_src ? lsim_topo_path_gpu_to_gpu(
+					      &s->topo,
+					      lsim_instance_gpu(r->kv_src, k % r->kv_src->n_gpus),
+					      gpu, path)
+				    : lsim_topo_path_host_to_gpu(&s->topo, gpu, path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
+			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {
+			if (!s->error)
+				s->error = LSIM_ESTATE;
+			return false;
+		}
+		r->swap_flows++;
+	}
+	if (r->kv_src)
+		r->kv_src->kv_out_bytes += bytes;
+	else
+		in->swap_bytes += bytes;
+	return true;
+}
+
+static void preempt(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_req *r = &in->sim->reqs[ri];
+	int64_t before = work_of(r);
+	double bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
+	bool swap = in->cfg.preemption_mode == LSIM_PREEMPT_SWAP && in->gpu0 >= 0 &&
+		    in->sim->net && r->computed > 0 &&
+		    in->swap_used + bytes <= in->cfg.swap_space;
+	free_blocks(in, r);
+	if (swap && swap_transfer(in, ri, bytes, true)) {
+		/* the KV lives on in host memory; its blocks are free now (the
+		 * copy leaves before the next step reuses them) */
+		r->swapped = true;
+		r->swapped_bytes = bytes;
+		in->swap_used += bytes;
+		in->swaps++;
+	} else {
+		r->computed = 0;
+	}
+	in->queued_tokens += work_of(r) - before;
+	r->preemptions++;
+	in->preemptions++;
+	if (wait_push_front(in, ri) != 0 && !in->sim->error)
+		in->sim->error = LSIM_ENOMEM;
+}
+
+/* Registers the hashes of blocks that became full: content others may
+ * find gets a block id and a map entry, private content (all of it
+ * without trace prefix ids) only a count. */
+static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
+{
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t full = r->computed / bs;
+	if (full > r->nblocks)
+		full = r->nblocks;
+	if (full <= r->hashed)
+		return;
+	if (r->n_hashes == 0 && r->hashed >= r->n_listed) {
+		/* private and not listed: a count */
+		lsim_kv_mark_private(in->kv, full - r->hashed);
+		r->hashed = full;
+		return;
+	}
+	if (!list_blocks(in, r, full))
+		return;
+	/* the blocks past `hashed` are fresh: anonymous, listed LSIM_KV_ANON */
+	int32_t n_priv = 0;
+	for (; r->hashed < full; r->hashed++) {
+		int32_t *b = &r->blocks[r->hashed];
+		bool shared;
+		uint64_t h = block_hash_of(r, r->hashed, bs, &shared);
+		if (shared) {
+			*b = lsim_kv_set_hash_anon(in->kv, h);
+		} else { /* only r can ask for it, once it has let it go */
+			*b = LSIM_KV_ANON_PRIV;
+			n_priv++;
+		}
+	}
+	lsim_kv_mark_private(in->kv, n_priv);
+}
+
+/* kv_reserve predicted: the blocks request r reserves, for its prompt
+ * and its predicted output (none predicted: its prompt). */
+static int32_t reserved_blocks(const struct lsim_instance *in, const struct lsim_req *r)
+{
+	int64_t tokens = (int64_t)r->prompt + (r->predicted > 0 ? r->predicted : 0);
+	int64_t bs = in->cfg.block_size;
+	int64_t b = (tokens + bs - 1) / bs;
+	return b > INT32_MAX ? INT32_MAX : (int32_t)b;
+}
+
+/* Blocks the running requests reserved and do not hold yet. */
+static int32_t unfilled_reservations(const struct lsim_instance *in)
+{
+	int64_t sum = 0;
+	for (size_t i = 0; i < in->run_len; i++) {
+		const struct lsim_req *q = &in->sim->reqs[in->run[i]];
+		int32_t b = reserved_blocks(in, q);
+		if (b > q->nblocks)
+			sum += b - q->nblocks;
+	}
+	return sum > INT32_MAX ? INT32_MAX : (int32_t)sum;
+}
+
+/*
+ * Tries to admit the request at the front of the queue with up to budget
+ * new tokens. Returns tokens scheduled, or 0 if it does not fit.
+ */
+static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
+		     int32_t budget)
+{
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t total = req_tokens(r);
+	int32_t hit = 0, evictable = 0;
+	/* Without trace prefix ids a request's content is its own: there is
+	 * nothing to find unless it let some go before (a 64-bit hash
+	 * collision aside, which would find another request's content). */
+	if (in->cfg.enable_prefix_caching && (r->n_hashes > 0 || r->kv_published)) {
+		/* At least the last token is computed, as in vLLM. */
+		int32_t max_hit = (total - 1) / bs;
+		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
+			 sizeof *in->hash_buf) != 0) {
+			fail_nomem(in->sim);
+			return 0;
+		}
+		/* the hashes in chunks, up to the first miss: a prompt's first
+		 * block often misses, and hashing the rest would be for
+		 * nothing */
+		for (int32_t lo = 0; lo < max_hit;) {
+			int32_t hi = lo + (lo < 8 ? 8 : lo); /* 8, 16, 32, ... */
+			if (hi > max_hit)
+				hi = max_hit;
+			for (int32_t i = lo; i < hi; i++)
+				in->hash_buf[i] = block_hash(r, i, bs);
+			int32_t ev = 0;
+			int32_t got = lsim_kv_match(in->kv, in->hash_buf + lo, hi - lo, &ev);
+			hit += got;
+			evictable += ev;
+			if (got < hi - lo)
+				break;
+			lo = hi;
+		}
+	}
+	int32_t computed = hit * bs;
+	int32_t n_new = total - computed;
+	int32_t hit_tokens = computed;
+	if (n_new > budget) {
+		if (!in->cfg.enable_chunked_prefill)
+			return 0;
+		n_new = budget;
+	}
+	int32_t need = ceil_div(computed + n_new, bs) - hit;
+	if (need + evictable > lsim_kv_free(in->kv))
+		return 0;
+	/* (a request alone on the instance is admitted whatever it
+	 * reserves: it could otherwise never start) */
+	if (in->cfg.kv_reserve == LSIM_KV_RESERVE_PREDICTED && in->run_len > 0 &&
+	    (int64_t)reserved_blocks(in, r) - hit + evictable + unfilled_reservations(in) >
+		    lsim_kv_free(in->kv))
+		return 0;
+	if (hit > 0) {
+		r->nblocks = hit;
+		if (!list_blocks(in, r, hit)) { /* out of memory: the run fails */
+			clear_blocks(r); /* nothing was acquired */
+			return 0;
+		}
+		lsim_kv_acquire(in->kv, in->hash_buf, hit, r->blocks);
+		r->hashed = hit;
+	}
+	r->computed = computed;
+	if (!ensure_blocks(in, r, computed + n_new))
+		return 0;
+	in->prompt_tokens_admitted += total;
+	in->prefix_hit_tokens += hit_tokens;
+	return n_new;
+}
+
+/* ---- the engine step ---- */
+
+/* Whether a request after position `from` of the running list is in no
+ * batch in flight (pipelined: one that pick_victim may take). */
+static bool victim_after(const struct lsim_instance *in, size_t from)
+{
+	for (size_t j = in->run_len - 1; j > from; j--)
+		if (in->sim->reqs[in->run[j]].sched_tokens == 0)
+			return true;
+	return false;
+}
+
+/* Takes the request to preempt out of the running list: the last one,
+ * or, pipelined, the last one after position `from` that is in no batch
+ * in flight (the one at `from` is not). */
+static int32_t pick_victim(struct lsim_instance *in, size_t from)
+{
+	size_t j = in->run_len - 1;
+	while (in->pp > 1 && j > from && in->sim->reqs[in->run[j]].sched_tokens > 0)
+		j--;
+	int32_t victim = in->run[j];
+	memmove(&in->run[j], &in->run[j + 1], (in->run_len - j - 1) * sizeof *in->run);
+	in->run_len--;
+	lsim_instance_touch(in);
+	return victim;
+}
+
+/* Whether its kernels slow down with the recent PCIe load. */
+static bool pcie_slowed(const struct lsim_instance *in)
+{
+	return in->gpu->pcie_interference > 0 && in->sim->net && in->gpu0 >= 0;
+}
+
+/* A step's work from the perf model's (s in seconds, < 0: unknown): s
+ * in ns, at most the step's time dt (unknown: all of it); its FLOPs and
+ * bytes as they are (unknown: 0). */
+static struct lsim_iter_work work_ns(struct lsim_iter_work w, lsim_time dt)
+{
+	if (w.s < 0)
+		return (struct lsim_iter_work){.s = (double)dt};
+	w.s = w.s * 1e9 > (double)dt ? (double)dt : w.s * 1e9;
+	return w;
+}
+
+/* Adds a step's work (s in ns) to the instance's counters. */
+static void add_work(struct lsim_instance *in, const struct lsim_iter_work *w)
+{
+	in->work_ns += w->s;
+	in->flops += w->flops;
+	in->bytes += w->bytes;
+}
+
+/* Pipelined (pp > 1): stage st's compute for batch b in stages[st], as
+ * vLLM splits the model (docs/parallelism.md): the decoder layers of
+ * get_pp_indices (memplan.h), the embedding and the CPU overhead on the
+ * first stage, the final norm, LM head and sampler on the last, each from
+ * the perf model's stage_time; a backend without it gets the iteration's
+ * dt split by layers. Each stage after the first also all-gathers the
+ * activations it received (each rank got 1/tp of them): two all-gathers
+ * (hidden states and residual, tokens x hidden x 2 B each) on the NCCL
+ * model. slow scales the compute (PCIe interference). */
+static void stage_times(const struct lsim_instance *in, const struct lsim_batch *b,
+			int64_t tokens, lsim_time dt, double slow, lsim_time *stages)
+{
+	const struct lsim_perf *p = in->perf;
+	int32_t pp = in->pp, n_layers = in->model->n_layers, below = 0;
+	for (int32_t st = 0; st < pp; st++) {
+		int32_t layers = lsim_memplan_stage_layers(n_layers, pp, st);
+		lsim_time t;
+		if (p->ops->stage_time) {
+			t = p->ops->stage_time(p, b, layers, st == 0, st == pp - 1);
+			if (slow != 1.0)
+				t = (lsim_time)llround((double)t * slow);
+		} else { /* dt (already slowed) in proportion to the layers */
+			t = (lsim_time)((double)dt * (below + layers) / n_layers) -
+			    (lsim_time)((double)dt * below / n_layers);
+		}
+		below += layers;
+		if (st > 0 && in->tp > 1) {
+			struct lsim_coll_est e;
+			double bytes = (double)tokens * in->model->hidden * 2.0;
+			if (lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, in->tp, bytes, &e) == 0)
+				t += 2 * (lsim_time)ceil(e.time_s * 1e9);
+		}
+		stages[st] = t < 1 ? 1 : t;
+	}
+}
+
+/* The time of a step of batch b (at least 1 ns), and its work in ns of
+ * its GPUs at peak rates (at most that time), with its FLOPs and bytes;
+ * pipelined, each stage's time in stages (stage_times). */
+static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
+			   int64_t tokens, struct lsim_iter_work *work, lsim_time *stages)
+{
+	struct lsim_iter_work w;
+	lsim_time dt;
+	double slow = 1.0;
+	if (in->work_perf) { /* measured times, work from the roofline */
+		dt = lsim_perf_iter_time(in->perf, b);
+		w = lsim_perf_iter_work(in->work_perf, b);
+	} else {
+		dt = lsim_perf_iter_eval(in->perf, b, &w);
+	}
+	if (pcie_slowed(in)) {
+		double u = lsim_instance_pcie_util(in);
+		slow = lsim_pcie_slowdown(in->gpu->pcie_interference,
+					  in->gpu->pcie_interference_exp, u);
+		dt = (lsim_time)llround((double)dt * slow);
+	}
+	if (dt < 1)
+		dt = 1;
+	*work = work_ns(w, dt);
+	if (stages)
+		stage_times(in, b, tokens, dt, slow, stages);
+	return dt;
+}
+
+static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
+			  lsim_time dt, lsim_time start);
+
+/* Forms the batch of the instance's next step in in->sched (n_sched
+ * requests, none when it has nothing to run), vLLM's scheduler. */
+static void form_batch(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
+	int32_t budget = (int32_t)in->cfg.max_num_batched_tokens;
+	bool preempted = false;
+	in->n_sched = 0;
+
+	/* Running requests first, in admission order. Pipelined, as vLLM's
+	 * V1 scheduler: the tokens in batches in flight (sched_tokens) count
+	 * as scheduled, so a request whose tokens are all in flight waits for
+	 * its batch, while a prefill with chunks left gets its next chunk in
+	 * this batch (docs/parallelism.md). */
+	for (size_t i = 0; i < in->run_len && budget > 0; i++) {
+		int32_t ri = in->run[i];
+		struct lsim_req *r = &s->reqs[ri];
+		int32_t ahead = in->pp > 1 ? r->sched_tokens : 0;
+		int32_t n_new = req_tokens(r) - r->computed - ahead;
+		if (n_new <= 0)
+			continue; /* all its tokens in batches in flight */
+		if (n_new > budget)
+			n_new = budget;
+		bool self_preempted = false, held = false;
+		while (!ensure_blocks(in, r, r->computed + ahead + n_new)) {
+			if (ahead > 0 && !victim_after(in, i)) {
+				held = true; /* in flight: not preempted; it waits */
+				break;
+			}
+			int32_t victim = pick_victim(in, i);
+			preempt(in, victim);
+			preempted = true;
+			if (victim == ri) {
+				self_preempted = true;
+				break;
+			}
+		}
+		if (self_preempted)
+			break;
+		if (held)
+			continue;
+		r->sched_tokens = ahead + n_new;
+		in->sched_n[in->n_sched] = n_new;
+		in->sched[in->n_sched++] = ri;
+		budget -= n_new;
+	}
+
+	/* Then waiting requests, unless this step preempted. */
+	while (!preempted && budget > 0 && in->wait_len > 0 &&
+	       in->run_len + (size_t)in->swapping_in < (size_t)in->cfg.max_num_seqs) {
+		int32_t ri = wait_front(in);
+		struct lsim_req *r = &s->reqs[ri];
+		if (r->swapped && r->kv_src && r->kv_src->failed && r->swap_flows == 0) {
+			/* its KV died with the prefill instance */
+			wait_pop_front(in);
+			in->outstanding--;
+			lsim_instance_touch(in);
+			in->queued_tokens -= work_of(r);
+			lsim_sim_requeue(s, r->kv_src, ri);
+			continue;
+		}
+		if (r->swapped) {
+			/* back in: blocks for its KV, then the copy to the GPU;
+			 * it runs once the copy is done (swap_moved) */
+			if (r->swap_flows > 0 ||
+			    !ensure_blocks(in, r, r->computed)) {
+				if (r->swap_flows == 0)
+					free_blocks(in, r);
+				break;
+			}
+			wait_pop_front(in);
+			r->swapped = false;
+			if (!r->kv_src)
+				in->swap_used -= r->swapped_bytes;
+			in->swapping_in++;
+			if (!swap_transfer(in, ri, r->swapped_bytes, false))
+				break;
+			continue;
+		}
+		int32_t n_new = admit(in, r, budget);
+		if (n_new == 0) {
+			free_blocks(in, r);
+			r->computed = 0;
+			break;
+		}
+		wait_pop_front(in);
+		if (r->first_sched < 0)
+			r->first_sched = now;
+		in->run[in->run_len++] = ri;
+		lsim_instance_touch(in);
+		r->sched_tokens = n_new;
+		in->sched_n[in->n_sched] = n_new;
+		in->sched[in->n_sched++] = ri;
+		budget -= n_new;
+	}
+
+}
+
+/* Describes the batch formed (in->sched) to the perf model in *b (its
+ * arrays are the instance's); returns its tokens, and its prefill
+ * requests in *n_prefill. */
+static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, int *n_prefill)
+{
+	struct lsim_sim *s = in->sim;
+	int np = 0, nd = 0;
+	int64_t tokens = 0;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &s->reqs[in->sched[i]];
+		/* this batch's tokens of it, after those of earlier batches
+		 * still in flight (pipelined) */
+		int32_t n = in->pp > 1 ? in->sched_n[i] : r->sched_tokens;
+		int32_t ctx = r->computed + (r->sched_tokens - n);
+		tokens += n;
+		bool decode = n == 1 && r->generated > 0 && ctx == req_tokens(r) - 1;
+		if (decode) {
+			in->dec_ctx[nd++] = ctx;
+		} else {
+			in->pf_chunk[np] = n;
+			in->pf_ctx[np++] = ctx;
+		}
+	}
+	*b = (struct lsim_batch){
+		.n_prefill = np, .prefill_chunk = in->pf_chunk,
+		.prefill_ctx = in->pf_ctx, .n_decode = nd,
+		.decode_ctx = in->dec_ctx,
+	};
+	*n_prefill = np;
+	return tokens;
+}
+
+static void schedule_step(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
+	if (in->dp && in->dp->lockstep) {
+		lsim_dp_step(in->dp);
+		return;
+	}
+	form_batch(in);
+	if (in->n_sched == 0) {
+		if (in->n_inflight == 0) {
+			in->busy = false;
+			if (in->state == LSIM_INST_DRAINING)
+				lsim_sim_instance_idle(s, in);
+		}
+		return;
+	}
+
+	struct lsim_batch b;
+	int np = 0;
+	int64_t tokens = describe_batch(in, &b, &np);
+	struct lsim_iter_work work;
+	/* pipelined: the stage times go to the batch's slot (pipe_issue) */
+	lsim_time *stages = in->pp > 1
+		? in->batches[(in->b_head + in->n_inflight) % in->pp].stage_ns : NULL;
+	lsim_time dt = step_time(in, &b, tokens, &work, stages);
+	if (in->n_inflight == 0) {
+		in->busy = true;
+		in->step_start = now;
+	}
+	in->iterations++;
+	in->tokens += tokens;
+	if (in->pp > 1) {
+		pipe_issue(in, tokens, work);
+		if (room_for_step(in))
+			schedule_step(in); /* another batch, of other requests */
+		return;
+	}
+	in->step_work = work;
+	bool ring = ring_on(in);
+	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : plan_run(in, &b, dt, now);
+	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? compute_done : step_end, in,
+					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
+	if (!in->step_ev && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+/* ---- a step's communication ----
+ * Without pipeline stages or all-reduce flows a step is one event (its
+ * compute time from the perf model). With all-reduce flows (pp 1) the
+ * step's compute is followed by its tensor-parallel ring all-reduce as
+ * flows between its GPUs. With pipeline stages, see "the pipeline" below. */
+
+static bool ring_on(const struct lsim_instance *in)
+{
+	return in->allreduce_on_links && in->tp > 1 && in->sim->net && in->gpu0 >= 0;
+}
+
+/* Flows could not start (a path missing): the run stops with the error. */
+static void flow_failed(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	if (!s->error)
+		s->error = LSIM_ESTATE;
+	lsim_stop(s->eng);
+}
+
+/* Starts tp flows of `bytes` each, from the instance's GPUs first + k to
+ * its GPUs to + k (ring: to + (k + 1) % tp), done(in, arg) at each
+ * arrival; false (and the run stopped) if the links refuse. */
+static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
+			bool ring, double bytes, lsim_flow_done_fn done, uint64_t arg)
+{
+	struct lsim_sim *s = in->sim;
+	for (int32_t k = 0; k < in->tp; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int32_t dst = to + (ring ? (k + 1) % in->tp : k);
+		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, first + k),
+						  lsim_instance_gpu(in, dst), path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes,
+			.done = done, .ctx = in, .arg = arg,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
+			flow_failed(in);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	(void)arg;
+	struct lsim_instance *in = ctx;
+	if (--in->ar_flows == 0 && !in->failed)
+		step_end(in->sim->eng, in, 0);
+}
+
+/* The step's compute is done (pp 1); its all-reduce data goes around the
+ * ring of the group's GPUs (each sends to the next), and the step ends
+ * when the last flow arrives. */
+static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return;
+	in->ar_flows = in->tp;
+	start_flows(in, 0, 0, true,
+		    lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg),
+		    ring_moved, 0);
+}
+
+/* ---- the pipeline (pp > 1) ----
+ * As vLLM's V1 engine (docs/parallelism.md, "Pipeline parallelism"): up
+ * to pp batches are in flight, a new one formed whenever fewer are (its
+ * batch queue); a request's tokens in flight count as scheduled, so a
+ * decode waits for its batch while a prefill's next chunk joins the next
+ * batch. Each stage takes the batches in the order they formed, one at a
+ * time: it computes its layers (stage_times: the perf model's stage_time
+ * of vLLM's layer split, plus at tp > 1 the all-gathers of what it
+ * received), runs its layers' share of the tensor-parallel ring
+ * all-reduce as flows between its tp GPUs (allreduce_on_links), is free
+ * again, and sends the batch's activations (hidden states and residual,
+ * bf16) to the next stage, rank k to rank k, 1/tp of them each: as flows
+ * on the links with a cluster (then NCCL's send/recv latency), else the
+ * collective model's send/recv (pp_send_s). The last stage ends the
+ * batch. The instance is busy while any batch is in flight. */
+
+static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+/* Stage st takes the next batch in order if it has arrived and the stage
+ * is free. */
+static void pipe_try_start(struct lsim_instance *in, int32_t st)
+{
+	if (in->stage_holder[st] >= 0)
+		return;
+	for (int32_t i = 0; i < in->n_inflight; i++) {
+		int32_t k = (in->b_head + i) % in->pp;
+		struct lsim_pp_batch *b = &in->batches[k];
+		if (!b->waiting || b->stage != st || b->seq != in->stage_next[st])
+			continue;
+		b->waiting = false;
+		in->stage_holder[st] = k;
+		lsim_time t = b->stage_ns[st];
+		if (!lsim_schedule_in(in->sim->eng, t < 1 ? 1 : t, pipe_computed, in,
+				      (uint64_t)k) &&
+		    !in->sim->error)
+			in->sim->error = LSIM_ENOMEM;
+		return;
+	}
+}
+
+static void pipe_arrive(struct lsim_instance *in, int32_t k, int32_t st)
+{
+	struct lsim_pp_batch *b = &in->batches[k];
+	b->stage = st;
+	b->waiting = true;
+	pipe_try_start(in, st);
+}
+
+static void pipe_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_instance *in = subject;
+	if (!in->failed)
+		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
+}
+
+/* The send's data has moved on the links; NCCL's send/recv latency
+ * (b->send_lat) follows. */
+static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	struct lsim_pp_batch *b = &in->batches[arg];
+	if (--b->flows > 0 || in->failed)
+		return;
+	if (b->send_lat <= 0) {
+		pipe_arrive(in, (int32_t)arg, b->stage + 1);
+		return;
+	}
+	if (!lsim_schedule_in(in->sim->eng, b->send_lat, pipe_arrived, in, arg) &&
+	    !in->sim->error)
+		in->sim->error = LSIM_ENOMEM;
+}
+
+/* Whether GPUs a and b of one node talk over NVLink (or a mesh link),
+ * and whether they sit behind one PCIe switch: the hop's class in the
+ * collective model (collective.h). */
+static int hop_class(const struct lsim_coll_topo *t, int32_t a, int32_t b)
+{
+	bool fast = t->fabric == LSIM_FABRIC_NVSWITCH || t->fabric == LSIM_FABRIC_MESH ||
+		    (t->fabric == LSIM_FABRIC_NVLINK_PAIRS && a / 2 == b / 2);
+	if (fast)
+		return 2; /* a fast hop crosses no switch (collective.c) */
+	return a / t->gpus_per_switch == b / t->gpus_per_switch ? 1 : 0;
+}
+
+/*
+ * The time in seconds of stage st's send of its activations to stage
+ * st + 1 on the NCCL model (collective.h): tp sends at once, rank k to
+ * rank k (GPUs st tp + k to (st + 1) tp + k of the node), bytes each.
+ * Each is timed as the model's send/recv between GPUs 0 and j of the
+ * same class (NVLink or PCIe, one switch or two); sends that leave or
+ * enter the same PCIe switch over its uplink (or all of them through host
+ * memory when P2P is off) share it, so the busiest switch's count of
+ * sends multiplies the bytes. *lat gets the send/recv's latency alone.
+ * Negative: the model cannot time a send of this class.
+ */
+static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat)
+{
+	const struct lsim_coll_topo *t = &in->pp_topo;
+	int32_t tp = in->tp, gps = t->gpus_per_switch;
+	int32_t first = st * tp, last = (st + 2) * tp; /* the GPUs involved */
+	int share = 1;
+	for (int32_t sw = first / gps; sw <= (last - 1) / gps; sw++) {
+		int up = 0, down = 0;
+		for (int32_t k = 0; k < tp; k++) {
+			int32_t a = first + k, b = a + tp;
+			int c = hop_class(t, a, b);
+			if (c == 2 || (c == 1 && t->p2p))
+				continue; /* NVLink, or P2P inside one switch */
+			up += a / gps == sw;
+			down += b / gps == sw;
+		}
+		int m = up > down ? up : down;
+		if (m > share)
+			share = m;
+	}
+	double worst = 0.0;
+	*lat = 0.0;
+	for (int32_t k = 0; k < tp; k++) {
+		int32_t a = first + k, b = a + tp;
+		int c = hop_class(t, a, b), j = 1;
+		while (j < 63 && hop_class(t, 0, j) != c)
+			j++;
+		struct lsim_coll_est e;
+		int mult = c == 2 || (c == 1 && t->p2p) ? 1 : share;
+		if (hop_class(t, 0, j) != c ||
+		    lsim_coll_time(t, LSIM_COLL_SENDRECV, j + 1, bytes * mult, &e) != 0)
+			return -1.0; /* checked for every boundary at init */
+		if (e.time_s > worst) {
+			worst = e.time_s;
+			*lat = e.latency_s;
+		}
+	}
+	return worst;
+}
+
+static void finish_batch(struct lsim_instance *in, const int32_t *list,
+			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus);
+
+/* Stage st is done with batch k: the stage takes the next batch; the
+ * batch goes on to the next stage, or ends. */
+static void pipe_stage_done(struct lsim_instance *in, int32_t k)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_pp_batch *b = &in->batches[k];
+	int32_t st = b->stage;
+	in->stage_holder[st] = -1;
+	in->stage_next[st]++;
+	pipe_try_start(in, st);
+	if (st < in->pp - 1) {
+		/* hidden states and residual, bf16, 1/tp of them a rank */
+		double bytes = 2.0 * 2.0 * (double)b->tokens * in->model->hidden / in->tp;
+		in->pp_bytes += bytes * in->tp;
+		double lat;
+		double sec = pp_send_s(in, st, bytes, &lat);
+		if (s->net && in->gpu0 >= 0) {
+			/* the data as flows on the links, NCCL's latency after */
+			b->send_lat = (lsim_time)ceil(lat * 1e9);
+			b->flows = in->tp;
+			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes, pipe_sent,
+				    (uint64_t)k);
+			return;
+		}
+		lsim_time t = (lsim_time)ceil(sec * 1e9);
+		if (!lsim_schedule_in(s->eng, t, pipe_arrived, in, (uint64_t)k) && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	/* the last stage: batches end in the order they formed, so this is
+	 * the oldest */
+	lsim_time now = lsim_now(s->eng);
+	finish_batch(in, b->reqs, b->toks, b->n, b->start, in->tp);
+	add_work(in, &b->work);
+	in->b_head = (in->b_head + 1) % in->pp;
+	if (--in->n_inflight == 0) {
+		in->busy_ns += now - in->step_start;
+		in->busy = false;
+	}
+	schedule_step(in);
+}
+
+static void pipe_ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	if (--in->batches[arg].flows == 0 && !in->failed)
+		pipe_stage_done(in, (int32_t)arg);
+}
+
+static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return;
+	struct lsim_pp_batch *b = &in->batches[arg];
+	if (!ring_on(in)) {
+		pipe_stage_done(in, (int32_t)arg);
+		return;
+	}
+	b->flows = in->tp;
+	start_flows(in, b->stage * in->tp, b->stage * in->tp, true,
+		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) *
+			    lsim_memplan_stage_layers(in->model->n_layers, in->pp, b->stage) /
+			    in->model->n_layers,
+		    pipe_ring_moved, arg);
+}
+
+/* The batch just formed (in->sched) enters the pipeline at stage 0 (its
+ * stage times already in its slot's stage_ns). */
+static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work)
+{
+	int32_t k = (in->b_head + in->n_inflight) % in->pp;
+	struct lsim_pp_batch *b = &in->batches[k];
+	memcpy(b->reqs, in->sched, in->n_sched * sizeof *b->reqs);
+	memcpy(b->toks, in->sched_n, in->n_sched * sizeof *b->toks);
+	b->n = in->n_sched;
+	b->seq = in->b_seq++;
+	b->tokens = tokens;
+	b->work = work;
+	b->start = lsim_now(in->sim->eng);
+	b->flows = 0;
+	in->n_sched = 0;
+	in->n_inflight++;
+	pipe_arrive(in, k, 0);
+}
+
+/* Whether a new step (or, pipelined, a new batch) may form now. */
+static bool room_for_step(const struct lsim_instance *in)
+{
+	return in->pp > 1 ? in->n_inflight < in->pp : !in->busy;
+}
+
+static void finish_request(struct lsim_instance *in, int32_t ri,
+			   lsim_time now)
+{
+	struct lsim_req *r = &in->sim->reqs[ri];
+	r->finish = now;
+	r->status = LSIM_REQ_FINISHED;
+	in->queued_tokens -= work_of(r);
+	/* done: nobody can ask for its own content again. The entries not
+	 * listed are the table's tail: released first */
+	int32_t lo = r->n_listed;
+	int32_t n_priv = r->hashed > lo ? r->hashed - lo : 0;
+	lsim_kv_release_anon(in->kv, r->nblocks - lo - n_priv, n_priv);
+	lsim_kv_release_final(in->kv, r->blocks, lo);
+	clear_blocks(r);
+	free(r->blocks);
+	r->blocks = NULL;
+	r->cap_blocks = 0;
+	free(r->hashes);
+	r->hashes = NULL;
+	r->n_hashes = 0;
+	in->outstanding--;
+	lsim_instance_touch(in);
+	lsim_sim_request_done(in->sim, ri);
+}
+
+/* Leaves this prefill instance after its first token: the KV stays in
+ * its blocks until the decode instance has copied it. */
+static void hand_over(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	in->queued_tokens -= work_of(r);
+	in->outstanding--;
+	lsim_instance_touch(in);
+	in->handing_over++;
+	/* the blocks stay taken here until the copy is done (listed: their
+	 * release names the private ones) */
+	if (!list_blocks(in, r, r->nblocks))
+		return;
+	r->src_blocks = r->blocks;
+	r->src_nblocks = r->nblocks;
+	r->blocks = NULL;
+	r->cap_blocks = 0;
+	clear_blocks(r);
+	r->kv_src = in;
+	r->prefill_instance = in->id;
+	r->swapped = true;
+	r->swapped_bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
+	lsim_sim_handoff(s, in, ri);
+}
+
+/* The decode instance has the KV: the blocks here are free again (if
+ * this instance still has its cache: a failed or reclaimed one dropped
+ * it when it was evicted). */
+static void kv_released(struct lsim_instance *src, struct lsim_req *r)
+{
+	if (src->kv)
+		release_to_return(src->kv, r, r->src_blocks, r->src_nblocks,
+				  (int32_t)src->cfg.block_size);
+	free(r->src_blocks);
+	r->src_blocks = NULL;
+	r->src_nblocks = 0;
+	r->kv_src = NULL;
+	src->handing_over--;
+	if (room_for_step(src) && !src->kick_pending)
+		schedule_step(src);
+}
+
+/*
+ * The batch of requests list[0 .. n), which started at `start` on `gpus`
+ * GPUs, is done: each request takes its share of the GPU time, its tokens
+ * count, finished requests leave and prefilled ones go to a decode
+ * instance. The output tokens stream back to the client, with those of a
+ * macro step's earlier steps.
+ */
+static void finish_batch(struct lsim_instance *in, const int32_t *list,
+			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus)
+{
+	struct lsim_sim *s = in->sim;
+	lsim_time now = lsim_now(s->eng);
+	int32_t tokens_out = 0;
+	/* each request's share of the step: its tokens of the step's tokens
+	 * (toks[i] pipelined, its sched_tokens else) */
+	int64_t step_tokens = 0;
+	for (size_t i = 0; i < n; i++)
+		step_tokens += toks ? toks[i] : s->reqs[list[i]].sched_tokens;
+	double kv_block_bytes = in->kv_block_bytes;
+	for (size_t i = 0; i < n; i++) {
+		struct lsim_req *r = &s->reqs[list[i]];
+		int32_t mine = toks ? toks[i] : r->sched_tokens;
+		double share = step_tokens > 0 ? (double)mine / (double)step_tokens : 0;
+		r->gpu_ns += share * (double)(now - start) * gpus;
+		if (share > r->max_share)
+			r->max_share = share;
+		if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
+			r->max_kv_bytes = r->nblocks * kv_block_bytes;
+		int64_t before = work_of(r);
+		r->computed += mine;
+		r->sched_tokens -= mine; /* pipelined: its later chunks in flight stay */
+		if (in->cfg.enable_prefix_caching)
+			register_full_blocks(in, r);
+		if (r->computed < req_tokens(r)) {
+			/* a prefill chunk that is not the last */
+			in->queued_tokens += work_of(r) - before;
+			continue;
+		}
+		r->generated++;
+		tokens_out++;
+		in->queued_tokens += work_of(r) - before;
+		/* (first_token < 0 only before a first token: generated is
+		 * 1 now; testing that first spares a cache line) */
+		if (r->generated == 1 && r->first_token < 0)
+			r->first_token = now;
+		if (r->generated >= r->output)
+			r->status = -1; /* mark for removal below */
+		else if (in->role == LSIM_ROLE_PREFILL)
+			r->status = -2; /* prefill done: to a decode instance */
+	}
+	lsim_sim_stream_tokens(s, in, in->m_tokens + tokens_out);
+	in->m_tokens = 0;
+	/* Drop finished requests from the running list, keeping order. */
+	size_t k = 0;
+	for (size_t i = 0; i < in->run_len; i++) {
+		int32_t ri = in->run[i];
+		if (s->reqs[ri].status == -1) {
+			finish_request(in, ri, now);
+		} else if (s->reqs[ri].status == -2) {
+			s->reqs[ri].status = LSIM_REQ_UNFINISHED;
+			hand_over(in, ri);
+		} else
+			in->run[k++] = ri;
+	}
+	if (k != in->run_len) {
+		in->run_len = k;
+		lsim_instance_touch(in);
+	}
+}
+
+static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
+static void settle(struct lsim_instance *in);
+static void advance(struct lsim_instance *in, lsim_time t, bool at_t);
+static bool extend_run(struct lsim_instance *in);
+
+static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_instance *in = subject;
+	if (in->failed)
+		return; /* crashed mid-step: nothing comes out */
+	if (in->m_slot >= 0) /* a run's earlier steps, if it ends here */
+		catch_up(in, lsim_now(eng), false);
+	if (in->m_more && extend_run(in))
+		return;
+	in->busy_ns += lsim_now(eng) - in->step_start;
+	add_work(in, &in->step_work);
+	finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
+	in->n_sched = 0;
+	schedule_step(in);
+}
+
+/* ---- lockstep data-parallel steps ----
+ * The ranks of an MoE data-parallel group (struct lsim_dp) step together,
+ * as vLLM's DPEngineCoreProc does (vllm/v1/engine/core.py: run_busy_loop,
+ * execute_dummy_batch): while any rank has requests to run, every rank
+ * runs a forward pass each step, one with none a dummy batch of one
+ * token, and the expert layers' collectives hold each step to the slowest
+ * rank. Each rank's batch forms from its own queues as vLLM's scheduler
+ * forms it; with expert parallelism its perf model charges it its share
+ * of every rank's tokens (moe_tokens) and the all-to-alls of the largest
+ * rank's (a2a_tokens). The step is one event for the group, at the
+ * slowest rank's end; no macro steps, pipeline stages or all-reduce flows
+ * (the scenario refuses those with data parallelism). */
+
+/* A dummy batch: one token of one sequence. */
+static const int32_t dummy_ctx[1] = {1};
+
+static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+void lsim_dp_step(struct lsim_dp *g)
+{
+	if (g->in_flight)
+		return;
+	struct lsim_sim *s = g->rank[0]->sim;
+	lsim_time now = lsim_now(s->eng);
+	int64_t t_all = 0, t_max = 0;
+	bool any = false;
+	for (int32_t i = 0; i < g->n; i++) {
+		struct lsim_instance *in = g->rank[i];
+		g->part[i] = !in->failed && in->kv && in->state != LSIM_INST_STOPPED;
+		if (!g->part[i])
+			continue;
+		form_batch(in);
+		int np = 0;
+		int64_t t = describe_batch(in, &g->batch[i], &np);
+		if (in->n_sched == 0) {
+			g->batch[i] = (struct lsim_batch){.n_decode = 1, .decode_ctx = dummy_ctx};
+			t = 1;
+		} else
+			any = true;
+		t_all += t;
+		if (t > t_max)
+			t_max = t;
+	}
+	if (!any) { /* nothing anywhere: the group idles */
+		for (int32_t i = 0; i < g->n; i++) {
+			struct lsim_instance *in = g->rank[i];
+			in->busy = false;
+			if (g->part[i] && in->state == LSIM_INST_DRAINING)
+				lsim_sim_instance_idle(s, in);
+		}
+		return;
+	}
+	lsim_time dt = 0;
+	for (int32_t i = 0; i < g->n; i++) {
+		if (!g->part[i])
+			continue;
+		struct lsim_instance *in = g->rank[i];
+		g->batch[i].moe_tokens = t_all;
+		g->batch[i].a2a_tokens = t_max;
+		lsim_time t = step_time(in, &g->batch[i], 0, &in->step_work, NULL);
+		if (t > dt)
+			dt = t;
+		in->busy = true;
+		in->step_start = now;
+		if (in->n_sched > 0) {
+			in->iterations++;
+			int64_t tokens = 0;
+			for (size_t k = 0; k < in->n_sched; k++)
+				tokens += s->reqs[in->sched[k]].sched_tokens;
+			in->tokens += tokens;
+		} else
+			g->dummy_steps++;
+	}
+	g->steps++;
+	g->in_flight = true;
+	if (!lsim_schedule_in(s->eng, dt, dp_step_end, g, 0) && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_dp *g = subject;
+	lsim_time now = lsim_now(eng);
+	for (int32_t i = 0; i < g->n; i++) {
+		struct lsim_instance *in = g->rank[i];
+		if (!g->part[i] || in->failed)
+			continue; /* crashed mid-step: nothing comes out */
+		in->busy_ns += now - in->step_start;
+		add_work(in, &in->step_work);
+		if (in->n_sched > 0)
+			finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
+		in->n_sched = 0;
+	}
+	g->in_flight = false;
+	lsim_dp_step(g);
+}
+
+/* ---- macro steps ----
+ * With sim->macro_steps, a step whose batch is all decode, on an instance
+ * with nothing waiting, is planned with the steps that follow it while
+ * the batch cannot change: up to the step at which its first request
+ * finishes, and no further than the free KV blocks go (no step of the run
+ * may need to preempt). Their times come from the perf model at once (a
+ * pure function of the batch: each step's contexts are one token longer),
+ * LSIM_RUN_STEPS at a time: a request joining cuts the run, and the steps
+ * planned beyond the cut are work thrown away (with no bound, more than
+ * half of those planned in the end-to-end benchmark). A run that reaches
+ * the end of its plan with the batch unchanged goes on (extend_run): one
+ * event per LSIM_RUN_STEPS steps, but none of the batch's formation, and
+ * its tokens still stream back at the run's end. (Plans of 16 steps
+ * execute 8% more instructions in the benchmark than 32; 64, 0.4% fewer.)
+ * Only the run's last step end is an event (step_end). The ends before it
+ * take place lazily, with the same effects as step_end and schedule_step
+ * would have had, once the clock has passed them (a step end at the same
+ * instant as another event counts as after it), in two parts:
+ *   - advance: the instance's own state (counters, queued tokens, the
+ *     blocks its batch takes). The plan gives each step's end and the
+ *     running sums of the changes of queued tokens and KV blocks
+ *     (m_step[].end, .cdq, .cdb), so this touches no request and, but
+ *     for the work (a sum of doubles, added step by step), takes the
+ *     same time for any number of steps;
+ *   - settle: the requests' own state (tokens, GPU time, KV blocks and
+ *     their prefix-cache entries), each request's steps in order. A
+ *     request's values are the same as step by step; only the order in
+ *     which the batch's requests take their blocks differs, so block
+ *     numbers may, never counts or contents.
+ * Both happen for every instance (lsim_sim_catch_up) before a sample, at
+ * the end of the run and before every event not tagged LSIM_TAG_LIGHT or
+ * LSIM_TAG_INTERNAL (the engine's before-event hook), and for one
+ * instance at its own events (the run's end, a cut). Light events read
+ * other instances only as policies see them, advancing them first
+ * (lsim_instance_advance, lsim_instance_kv_free counting the blocks taken
+ * and not allocated yet) unless the policies read only counts.
+ * Whatever could change the batch (a request or a swapped or handed-over
+ * KV joining) cuts the run at the end of the step in flight. The tokens of
+ * the run's steps stream back as one message at its end. */
+
+/* Blocks the batch takes for the run's first n steps beyond those it
+ * holds: the last ends with computed + n tokens. */
+static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
+{
+	int64_t need = 0;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		int32_t more = ceil_div((int64_t)r->computed + n, in->cfg.block_size) -
+			       r->nblocks;
+		if (more > 0)
+			need += more;
+	}
+	return need;
+}
+
+/* The run's n steps (times dts, works in ns, or from step 1 on in s
+ * as the perf model gives them: in_s): their ends, from the run's start
+ * at start, and the changes at each step's start: a request still
+ * predicted to generate more has one token less of work, and one whose
+ * next token starts a block takes that block. Returns the run's span. */
+static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start,
+			    const lsim_time *dts, const struct lsim_iter_work *works, bool in_s)
+{
+	int32_t bs = (int32_t)in->cfg.block_size;
+	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
+	int32_t db[LSIM_RUN_STEPS] = {0};
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
+		stop[left < n ? left : n]++;
+		/* after step k the request holds computed + k tokens and takes
+		 * room for one more: a new block when that one starts it */
+		for (int64_t k = (int64_t)r->nblocks * bs - r->computed; k < n; k += bs)
+			if (k >= 1)
+				db[k]++;
+	}
+	int32_t falling = (int32_t)in->n_sched, cdq = 0, cdb = 0;
+	lsim_time end = start;
+	for (int32_t k = 0; k < n; k++) {
+		if (k > 0) {
+			falling -= stop[k - 1];
+			cdq -= falling;
+			cdb += db[k];
+		}
+		end += dts[k];
+		/* field by field: a whole struct through the stack costs a
+		 * store-forwarding stall per step */
+		struct lsim_run_step *st = &in->m_step[k];
+		double ws = works[k].s;
+		if (k > 0 && in_s) /* (as step_time gives it: work_ns) */
+			ws = ws < 0 || ws * 1e9 > (double)dts[k] ? (double)dts[k] : ws * 1e9;
+		st->dt = dts[k];
+		st->end = end;
+		st->work.s = ws;
+		st->work.flops = works[k].s < 0 ? 0.0 : works[k].flops;
+		st->work.bytes = works[k].s < 0 ? 0.0 : works[k].bytes;
+		st->cdq = cdq;
+		st->cdb = cdb;
+	}
+	return end - start;
+}
+
+/* In the sim's list of instances with a step end to catch up on, at t. */
+static bool macro_enlist(struct lsim_instance *in, lsim_time t)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->m_slot < 0) {
+		if (grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
+			 sizeof *s->macro) != 0)
+			return false;
+		in->m_slot = (int32_t)s->n_macro;
+		s->macro[s->n_macro++].in = in;
+	}
+	s->macro[in->m_slot].t = t;
+	if (t < s->macro_min)
+		s->macro_min = t;
+	return true;
+}
+
+static void macro_delist(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	in->m_next = LSIM_TIME_MAX;
+	if (in->m_slot < 0)
+		return;
+	s->macro[in->m_slot] = s->macro[--s->n_macro];
+	s->macro[in->m_slot].in->m_slot = in->m_slot;
+	in->m_slot = -1;
+}
+
+/* The step started at start (time dt, batch b of decodes only) starts a
+ * run if it may; returns the time to the run's end (dt alone: no run). */
+static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
+			  lsim_time dt, lsim_time start)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->wait_len > 0 || in->swapping_in > 0 || in->n_sched != in->run_len ||
+	    in->role == LSIM_ROLE_PREFILL || pcie_slowed(in))
+		return dt;
+	int32_t n = INT32_MAX; /* steps up to the first request's last */
+	for (size_t i = 0; i < in->n_sched; i++) {
+		const struct lsim_req *r = &s->reqs[in->sched[i]];
+		if (r->output - r->generated < n)
+			n = r->output - r->generated;
+	}
+	int64_t free_blocks = lsim_instance_kv_free(in);
+	if (n > 1 && run_blocks(in, n) > free_blocks) {
+		int32_t lo = 1, hi = n; /* run_blocks(lo) fits, (hi) does not */
+		while (hi - lo > 1) {
+			int32_t mid = lo + (hi - lo) / 2;
+			if (run_blocks(in, mid) <= free_blocks)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		n = lo;
+	}
+	bool more = n > LSIM_RUN_STEPS;
+	if (more)
+		n = LSIM_RUN_STEPS; /* its end carries it on (extend_run) */
+	if (n < 2)
+		return dt;
+	if (!macro_enlist(in, start + dt)) {
+		/* out of memory: the run fails (step by step from here would
+		 * stream other token messages than a run with memory) */
+		fail_nomem(s);
+		return dt;
+	}
+	settle(in); /* the last run's steps (settled at its end or cut) */
+	lsim_time dts[LSIM_RUN_STEPS];
+	struct lsim_iter_work works[LSIM_RUN_STEPS];
+	dts[0] = dt;
+	works[0] = in->step_work;
+	for (int32_t i = 0; i < b->n_decode; i++)
+		in->dec_ctx[i]++; /* the run's second step */
+	bool in_s = !in->work_perf && in->perf->ops->decode_run;
+	if (in_s) {
+		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
+	} else {
+		for (int32_t k = 1; k < n; k++) {
+			dts[k] = step_time(in, b, 0, &works[k], NULL);
+			for (int32_t i = 0; i < b->n_decode; i++)
+				in->dec_ctx[i]++;
+		}
+	}
+	lsim_time span = plan_steps(in, n, start, dts, works, in_s);
+	in->m_n = n;
+	in->m_done = 0;
+	in->m_settled = 0;
+	in->m_kvp = 0;
+	in->m_next = start + dt;
+	in->m_more = more;
+	return span;
+}
+
+/* The run's last planned step ends now, it stopped at its bound, and its
+ * batch goes on (nothing joined: a join cuts the run and clears m_more):
+ * rather than step_end and schedule_step forming the same batch again
+ * and a run of it, the run goes on from the step ending now, its first
+ * step in a new plan; its end takes place as the run's others do. The
+ * requests are settled up to that step's start (catch_up), so their
+ * state is what plan_run saw when it formed it. False (nothing changed)
+ * where no run could start (the batch changes, the blocks would not
+ * last two steps, PCIe contention): step_end goes on as for any step. */
+static bool extend_run(struct lsim_instance *in)
+{
+	struct lsim_sim *s = in->sim;
+	in->m_more = false;
+	lsim_time dt = in->m_step[in->m_n - 1].dt, now = lsim_now(s->eng);
+	for (size_t i = 0; i < in->n_sched; i++)
+		in->dec_ctx[i] = s->reqs[in->sched[i]].computed;
+	struct lsim_batch b = {.n_decode = (int)in->n_sched, .decode_ctx = in->dec_ctx};
+	lsim_time span = plan_run(in, &b, dt, in->step_start);
+	if (in->m_slot < 0)
+		return false; /* no run: plan_run changed nothing */
+	in->step_ev = lsim_schedule_tag(s->eng, in->step_start + span, step_end, in,
+					(uint64_t)in->n_sched, LSIM_TAG_LIGHT);
+	if (!in->step_ev) {
+		fail_nomem(s);
+		return true;
+	}
+	/* the step ending now; settled later, as the run's others are (the
+	 * instance stays listed until then) */
+	advance(in, now, true);
+	s->macro[in->m_slot].t = in->m_next;
+	return true;
+}
+
+/* The instance's side of the step ends of its run before t (at_t: and at
+ * t): step_end, then schedule_step forming the same batch (nothing waits,
+ * nobody finishes). */
+static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
+{
+	if (!(in->m_next < t || (at_t && in->m_next == t)))
+		return;
+	if (in->m_settled == in->m_done)
+		in->sim->macro_unsettled++;
+	/* the steps that end: each adds its work (in order: sums of
+	 * doubles); the rest is the difference of the plan's running sums */
+	int32_t d = in->m_done, k = d;
+	double work_ns = in->work_ns, flops = in->flops, bytes = in->bytes;
+	struct lsim_iter_work step_work = in->step_work;
+	do {
+		work_ns += step_work.s;
+		flops += step_work.flops;
+		bytes += step_work.bytes;
+		step_work = in->m_step[++k].work;
+	} while (k + 1 < in->m_n &&
+		 (in->m_step[k].end < t || (at_t && in->m_step[k].end == t)));
+	const struct lsim_run_step *first = &in->m_step[d], *last = &in->m_step[k];
+	int64_t steps = k - d;
+	in->busy_ns += in->m_step[k - 1].end - in->step_start;
+	in->work_ns = work_ns;
+	in->flops = flops;
+	in->bytes = bytes;
+	in->queued_tokens += last->cdq - first->cdq;
+	in->m_kvp += last->cdb - first->cdb;
+	in->m_tokens += (int32_t)(in->n_sched * steps);
+	in->iterations += steps;
+	in->tokens += (int64_t)in->n_sched * steps;
+	in->step_start = in->m_step[k - 1].end;
+	in->step_work = step_work;
+	in->m_done = k;
+	in->m_next = k + 1 < in->m_n ? last->end : LSIM_TIME_MAX;
+}
+
+/* Counts the instance's ended steps as settled. */
+static void mark_settled(struct lsim_instance *in)
+{
+	if (in->m_settled != in->m_done)
+		in->sim->macro_unsettled--;
+	in->m_settled = in->m_done;
+	in->m_kvp = 0;
+}
+
+/* Adds the n steps' GPU times g, in order, to each of the requests'
+ * GPU time: the same steps for all, so four requests' sums run side by
+ * side as the lanes of a vector (IEEE lane by lane: each lane's sum is
+ * the scalar one), four dependent chains of additions instead of one. */
+static void add_gpu_ns(struct lsim_sim *s, const int32_t *req, size_t n_req,
+		       const double *g, int32_t n)
+{
+	typedef double v4d __attribute__((vector_size(32)));
+	size_t i = 0;
+	for (; i + 4 <= n_req; i += 4) {
+		struct lsim_req *a = &s->reqs[req[i]], *b = &s->reqs[req[i + 1]],
+				*c = &s->reqs[req[i + 2]], *d = &s->reqs[req[i + 3]];
+		v4d v = {a->gpu_ns, b->gpu_ns, c->gpu_ns, d->gpu_ns};
+		for (int32_t j = 0; j < n; j++)
+			v += g[j];
+		a->gpu_ns = v[0];
+		b->gpu_ns = v[1];
+		c->gpu_ns = v[2];
+		d->gpu_ns = v[3];
+	}
+	for (; i < n_req; i++) {
+		struct lsim_req *r = &s->reqs[req[i]];
+		double x = r->gpu_ns;
+		for (int32_t j = 0; j < n; j++)
+			x += g[j];
+		r->gpu_ns = x;
+	}
+}
+
+/* The requests' side of the steps advance took: for each request, its
+ * steps in order, as finish_batch and schedule_step would have done them
+ * (a token each, none the request's last, then room for the next). */
+static void settle(struct lsim_instance *in)
+{
+	int32_t from = in->m_settled, to = in->m_done;
+	if (from == to)
+		return;
+	struct lsim_sim *s = in->sim;
+	int32_t planned = in->m_kvp, taken = 0;
+	mark_settled(in);
+	int32_t bs = (int32_t)in->cfg.block_size;
+	double kv_block_bytes = in->kv_block_bytes;
+	double share = 1.0 / (double)in->n_sched;
+	double gpu_ns[LSIM_RUN_STEPS]; /* each request's share of step k + 1 */
+	for (int32_t k = from; k < to; k++)
+		gpu_ns[k] = share * (double)in->m_step[k].dt * in->n_gpus;
+	add_gpu_ns(s, in->sched, in->n_sched, gpu_ns + from, to - from);
+	bool prefix = in->cfg.enable_prefix_caching;
+	for (size_t i = 0; i < in->n_sched; i++) {
+		struct lsim_req *r = &s->reqs[in->sched[i]];
+		int32_t held = r->nblocks;
+		if (share > r->max_share)
+			r->max_share = share;
+		/* Segments of steps that end where a block fills or a new one
+		 * is needed: within one, a step only adds a token (the
+		 * blocks, and so the largest KV, stay as they are); at its
+		 * last step the block work happens as it would have step by
+		 * step. */
+		for (int32_t k = from; k < to;) {
+			/* steps until computed + 1 passes the blocks held, or
+			 * computed reaches the next block to register */
+			int32_t len = r->nblocks * bs - r->computed;
+			if (prefix && (r->hashed + 1) * bs - r->computed < len)
+				len = (r->hashed + 1) * bs - r->computed;
+			if (len < 1)
+				len = 1;
+			if (len > to - k)
+				len = to - k;
+			k += len;
+			if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
+				r->max_kv_bytes = r->nblocks * kv_block_bytes;
+			r->computed += len;
+			r->generated += len;
+			if (prefix && r->computed >= (r->hashed + 1) * bs)
+				register_full_blocks(in, r);
+			if (r->computed + 1 > r->nblocks * bs &&
+			    !ensure_blocks(in, r, r->computed + 1)) {
+				/* the plan counted the blocks: only an
+				 * allocation failure gets here */
+				fail_nomem(s);
+				return;
+			}
+		}
+		r->sched_tokens = 1;
+		taken += r->nblocks - held;
+	}
+	if (taken != planned && !s->error) {
+		/* what policies saw of its free blocks was wrong: a bug */
+		s->error = lsim_diag_set(&s->diag, LSIM_ESTATE, "", 0, 0, "",
+					 "instance %d: a macro step's plan counted %d KV "
+					 "blocks, its requests took %d",
+					 (int)in->id, (int)planned, (int)taken);
+		lsim_stop(s->eng);
+	}
+}
+
+/* Both sides, before t (at_t: and at t). */
+static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
+{
+	struct lsim_sim *s = in->sim;
+	if (in->failed || !in->kv) {
+		/* crashed or evicted: its run's later steps never end */
+		if (in->m_tokens > 0)
+			lsim_sim_stream_tokens(s, in, in->m_tokens);
+		in->m_tokens = 0;
+		mark_settled(in); /* what its requests had left is gone */
+		macro_delist(in);
+		return;
+	}
+	advance(in, t, at_t);
+	settle(in);
+	if (in->m_next == LSIM_TIME_MAX)
+		macro_delist(in);
+	else
+		s->macro[in->m_slot].t = in->m_next;
+}
+
+void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
+{
+	if (s->macro_unsettled == 0 &&
+	    (s->macro_min > t || (!at_t && s->macro_min == t)))
+		return;
+	lsim_time min = LSIM_TIME_MAX;
+	for (size_t i = 0; i < s->n_macro;) {
+		struct lsim_instance *in = s->macro[i].in;
+		catch_up(in, t, at_t);
+		if (in->m_slot != (int32_t)i)
+			continue; /* delisted: slot i holds another */
+		if (s->macro[i].t < min)
+			min = s->macro[i].t;
+		i++;
+	}
+	s->macro_min = min;
+}
+
+void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now)
+{
+	if (in->failed || !in->kv) {
+		catch_up(in, now, false);
+		return;
+	}
+	advance(in, now, false);
+	in->sim->macro[in->m_slot].t = in->m_next;
+}
+
+int32_t lsim_instance_kv_free(const struct lsim_instance *in)
+{
+	return in->kv ? lsim_kv_free(in->kv) - in->m_kvp : 0;
+}
+
+/* The run ends with the step in flight: its end becomes the event. */
+static void macro_cut(struct lsim_instance *in)
+{
+	in->m_more = false; /* (its last step may be in flight) */
+	if (in->m_slot < 0)
+		return; /* no run */
+	struct lsim_sim *s = in->sim;
+	catch_up(in, lsim_now(s->eng), false);
+	if (in->m_slot < 0)
+		return; /* in its last step */
+	in->m_n = in->m_done + 1;
+	if (lsim_reschedule(s->eng, in->step_ev, in->m_next) != 0 && !s->error) {
+		s->error = LSIM_ESTATE;
+		lsim_stop(s->eng);
+	}
+	macro_delist(in);
+}
+
+/* ---- service mode ---- */
+
+static void service_start(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	lsim_time now = lsim_now(s->eng);
+	r->first_sched = now;
+	double mean = (double)in->service.mean;
+	double t = in->service.dist == LSIM_SVC_EXPONENTIAL
+			   ? gsl_ran_exponential(s->service_rng, mean)
+			   : mean;
+	lsim_time dt = (lsim_time)llround(t);
+	if (dt < 1)
+		dt = 1;
+	in->busy_servers++;
+	lsim_instance_touch(in);
+	in->busy_ns += dt; /* server-time; divided by servers in reports */
+	in->iterations++;
+	in->tokens += r->prompt + r->output;
+	if (!lsim_schedule_in(s->eng, dt, service_end, in, (uint64_t)ri) &&
+	    !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	struct lsim_instance *in = subject;
+	int32_t ri = (int32_t)arg;
+	if (in->failed)
+		return;
+	struct lsim_req *r = &in->sim->reqs[ri];
+	lsim_time now = lsim_now(eng);
+	in->queued_tokens -= work_of(r);
+	r->generated = r->output;
+	r->first_token = now;
+	r->finish = now;
+	r->status = LSIM_REQ_FINISHED;
+	in->busy_servers--;
+	in->outstanding--;
+	lsim_instance_touch(in);
+	lsim_sim_request_done(in->sim, ri);
+	if (in->wait_len > 0) {
+		int32_t next = wait_front(in);
+		wait_pop_front(in);
+		service_start(in, next);
+	}
+}
+
+/* ---- submission ---- */
+
+/* A request on its way does not change between the two calls (nothing
+ * computes it), so the work added is the work taken back. */
+void lsim_instance_reserve(struct lsim_instance *in, int32_t ri)
+{
+	in->in_transit++;
+	in->transit_tokens += work_of(&in->sim->reqs[ri]);
+	lsim_instance_touch(in);
+}
+
+void lsim_instance_unreserve(struct lsim_instance *in, int32_t ri)
+{
+	in->in_transit--;
+	in->transit_tokens -= work_of(&in->sim->reqs[ri]);
+	lsim_instance_touch(in);
+}
+
+void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
+{
+	struct lsim_sim *s = in->sim;
+	struct lsim_req *r = &s->reqs[ri];
+	r->instance = in->id;
+	in->outstanding++;
+	lsim_instance_touch(in);
+	in->queued_tokens += work_of(r);
+	if (in->service_mode) {
+		if (in->busy_servers < in->cfg.max_num_seqs)
+			service_start(in, ri);
+		else if (wait_push_back(in, ri) != 0 && !s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	/* A request that can never fit would be preempted forever. */
+	int64_t total = (int64_t)r->prompt + r->output;
+	if (total > in->max_model_len ||
+	    ceil_div(total, in->cfg.block_size) > lsim_kv_total(in->kv)) {
+		r->status = LSIM_REQ_REJECTED;
+		r->reject_reason = LSIM_REJECT_NEVER_FITS;
+		r->finish = lsim_now(s->eng);
+		in->outstanding--;
+		lsim_instance_touch(in);
+		in->queued_tokens -= work_of(r);
+		lsim_sim_request_done(s, ri);
+		return;
+	}
+	if (wait_push_back(in, ri) != 0) {
+		if (!s->error)
+			s->error = LSIM_ENOMEM;
+		return;
+	}
+	/* Start a step from an event at the same time, so that every request
+	 * arriving at this instant is in the queue when the batch forms. */
+	if (room_for_step(in) && !in->kick_pending) {
+		in->kick_pending = true;
+		if (!lsim_schedule_in(s->eng, 0, kick, in, 0) && !s->error)
+			s->error = LSIM_ENOMEM;
+	}
+}
+
+static void kick(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)arg;
+	struct lsim_instance *in = subject;
+	in->kick_pending = false;
+	if (in->failed)
+		return;
+	if (room_for_step(in))
+		schedule_step(in);
+}
