@@ -153,7 +153,7 @@ static struct lsim_dp *run_group(struct lsim_sim *s, const char *rows, int n, bo
 	struct lsim_instance *ranks[4];
 	for (int i = 0; i < n; i++) {
 		ranks[i] = lsim_sim_add_instance(s);
-		assert_int_equal(lsim_instance_init(ranks[i], s, i, &cfg, &gpu, &moe_model, 1,
+		assert_int_equal(lsim_instance_init(ranks[i], &s->sv, i, &cfg, &gpu, &moe_model, 1,
 						    qwen(n), &d), 0);
 	}
 	struct lsim_dp *g = lsim_sim_add_dp(s, ranks, n, lockstep);
@@ -201,7 +201,7 @@ static void test_lockstep_steps(void **state)
 	(void)state;
 	struct lsim_sim s;
 	struct lsim_dp *g = run_group(&s, "0,300,3\n0,20,2\n", 2, true);
-	const struct lsim_req *a = &s.reqs[0], *b = &s.reqs[1];
+	const struct lsim_req *a = &s.sv.reqs[0], *b = &s.sv.reqs[1];
 	assert_int_equal(a->status, LSIM_REQ_FINISHED);
 	assert_int_equal(b->status, LSIM_REQ_FINISHED);
 	assert_int_equal(a->instance, 0);
@@ -234,7 +234,7 @@ static void test_dummy_rank(void **state)
 	(void)state;
 	struct lsim_sim s;
 	struct lsim_dp *g = run_group(&s, "0,100,2\n", 2, true);
-	const struct lsim_req *a = &s.reqs[0];
+	const struct lsim_req *a = &s.sv.reqs[0];
 	lsim_time p0 = prefill(100, 101, 100), p1 = decode(1, 101, 100);
 	lsim_time step1 = p0 > p1 ? p0 : p1;
 	assert_int_equal(a->first_token, step1);
@@ -248,7 +248,7 @@ static void test_dummy_rank(void **state)
 	/* a group without lockstep (a dense model's): the idle rank does
 	 * nothing, and the request's steps are its own alone */
 	g = run_group(&s, "0,100,2\n", 2, false);
-	assert_int_equal(s.reqs[0].first_token, prefill(100, 0, 0));
+	assert_int_equal(s.sv.reqs[0].first_token, prefill(100, 0, 0));
 	assert_int_equal(s.inst[1]->busy_ns, 0);
 	assert_int_equal(g->steps, 0);
 	lsim_sim_release(&s);
@@ -271,7 +271,7 @@ static void test_balancer_sequence(void **state)
 	struct lsim_instance *r[3];
 	for (int i = 0; i < 3; i++) {
 		r[i] = lsim_sim_add_instance(&s);
-		assert_int_equal(lsim_instance_init(r[i], &s, i, &cfg, &gpu, &moe_model, 1,
+		assert_int_equal(lsim_instance_init(r[i], &s.sv, i, &cfg, &gpu, &moe_model, 1,
 						    qwen(0), &d), 0);
 	}
 	struct lsim_dp *g = lsim_sim_add_dp(&s, r, 3, false);
@@ -329,11 +329,11 @@ static void test_balancer_publication(void **state)
 		      "0.15,50,2\n0.16,50,2\n", 2, false);
 	static const int32_t want[] = {0, 1, 0, 1, 0, 0, 1};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-		assert_int_equal(s.reqs[i].instance, want[i]);
+		assert_int_equal(s.sv.reqs[i].instance, want[i]);
 	/* the short requests were done by the publication */
-	assert_true(s.reqs[4].finish < 100 * LSIM_MS);
-	assert_true(s.reqs[3].finish < 100 * LSIM_MS);
-	assert_true(s.reqs[1].finish > 160 * LSIM_MS);
+	assert_true(s.sv.reqs[4].finish < 100 * LSIM_MS);
+	assert_true(s.sv.reqs[3].finish < 100 * LSIM_MS);
+	assert_true(s.sv.reqs[1].finish > 160 * LSIM_MS);
 	lsim_sim_release(&s);
 }
 

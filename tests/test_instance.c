@@ -424,8 +424,8 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 	struct lsim_diag d = {0};
 	assert_int_equal(lsim_sim_init(s, 1, &d), 0);
 	s->sample_period = 0;
-	s->retain_requests = true; /* the tests read s->reqs[i] */
-	s->macro_steps = o->macro;
+	s->retain_requests = true; /* the tests read s->sv.reqs[i] */
+	s->sv.macro_steps = o->macro;
 	struct lsim_engine_cfg cfg = {
 		.max_num_seqs = max_seqs, .max_num_batched_tokens = max_tokens,
 		.block_size = 16, .num_gpu_blocks = blocks,
@@ -434,13 +434,13 @@ static void run_trace_ex(struct lsim_sim *s, const char *rows, int64_t blocks,
 	};
 	for (int i = 0; i < (o->n_inst > 0 ? o->n_inst : 1); i++) {
 		struct lsim_instance *in = lsim_sim_add_instance(s);
-		assert_int_equal(lsim_instance_init(in, s, i, &cfg, &toy_gpu, &toy_model,
+		assert_int_equal(lsim_instance_init(in, &s->sv, i, &cfg, &toy_gpu, &toy_model,
 						    1, linear_perf(), &d), 0);
 	}
 	struct lsim_csv_map map = {"t", LSIM_TF_SECONDS, "p", "o"};
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_csv_open(path, &map, &w, &d), 0);
-	lsim_set_after_event(s->eng, o->after, o->ctx);
+	lsim_set_after_event(s->sv.eng, o->after, o->ctx);
 	if (o->setup)
 		o->setup(s, o->ctx);
 	assert_int_equal(lsim_sim_run(s, w, o->limit, &d), 0);
@@ -459,7 +459,7 @@ static void test_single_request_timing(void **state)
 	struct lsim_sim s;
 	run_trace(&s, "0,100,5\n", 100, 2048, 256);
 	assert_int_equal(s.n_reqs, 1);
-	const struct lsim_req *r = &s.reqs[0];
+	const struct lsim_req *r = &s.sv.reqs[0];
 	assert_int_equal(r->status, LSIM_REQ_FINISHED);
 	assert_int_equal(r->first_sched, 0);
 	/* prefill of 100 tokens: 10 ms + 100 us */
@@ -478,7 +478,7 @@ static void test_chunked_prefill_and_batching(void **state)
 	/* A 5000-token prompt in chunks of 2048, 2048, 904; a second request
 	 * arriving at 1 ms joins once the first one's prefill is done. */
 	run_trace(&s, "0,5000,2\n0.001,10,1\n", 1000, 2048, 256);
-	const struct lsim_req *a = &s.reqs[0], *b = &s.reqs[1];
+	const struct lsim_req *a = &s.sv.reqs[0], *b = &s.sv.reqs[1];
 	lsim_time t1 = 12048 * LSIM_US, t2 = 2 * t1, t3 = t2 + 10904 * LSIM_US;
 	/* step 3 had budget 2048 - 904 = 1144 left: b's prefill rides along */
 	assert_int_equal(a->first_token, t3 + 10 * LSIM_US);
@@ -503,11 +503,11 @@ static void test_preemption_bounded(void **state)
 	run_trace(&s, rows, 40, 2048, 256);
 	int32_t max_pre = 0, total = 0;
 	for (size_t i = 0; i < s.n_reqs; i++) {
-		assert_int_equal(s.reqs[i].status, LSIM_REQ_FINISHED);
-		assert_int_equal(s.reqs[i].generated, 300);
-		if (s.reqs[i].preemptions > max_pre)
-			max_pre = s.reqs[i].preemptions;
-		total += s.reqs[i].preemptions;
+		assert_int_equal(s.sv.reqs[i].status, LSIM_REQ_FINISHED);
+		assert_int_equal(s.sv.reqs[i].generated, 300);
+		if (s.sv.reqs[i].preemptions > max_pre)
+			max_pre = s.sv.reqs[i].preemptions;
+		total += s.sv.reqs[i].preemptions;
 	}
 	assert_int_equal(s.n_done, 12);
 	assert_true(total > 0);	   /* the scenario does preempt */
@@ -516,7 +516,7 @@ static void test_preemption_bounded(void **state)
 	assert_int_equal(lsim_kv_free(s.inst[0]->kv), 40);
 	/* FCFS: completion order follows arrival order */
 	for (size_t i = 1; i < s.n_reqs; i++)
-		assert_true(s.reqs[i].finish >= s.reqs[i - 1].finish);
+		assert_true(s.sv.reqs[i].finish >= s.sv.reqs[i - 1].finish);
 	lsim_sim_release(&s);
 }
 
@@ -588,7 +588,7 @@ static void test_invariants(void **state)
 	in->run_len = old_len;
 	free(run);
 
-	s.inv_last = lsim_now(s.eng) + 1;
+	s.inv_last = lsim_now(s.sv.eng) + 1;
 	expect_broken(&s, "clock went back");
 	lsim_sim_release(&s);
 }
@@ -680,7 +680,7 @@ static void test_kept_routing_view(void **state)
 		/* every instance took some: the router did spread them */
 		for (int i = 0; i < 3; i++)
 			assert_true(s.inst[i]->iterations > 0);
-		assert_int_equal(s.info_n, 3); /* the view was kept */
+		assert_int_equal(s.sv.info_n, 3); /* the view was kept */
 		printf("  caught: %s\n", p.caught);
 		assert_non_null(strstr(p.caught, "instance 1 changed without a touch"));
 		lsim_sim_release(&s);
@@ -697,11 +697,11 @@ static void same_as_macro(const char *rows, int64_t blocks, int64_t max_seqs,
 	for (int m = 0; m < 2; m++) {
 		run_trace_ex(&s[m], rows, blocks, 2048, max_seqs,
 			     &(struct run_opts){NULL, NULL, m == 1, limit});
-		ev[m] = lsim_events_processed(s[m].eng);
+		ev[m] = lsim_events_processed(s[m].sv.eng);
 	}
 	assert_int_equal(s[0].n_reqs, s[1].n_reqs);
 	for (size_t i = 0; i < s[0].n_reqs; i++) {
-		const struct lsim_req *a = &s[0].reqs[i], *b = &s[1].reqs[i];
+		const struct lsim_req *a = &s[0].sv.reqs[i], *b = &s[1].sv.reqs[i];
 		assert_int_equal(a->status, b->status);
 		assert_int_equal(a->first_sched, b->first_sched);
 		assert_int_equal(a->first_token, b->first_token);
@@ -725,7 +725,7 @@ static void same_as_macro(const char *rows, int64_t blocks, int64_t max_seqs,
 	ev[2] = (uint64_t)x->preemptions;
 	assert_int_equal(lsim_kv_free(x->kv), lsim_kv_free(y->kv));
 	assert_int_equal(lsim_kv_cached(x->kv), lsim_kv_cached(y->kv));
-	assert_int_equal(lsim_now(s[0].eng), lsim_now(s[1].eng));
+	assert_int_equal(lsim_now(s[0].sv.eng), lsim_now(s[1].sv.eng));
 	lsim_sim_release(&s[0]);
 	lsim_sim_release(&s[1]);
 }
@@ -742,10 +742,10 @@ static void test_macro_steps(void **state)
 	struct lsim_sim s;
 	run_trace_ex(&s, "0,100,60\n0.2,10,5\n", 100, 2048, 256,
 		     &(struct run_opts){NULL, NULL, true, 0});
-	assert_int_equal(s.reqs[1].first_sched, 200119 * LSIM_US);
+	assert_int_equal(s.sv.reqs[1].first_sched, 200119 * LSIM_US);
 	/* a's 59 decode steps take 10.001 ms alone, 10 us more with b's
 	 * prefill of 10 tokens, 1 us more with each of b's 4 decodes */
-	assert_int_equal(s.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US +
+	assert_int_equal(s.sv.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US +
 						   14 * LSIM_US);
 	lsim_sim_release(&s);
 	/* step by step: a's 60 steps (b rides along in 5 of them), 2
@@ -791,7 +791,7 @@ struct probe_seen {
 static void probe_record(struct probe_seen *p)
 {
 	const struct lsim_instance *in = p->s->inst[0];
-	const struct lsim_req *r = &p->s->reqs[0];
+	const struct lsim_req *r = &p->s->sv.reqs[0];
 	p->at[p->n].iterations = in->iterations;
 	p->at[p->n].tokens = in->tokens;
 	p->at[p->n].generated = r->generated;
@@ -818,8 +818,8 @@ static void add_probes(struct lsim_sim *s, void *ctx)
 {
 	struct probe_seen *p = ctx;
 	p->s = s;
-	assert_true(lsim_schedule_tag(s->eng, 140 * LSIM_MS, probe, p, 1, LSIM_TAG_LIGHT));
-	assert_true(lsim_schedule(s->eng, 140 * LSIM_MS, probe, p, 0));
+	assert_true(lsim_schedule_tag(s->sv.eng, 140 * LSIM_MS, probe, p, 1, LSIM_TAG_LIGHT));
+	assert_true(lsim_schedule(s->sv.eng, 140 * LSIM_MS, probe, p, 0));
 }
 
 /* Macro steps catch a run up lazily: an event tagged light sees the
@@ -865,7 +865,7 @@ static void test_macro_settle(void **state)
 	assert_int_equal(seen.at[2].nblocks, 8);
 	assert_int_equal(seen.at[2].kv_free, 100 - 8);
 	/* and it ends as step by step */
-	assert_int_equal(s.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US);
+	assert_int_equal(s.sv.reqs[0].finish, 10100 * LSIM_US + 59 * 10001 * LSIM_US);
 	lsim_sim_release(&s);
 }
 
@@ -875,8 +875,8 @@ static void test_reject_never_fits(void **state)
 	struct lsim_sim s;
 	/* 10 blocks = 160 tokens: 100 + 100 can never fit. */
 	run_trace(&s, "0,100,100\n0,20,5\n", 10, 2048, 256);
-	assert_int_equal(s.reqs[0].status, LSIM_REQ_REJECTED);
-	assert_int_equal(s.reqs[1].status, LSIM_REQ_FINISHED);
+	assert_int_equal(s.sv.reqs[0].status, LSIM_REQ_REJECTED);
+	assert_int_equal(s.sv.reqs[1].status, LSIM_REQ_FINISHED);
 	assert_int_equal(s.n_done, 2);
 	lsim_sim_release(&s);
 }
@@ -887,7 +887,7 @@ static void test_max_num_seqs(void **state)
 	struct lsim_sim s;
 	/* Cap of 2 sequences: the third waits for the first to finish. */
 	run_trace(&s, "0,10,3\n0,10,3\n0,10,3\n", 100, 2048, 2);
-	const struct lsim_req *r = s.reqs;
+	const struct lsim_req *r = s.sv.reqs;
 	assert_int_equal(r[0].first_sched, 0);
 	assert_int_equal(r[1].first_sched, 0);
 	/* steps: prefill(20 tok) 10.02 ms, decode x2 10.002 ms each */
@@ -923,7 +923,7 @@ static void test_trace_prefix_hashes(void **state)
 		.enable_prefix_caching = true, .enable_chunked_prefill = true,
 	};
 	struct lsim_instance *in = lsim_sim_add_instance(&s);
-	assert_int_equal(lsim_instance_init(in, &s, 0, &cfg, &toy_gpu, &toy_model, 1,
+	assert_int_equal(lsim_instance_init(in, &s.sv, 0, &cfg, &toy_gpu, &toy_model, 1,
 					    linear_perf(), &d), 0);
 	struct lsim_workload *w = NULL;
 	assert_int_equal(lsim_workload_jsonl_open(path, &w, &d), 0);
@@ -935,7 +935,7 @@ static void test_trace_prefix_hashes(void **state)
 	assert_int_equal(in->prompt_tokens_admitted, 4 * 1024);
 	assert_int_equal(in->prefix_hit_tokens, 1008 + 512);
 	/* prefill of the 2nd request is 16 tokens: 10 ms + 16 us */
-	assert_int_equal(s.reqs[1].first_token - s.reqs[1].arrival, 10016 * LSIM_US);
+	assert_int_equal(s.sv.reqs[1].first_token - s.sv.reqs[1].arrival, 10016 * LSIM_US);
 	lsim_sim_release(&s);
 	unlink(path);
 

@@ -232,16 +232,16 @@ static void test_instance_uses_plan(void **state)
 	struct lsim_sim s;
 	assert_int_equal(lsim_sim_init(&s, 1, &d), 0);
 	struct lsim_instance *in = lsim_sim_add_instance(&s);
-	assert_int_equal(lsim_instance_init(in, &s, 0, &cfg, &g, &m, 1, NULL, &d), 0);
+	assert_int_equal(lsim_instance_init(in, &s.sv, 0, &cfg, &g, &m, 1, NULL, &d), 0);
 	assert_int_equal(in->kv_blocks, 2648);
 	cfg.num_gpu_blocks = 2588; /* the run's own count overrides */
 	in = lsim_sim_add_instance(&s);
-	assert_int_equal(lsim_instance_init(in, &s, 1, &cfg, &g, &m, 1, NULL, &d), 0);
+	assert_int_equal(lsim_instance_init(in, &s.sv, 1, &cfg, &g, &m, 1, NULL, &d), 0);
 	assert_int_equal(in->kv_blocks, 2588);
 	cfg.num_gpu_blocks = 0;
 	cfg.gpu_memory_utilization = 0.5;
 	in = lsim_sim_add_instance(&s);
-	assert_int_equal(lsim_instance_init(in, &s, 2, &cfg, &g, &m, 1, NULL, &d), LSIM_EINVAL);
+	assert_int_equal(lsim_instance_init(in, &s.sv, 2, &cfg, &g, &m, 1, NULL, &d), LSIM_EINVAL);
 	lsim_sim_drop_instance(&s);
 	assert_string_equal(d.key, "gpu_memory_utilization");
 	assert_non_null(strstr(d.msg, "write gpu_memory_utilization: 0.69 or more"));

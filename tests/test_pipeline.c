@@ -204,7 +204,7 @@ static void run_rows(struct lsim_sim *s, const char *rows, int tp, int pp, int l
 	lsim_coll_topo_from_profile(g, &ct);
 	struct lsim_instance *in = lsim_sim_add_instance(s);
 	assert_non_null(in);
-	int rc = lsim_instance_init(in, s, 0, &cfg, g, m, tp,
+	int rc = lsim_instance_init(in, &s->sv, 0, &cfg, g, m, tp,
 				    table(tp, layers, tp > 1 ? &ct : NULL), &d);
 	if (rc != 0)
 		fprintf(stderr, "%s: %s\n", d.key, d.msg);
@@ -259,7 +259,7 @@ static void test_pp2_hand_sum(void **state)
 			 stage_hand(1, NULL, &pf, 16, 1, 15, false, true);
 	lsim_time step = stage_hand(1, NULL, &dec, 1, 1, 16, true, false) +
 			 send_ns(&g, 2, 4096 * 4.0) + stage_hand(1, NULL, &dec, 1, 1, 15, false, true);
-	const struct lsim_req *r = &s.reqs[0];
+	const struct lsim_req *r = &s.sv.reqs[0];
 	assert_int_equal(r->status, LSIM_REQ_FINISHED);
 	assert_int_equal(r->first_token, ttft);
 	assert_int_equal(r->finish, ttft + step);
@@ -299,7 +299,7 @@ static void test_pp4_hand_sum(void **state)
 	}
 	/* the sharing is real: one send alone is faster */
 	assert_true(send_ns(&g, 3, 2 * 16 * 4096 * 2.0) > send_ns(&g, 3, 16 * 4096 * 2.0));
-	const struct lsim_req *r = &s.reqs[0];
+	const struct lsim_req *r = &s.sv.reqs[0];
 	assert_int_equal(r->status, LSIM_REQ_FINISHED);
 	assert_int_equal(r->first_token, ttft);
 	assert_int_equal(r->finish, ttft + step);
@@ -336,7 +336,7 @@ static void pipeline_closed_form(double pcie_bw, bool want_stage_bound)
 	assert_true((T <= 2 * mx) == want_stage_bound);
 	lsim_time last = 0;
 	for (int i = 0; i < N; i++) {
-		const struct lsim_req *r = &s.reqs[i];
+		const struct lsim_req *r = &s.sv.reqs[i];
 		lsim_time f = want_stage_bound ? T + i * mx : (i / 2 + 1) * T + (i % 2) * mx;
 		assert_int_equal(r->status, LSIM_REQ_FINISHED);
 		assert_int_equal(r->first_token, f);
@@ -344,7 +344,7 @@ static void pipeline_closed_form(double pcie_bw, bool want_stage_bound)
 		last = f > last ? f : last;
 	}
 	assert_int_equal(s.inst[0]->iterations, N);
-	assert_int_equal(lsim_now(s.eng), last); /* the makespan */
+	assert_int_equal(lsim_now(s.sv.eng), last); /* the makespan */
 	lsim_sim_release(&s);
 }
 
@@ -390,7 +390,7 @@ static void test_chunks_pipelined(void **state)
 	lsim_time c0 = MAX(fa, b0) + s0[2]; /* C forms when A ends */
 	lsim_time fc = MAX(c0 + c, fb) + s1[2];
 #undef MAX
-	const struct lsim_req *r = &s.reqs[0];
+	const struct lsim_req *r = &s.sv.reqs[0];
 	assert_int_equal(r->status, LSIM_REQ_FINISHED);
 	assert_int_equal(r->first_token, fc);
 	/* one chunk at a time would take three whole passes */
@@ -419,7 +419,7 @@ static void test_conservation(void **state)
 	run_rows(&s, rows, 1, 4, 30, &g, &m, 256, 60);
 	int64_t out = 0, want = 0;
 	for (int i = 0; i < n; i++) {
-		const struct lsim_req *r = &s.reqs[i];
+		const struct lsim_req *r = &s.sv.reqs[i];
 		assert_int_equal(r->status, LSIM_REQ_FINISHED);
 		assert_int_equal(r->generated, r->output);
 		assert_int_equal(r->sched_tokens, 0);
@@ -451,7 +451,7 @@ static void test_refused(void **state)
 		.num_gpu_blocks = 100, .gpu_memory_utilization = 0.9, .pp = 2,
 	};
 	struct lsim_instance *in = lsim_sim_add_instance(&s);
-	assert_int_equal(lsim_instance_init(in, &s, 0, &cfg, &g, &m, 1, table(1, 30, NULL), &d),
+	assert_int_equal(lsim_instance_init(in, &s.sv, 0, &cfg, &g, &m, 1, table(1, 30, NULL), &d),
 			 LSIM_EINVAL);
 	assert_string_equal(d.key, "pp");
 	lsim_sim_drop_instance(&s);

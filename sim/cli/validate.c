@@ -674,7 +674,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		if (rc != 0)
 			break;
 		struct lsim_instance *in = lsim_sim_add_instance(&s);
-		rc = in ? lsim_instance_init(in, &s, (int32_t)k, &ec, &gpu, &arch,
+		rc = in ? lsim_instance_init(in, &s.sv, (int32_t)k, &ec, &gpu, &arch,
 					     (int32_t)m->tp, perf, d)
 			: LSIM_ENOMEM;
 		if (!in)
@@ -699,7 +699,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	if (rc == 0)
 		rc = lsim_sim_run(&s, w, 0, d);
 	for (size_t i = 0; rc == 0 && i < s.n_reqs; i++) {
-		const struct lsim_req *r = &s.reqs[i];
+		const struct lsim_req *r = &s.sv.reqs[i];
 		if (r->status != LSIM_REQ_FINISHED) {
 			rc = lsim_diag_set(d, LSIM_EINVAL, jsonl, (int)i + 1, 0, "",
 					   "request %llu did not finish in the simulation",

@@ -54,29 +54,29 @@ static int broken(struct lsim_diag *d, const struct lsim_sim *s,
 {
 	return lsim_diag_set(d, LSIM_ESTATE, "", 0, 0, "",
 			     "invariant broken at t=%lld ns: %s",
-			     (long long)lsim_now(s->eng), why);
+			     (long long)lsim_now(s->sv.eng), why);
 }
 
 /* Request r of instance in: live, its own, and seen once (mark). */
 static int check_held(struct lsim_sim *s, const struct lsim_instance *in,
 		      int32_t r, const char *where, char *why, size_t n)
 {
-	if (r < 0 || (size_t)r >= s->n_reqs || !s->reqs[r].live) {
+	if (r < 0 || (size_t)r >= s->n_reqs || !s->sv.reqs[r].live) {
 		snprintf(why, n, "instance %d %s request slot %d, which holds no "
 			 "live request", (int)in->id, where, (int)r);
 		return LSIM_ESTATE;
 	}
-	if (s->reqs[r].instance != in->id) {
+	if (s->sv.reqs[r].instance != in->id) {
 		snprintf(why, n, "instance %d %s request %llu of instance %d",
 			 (int)in->id, where,
-			 (unsigned long long)s->reqs[r].id,
-			 (int)s->reqs[r].instance);
+			 (unsigned long long)s->sv.reqs[r].id,
+			 (int)s->sv.reqs[r].instance);
 		return LSIM_ESTATE;
 	}
 	if (s->inv_mark[r] == s->inv_epoch) {
 		snprintf(why, n, "request %llu is in two places (again in "
 			 "instance %d, %s)",
-			 (unsigned long long)s->reqs[r].id, (int)in->id, where);
+			 (unsigned long long)s->sv.reqs[r].id, (int)in->id, where);
 		return LSIM_ESTATE;
 	}
 	s->inv_mark[r] = s->inv_epoch;
@@ -86,7 +86,7 @@ static int check_held(struct lsim_sim *s, const struct lsim_instance *in,
 int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 {
 	char why[320];
-	lsim_time now = lsim_now(s->eng);
+	lsim_time now = lsim_now(s->sv.eng);
 	if (now < s->inv_last) {
 		snprintf(why, sizeof why, "the clock went back from %lld ns",
 			 (long long)s->inv_last);
@@ -104,7 +104,7 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 	/* requests: pulled = ended + live */
 	uint64_t live = 0;
 	for (size_t i = 0; i < s->n_reqs; i++)
-		live += s->reqs[i].live;
+		live += s->sv.reqs[i].live;
 	if (s->n_arrived != s->n_done + live) {
 		snprintf(why, sizeof why,
 			 "%llu requests pulled from the workload, but %llu ended "
@@ -117,7 +117,7 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 	/* requests on no instance: pending, held, or in transit */
 	uint64_t nowhere = 0, transit = 0;
 	for (size_t i = 0; i < s->n_reqs; i++)
-		nowhere += s->reqs[i].live && s->reqs[i].instance < 0;
+		nowhere += s->sv.reqs[i].live && s->sv.reqs[i].instance < 0;
 	for (size_t i = 0; i < s->n_inst; i++) {
 		const struct lsim_instance *in = s->inst[i];
 		if (in->in_transit < 0 || in->transit_tokens < 0 ||
@@ -152,7 +152,7 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 	for (size_t i = 0; i < s->n_inst; i++)
 		s->inv_kv[i] = 0;
 	for (size_t i = 0; i < s->n_reqs; i++) {
-		const struct lsim_req *r = &s->reqs[i];
+		const struct lsim_req *r = &s->sv.reqs[i];
 		if (!r->live)
 			continue;
 		if (r->instance >= 0 && (size_t)r->instance < s->n_inst)
@@ -182,7 +182,7 @@ int lsim_sim_check(struct lsim_sim *s, struct lsim_diag *d)
 
 	if (lsim_sim_check_view(s, why, sizeof why))
 		return broken(d, s, why);
-	if (s->net && lsim_net_check(s->net, why, sizeof why))
+	if (s->sv.net && lsim_net_check(s->sv.net, why, sizeof why))
 		return broken(d, s, why);
 	if (s->check_hook && s->check_hook(s->check_hook_ctx, why, sizeof why))
 		return broken(d, s, why);

@@ -16,49 +16,18 @@
 int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,
 			 struct lsim_diag *d)
 {
-	if (s->net)
+	if (s->sv.net)
 		return lsim_diag_set(d, LSIM_ESTATE, "", 0, 0, "network",
 				     "the network is already built");
-	s->net = lsim_net_create(s->eng);
-	if (!s->net)
+	s->sv.net = lsim_net_create(s->sv.eng);
+	if (!s->sv.net)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
-	int rc = lsim_topo_build(&s->topo, s->net, p, d);
+	int rc = lsim_topo_build(&s->sv.topo, s->sv.net, p, d);
 	if (rc != 0) {
-		lsim_net_destroy(s->net);
-		s->net = NULL;
+		lsim_net_destroy(s->sv.net);
+		s->sv.net = NULL;
 	}
 	return rc;
-}
-
-double lsim_instance_pcie_util(struct lsim_instance *in)
-{
-	struct lsim_sim *s = in->sim;
-	if (!s->net || in->gpu0 < 0)
-		return 0;
-	int32_t n = 2 * in->n_gpus;
-	if (!in->pcie_util_ns) {
-		in->pcie_util_ns = calloc((size_t)n, sizeof *in->pcie_util_ns);
-		if (!in->pcie_util_ns)
-			return 0;
-	}
-	lsim_time now = lsim_now(s->eng), dt = now - in->pcie_t;
-	double u = 0; /* the busiest link's mean utilisation since pcie_t */
-	for (int32_t j = 0; j < n; j++) {
-		int32_t gpu = lsim_instance_gpu(in, j / 2);
-		int32_t l = j % 2 ? s->topo.pcie_down[gpu] : s->topo.pcie_up[gpu];
-		struct lsim_link_info li;
-		if (l < 0 || lsim_link_get(s->net, l, &li) != 0)
-			continue;
-		if (dt > 0 && (li.util_ns - in->pcie_util_ns[j]) / (double)dt > u)
-			u = (li.util_ns - in->pcie_util_ns[j]) / (double)dt;
-		in->pcie_util_ns[j] = li.util_ns;
-	}
-	if (dt > 0) {
-		double w = s->util_window > 0 ? (double)s->util_window : 1.0;
-		in->pcie_ewma += (u - in->pcie_ewma) * -expm1(-(double)dt / w);
-		in->pcie_t = now;
-	}
-	return in->pcie_ewma;
 }
 
 static void engine_started(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -67,7 +36,7 @@ static void engine_started(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = subject;
 	if (!in->failed)
-		lsim_sim_instance_ready(in->sim, in);
+		lsim_sim_instance_ready(lsim_sim_of(in), in);
 }
 
 static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
@@ -75,35 +44,35 @@ static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)flow;
 	(void)arg;
 	struct lsim_instance *in = ctx;
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	if (--in->loads_left > 0 || in->failed)
 		return;
 	if (in->engine_init <= 0)
 		lsim_sim_instance_ready(s, in);
-	else if (!lsim_schedule_in(s->eng, in->engine_init, engine_started, in, 0) &&
-		 !s->error) {
-		s->error = LSIM_ENOMEM;
-		lsim_stop(s->eng);
+	else if (!lsim_schedule_in(s->sv.eng, in->engine_init, engine_started, in, 0) &&
+		 !s->sv.error) {
+		s->sv.error = LSIM_ENOMEM;
+		lsim_stop(s->sv.eng);
 	}
 }
 
 int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			     struct lsim_diag *d)
 {
-	struct lsim_sim *s = in->sim;
-	if (!s->net || in->gpu0 < 0 || !in->model)
+	struct lsim_sim *s = lsim_sim_of(in);
+	if (!s->sv.net || in->gpu0 < 0 || !in->model)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 				     "instance %d: a cold start needs the cluster's links, "
 				     "a placement and a model", (int)in->id);
 	double bytes = lsim_model_weight_bytes(in->model) / (double)in->n_gpus;
 	in->state = LSIM_INST_LOADING;
-	in->start = lsim_now(s->eng);
+	in->start = lsim_now(s->sv.eng);
 	in->ready = -1;
 	in->engine_init = engine_init;
 	in->loads_left = in->n_gpus;
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_storage_to_gpu(&s->topo, lsim_instance_gpu(in, k), path);
+		int n = lsim_topo_path_storage_to_gpu(&s->sv.topo, lsim_instance_gpu(in, k), path);
 		if (n < 0)
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 					     "instance %d: GPU %d is not in the cluster",
@@ -113,7 +82,7 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			.done = weights_loaded, .ctx = in,
 		};
 		lsim_flow_id id;
-		int rc = lsim_flow_start(s->net, &fr, &id, d);
+		int rc = lsim_flow_start(s->sv.net, &fr, &id, d);
 		if (rc != 0)
 			return rc;
 	}
@@ -126,12 +95,12 @@ static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	int rc = 0;
 	if (in->failed || in->state == LSIM_INST_STOPPED)
 		return; /* drained before its machine came */
-	if (s->net && in->gpu0 >= 0 && in->model) {
-		rc = lsim_instance_cold_start(in, in->engine_init, &s->diag);
+	if (s->sv.net && in->gpu0 >= 0 && in->model) {
+		rc = lsim_instance_cold_start(in, in->engine_init, &s->sv.diag);
 		in->start = in->provision_start; /* it costs from provisioning */
 	} else {
 		/* no links: the weights arrive at load_bw, uncontended */
@@ -142,8 +111,8 @@ static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
 		if (!lsim_schedule_in(eng, load + in->engine_init, engine_started, in, 0))
 			rc = LSIM_ENOMEM;
 	}
-	if (rc != 0 && !s->error) {
-		s->error = rc;
+	if (rc != 0 && !s->sv.error) {
+		s->sv.error = rc;
 		lsim_stop(eng);
 	}
 }
@@ -151,14 +120,14 @@ static void provisioned(struct lsim_engine *eng, void *subject, uint64_t arg)
 int lsim_instance_provision(struct lsim_instance *in, lsim_time provision,
 			    lsim_time engine_init, struct lsim_diag *d)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	in->state = LSIM_INST_PROVISIONING;
-	in->provision_start = in->start = lsim_now(s->eng);
+	in->provision_start = in->start = lsim_now(s->sv.eng);
 	in->energy_t = in->start;
 	in->ready = -1;
 	in->engine_init = engine_init;
 	in->last_sample = in->start;
-	if (!lsim_schedule_in(s->eng, provision, provisioned, in, 0))
+	if (!lsim_schedule_in(s->sv.eng, provision, provisioned, in, 0))
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	return 0;
 }
@@ -170,7 +139,7 @@ void lsim_sim_instance_idle(struct lsim_sim *s, struct lsim_instance *in)
 	    in->swapping_in > 0 || in->busy_servers > 0)
 		return;
 	in->state = LSIM_INST_STOPPED;
-	in->stop = lsim_now(s->eng);
+	in->stop = lsim_now(s->sv.eng);
 	/* drained and empty: no block is held, none will be; a day of
 	 * autoscaling would otherwise keep every stopped replica's cache */
 	lsim_instance_drop_kv(in);
@@ -222,7 +191,7 @@ static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	in->fail_ev = 0;
 	if (in->failed || in->state == LSIM_INST_STOPPED)
 		return;
@@ -240,8 +209,8 @@ static void instance_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
 			return;
 		}
 	}
-	if (!lsim_schedule_in(eng, delay > 0 ? delay : 0, detected, in, 0) && !s->error) {
-		s->error = LSIM_ENOMEM;
+	if (!lsim_schedule_in(eng, delay > 0 ? delay : 0, detected, in, 0) && !s->sv.error) {
+		s->sv.error = LSIM_ENOMEM;
 		lsim_stop(eng);
 	}
 }
@@ -254,19 +223,19 @@ static void replace(struct lsim_sim *s, const struct lsim_instance *in)
 		return;
 	struct lsim_group *g = &s->groups[in->group];
 	struct lsim_instance *nw = NULL;
-	int rc = s->fleet.spawn(s->fleet.ctx, in->group, &nw, &s->diag);
+	int rc = s->fleet.spawn(s->fleet.ctx, in->group, &nw, &s->sv.diag);
 	if (rc == 0)
 		rc = lsim_sim_grow_arrays(s);
 	if (rc == 0)
-		rc = lsim_instance_provision(nw, g->provision, g->engine_init, &s->diag);
+		rc = lsim_instance_provision(nw, g->provision, g->engine_init, &s->sv.diag);
 	if (rc == 0) {
 		g->scale_outs++;
 		lsim_sim_arm_failures(s, nw);
 	} else if (rc == LSIM_EBUSY) {
 		g->refused++;
-	} else if (!s->error) {
-		s->error = rc;
-		lsim_stop(s->eng);
+	} else if (!s->sv.error) {
+		s->sv.error = rc;
+		lsim_stop(s->sv.eng);
 	}
 }
 
@@ -276,7 +245,7 @@ static void evict(struct lsim_sim *s, struct lsim_instance *in)
 	if (in->state == LSIM_INST_READY && s->n_ready > 0)
 		s->n_ready--;
 	in->state = LSIM_INST_STOPPED;
-	in->stop = lsim_now(s->eng);
+	in->stop = lsim_now(s->sv.eng);
 	/* its step in flight ran until it died (failure) or until now (reclaim) */
 	lsim_time died = in->failed_at >= 0 ? in->failed_at : in->stop;
 	if (in->busy && !in->service_mode && died > in->step_start)
@@ -289,7 +258,7 @@ static void evict(struct lsim_sim *s, struct lsim_instance *in)
 	in->swapping_in = in->handing_over = 0;
 	in->busy_servers = 0;
 	for (size_t i = 0; i < s->n_reqs; i++) {
-		struct lsim_req *r = &s->reqs[i];
+		struct lsim_req *r = &s->sv.reqs[i];
 		if (r->live && r->instance == in->id)
 			lsim_sim_requeue(s, in, (int32_t)i);
 	}
@@ -310,9 +279,9 @@ static void detected(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = subject;
 	bool was_live = in->state != LSIM_INST_STOPPED;
-	evict(in->sim, in);
+	evict(lsim_sim_of(in), in);
 	if (was_live)
-		replace(in->sim, in);
+		replace(lsim_sim_of(in), in);
 }
 
 /* ---- spot reclaims ---- */
@@ -322,7 +291,7 @@ static void spot_reclaimed(struct lsim_engine *eng, void *subject, uint64_t arg)
 	(void)eng;
 	(void)arg;
 	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	in->spot_ev = 0;
 	if (in->state == LSIM_INST_STOPPED || in->failed)
 		return; /* drained in time, or failed first */
@@ -338,7 +307,7 @@ static void spot_warned(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
-	struct lsim_sim *s = in->sim;
+	struct lsim_sim *s = lsim_sim_of(in);
 	in->spot_ev = 0;
 	if (in->state == LSIM_INST_STOPPED || in->failed)
 		return;
@@ -347,8 +316,8 @@ static void spot_warned(struct lsim_engine *eng, void *subject, uint64_t arg)
 	lsim_sim_drain(s, in);
 	if (in->state != LSIM_INST_STOPPED) {
 		in->spot_ev = lsim_schedule_in(eng, s->spot_warning, spot_reclaimed, in, 0);
-		if (!in->spot_ev && !s->error)
-			s->error = LSIM_ENOMEM;
+		if (!in->spot_ev && !s->sv.error)
+			s->sv.error = LSIM_ENOMEM;
 	}
 }
 
@@ -357,41 +326,41 @@ void lsim_sim_arm_failures(struct lsim_sim *s, struct lsim_instance *in)
 	if (in->spot && s->spot_mtbr > 0 && s->fail_rng) {
 		lsim_time t = (lsim_time)llround(gsl_ran_exponential(s->fail_rng,
 								     (double)s->spot_mtbr));
-		in->spot_ev = lsim_schedule_in(s->eng, t + 1, spot_warned, in, 0);
-		if (!in->spot_ev && !s->error)
-			s->error = LSIM_ENOMEM;
+		in->spot_ev = lsim_schedule_in(s->sv.eng, t + 1, spot_warned, in, 0);
+		if (!in->spot_ev && !s->sv.error)
+			s->sv.error = LSIM_ENOMEM;
 	}
 	if ((s->mtbf <= 0 && s->gpu_mtbf <= 0) || !s->fail_rng)
 		return;
-	in->fail_ev = lsim_schedule_in(s->eng, draw_ttf(s, in), instance_fails, in, 0);
-	if (!in->fail_ev && !s->error)
-		s->error = LSIM_ENOMEM;
+	in->fail_ev = lsim_schedule_in(s->sv.eng, draw_ttf(s, in), instance_fails, in, 0);
+	if (!in->fail_ev && !s->sv.error)
+		s->sv.error = LSIM_ENOMEM;
 }
 
 void lsim_sim_disarm_failures(struct lsim_sim *s)
 {
 	for (size_t i = 0; i < s->n_inst; i++) {
 		if (s->inst[i]->fail_ev) {
-			lsim_cancel(s->eng, s->inst[i]->fail_ev);
+			lsim_cancel(s->sv.eng, s->inst[i]->fail_ev);
 			s->inst[i]->fail_ev = 0;
 		}
 		if (s->inst[i]->spot_ev) {
-			lsim_cancel(s->eng, s->inst[i]->spot_ev);
+			lsim_cancel(s->sv.eng, s->inst[i]->spot_ev);
 			s->inst[i]->spot_ev = 0;
 		}
 	}
 	for (size_t k = 0; s->trace_ev && k < s->n_trace_fail; k++)
 		if (s->trace_ev[k]) {
-			lsim_cancel(s->eng, s->trace_ev[k]);
+			lsim_cancel(s->sv.eng, s->trace_ev[k]);
 			s->trace_ev[k] = 0;
 		}
 	if (s->coord_ev) {
-		lsim_cancel(s->eng, s->coord_ev);
+		lsim_cancel(s->sv.eng, s->coord_ev);
 		s->coord_ev = 0;
 	}
 	for (int32_t k = 0; s->node_ev && k < s->n_nodes; k++)
 		if (s->node_ev[k]) {
-			lsim_cancel(s->eng, s->node_ev[k]);
+			lsim_cancel(s->sv.eng, s->node_ev[k]);
 			s->node_ev[k] = 0;
 		}
 }
@@ -428,8 +397,8 @@ static void coordinator_elected(struct lsim_engine *eng, void *subject, uint64_t
 	s->coord_ev = lsim_schedule_in(eng, (lsim_time)llround(gsl_ran_exponential(
 						    s->fail_rng, (double)s->coord_mtbf)) + 1,
 				       coordinator_fails, s, 0);
-	if (!s->coord_ev && !s->error)
-		s->error = LSIM_ENOMEM;
+	if (!s->coord_ev && !s->sv.error)
+		s->sv.error = LSIM_ENOMEM;
 }
 
 static void coordinator_fails(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -451,8 +420,8 @@ static void coordinator_fails(struct lsim_engine *eng, void *subject, uint64_t a
 			return;
 		}
 	}
-	if (!lsim_schedule_in(eng, election, coordinator_elected, s, 0) && !s->error)
-		s->error = LSIM_ENOMEM;
+	if (!lsim_schedule_in(eng, election, coordinator_elected, s, 0) && !s->sv.error)
+		s->sv.error = LSIM_ENOMEM;
 }
 
 void lsim_sim_arm_run_failures(struct lsim_sim *s)
@@ -462,38 +431,38 @@ void lsim_sim_arm_run_failures(struct lsim_sim *s)
 	if (s->n_trace_fail > 0) {
 		s->trace_ev = calloc(s->n_trace_fail, sizeof *s->trace_ev);
 		if (!s->trace_ev) {
-			s->error = LSIM_ENOMEM;
+			s->sv.error = LSIM_ENOMEM;
 			return;
 		}
 	}
 	for (size_t k = 0; k < s->n_trace_fail; k++) {
-		s->trace_ev[k] = lsim_schedule(s->eng, s->trace_fail_t[k], trace_failure,
+		s->trace_ev[k] = lsim_schedule(s->sv.eng, s->trace_fail_t[k], trace_failure,
 					       s, (uint64_t)s->trace_fail_inst[k]);
-		if (!s->trace_ev[k] && !s->error)
-			s->error = LSIM_ENOMEM;
+		if (!s->trace_ev[k] && !s->sv.error)
+			s->sv.error = LSIM_ENOMEM;
 	}
 	if (s->node_mtbf > 0 && s->n_nodes > 0 && s->fail_rng) {
 		s->node_ev = calloc((size_t)s->n_nodes, sizeof *s->node_ev);
 		if (!s->node_ev) {
-			s->error = LSIM_ENOMEM;
+			s->sv.error = LSIM_ENOMEM;
 			return;
 		}
 		for (int32_t k = 0; k < s->n_nodes; k++) {
 			lsim_time t = (lsim_time)llround(gsl_ran_exponential(
 					      s->fail_rng, (double)s->node_mtbf));
-			s->node_ev[k] = lsim_schedule_in(s->eng, t + 1, node_fails, s,
+			s->node_ev[k] = lsim_schedule_in(s->sv.eng, t + 1, node_fails, s,
 							 (uint64_t)k);
-			if (!s->node_ev[k] && !s->error)
-				s->error = LSIM_ENOMEM;
+			if (!s->node_ev[k] && !s->sv.error)
+				s->sv.error = LSIM_ENOMEM;
 		}
 	}
 	if (s->coord_mtbf > 0 && s->fail_rng) {
 		s->coord_ev = lsim_schedule_in(
-			s->eng, (lsim_time)llround(gsl_ran_exponential(
+			s->sv.eng, (lsim_time)llround(gsl_ran_exponential(
 					s->fail_rng, (double)s->coord_mtbf)) + 1,
 			coordinator_fails, s, 0);
-		if (!s->coord_ev && !s->error)
-			s->error = LSIM_ENOMEM;
+		if (!s->coord_ev && !s->sv.error)
+			s->sv.error = LSIM_ENOMEM;
 	}
 }
 
@@ -515,10 +484,10 @@ static void bg_copied(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)flow;
 	(void)arg;
 	struct lsim_bg_stream *b = ctx;
-	if (b->left > 0 && !lsim_schedule_in(b->s->eng, b->pause, bg_copy, b, 0) &&
-	    !b->s->error) {
-		b->s->error = LSIM_ENOMEM;
-		lsim_stop(b->s->eng);
+	if (b->left > 0 && !lsim_schedule_in(b->s->sv.eng, b->pause, bg_copy, b, 0) &&
+	    !b->s->sv.error) {
+		b->s->sv.error = LSIM_ENOMEM;
+		lsim_stop(b->s->sv.eng);
 	}
 }
 
@@ -533,26 +502,26 @@ static void bg_copy(struct lsim_engine *eng, void *subject, uint64_t arg)
 	};
 	lsim_flow_id id;
 	b->left--;
-	int rc = lsim_flow_start(b->s->net, &fr, &id, &b->s->diag);
+	int rc = lsim_flow_start(b->s->sv.net, &fr, &id, &b->s->sv.diag);
 	if (rc != 0) {
-		b->s->error = rc;
-		lsim_stop(b->s->eng);
+		b->s->sv.error = rc;
+		lsim_stop(b->s->sv.eng);
 	}
 }
 
 int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 			    struct lsim_diag *d)
 {
-	if (!s->net)
+	if (!s->sv.net)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "background",
 				     "background copies need the cluster's links");
 	int32_t path[LSIM_PATH_MAX];
-	int n = c->to_host ? lsim_topo_path_gpu_to_host(&s->topo, c->gpu, path)
-			   : lsim_topo_path_host_to_gpu(&s->topo, c->gpu, path);
+	int n = c->to_host ? lsim_topo_path_gpu_to_host(&s->sv.topo, c->gpu, path)
+			   : lsim_topo_path_host_to_gpu(&s->sv.topo, c->gpu, path);
 	if (n < 0)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "background.gpu",
 				     "GPU %d is not in the cluster (it has %d)", (int)c->gpu,
-				     (int)s->topo.n_gpus);
+				     (int)s->sv.topo.n_gpus);
 	lsim_time staging = c->staging_bw > 0
 				    ? (lsim_time)llround(c->block / c->staging_bw * 1e9)
 				    : 0;
@@ -572,7 +541,7 @@ int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 		b->left = c->count;
 		b->pause = c->gap + staging;
 		/* the first copy after the staging of its block */
-		if (c->count > 0 && !lsim_schedule(s->eng, c->start + b->pause, bg_copy, b, 0))
+		if (c->count > 0 && !lsim_schedule(s->sv.eng, c->start + b->pause, bg_copy, b, 0))
 			return LSIM_ENOMEM;
 	}
 	return 0;

@@ -21,26 +21,95 @@
 _Static_assert(offsetof(struct lsim_req, blocks) == 64,
 	       "a step's fields of struct lsim_req fill its first 64 bytes");
 
+/* ---- how the instances report to the run (struct lsim_instance_hooks) ---- */
+
+static int hook_queue_key(void *ctx, int32_t req, double *key)
+{
+	struct lsim_sim *s = ctx;
+	*key = (double)s->sv.reqs[req].arrival;
+	if (!s->queue)
+		return 0;
+	struct lsim_request_info info;
+	lsim_sim_request_info(s, req, &info);
+	const struct lsim_scheduler_ops *ops = s->queue->type->ops;
+	*key = ops->queue_key(s->queue->state, &info);
+	if (isnan(*key))
+		return lsim_sim_policy_error(s, s->queue, "a NaN queue key for request %d",
+					     (int)req);
+	return 0;
+}
+
+static void hook_request_done(void *ctx, int32_t req)
+{
+	lsim_sim_request_done(ctx, req);
+}
+
+static void hook_handoff(void *ctx, struct lsim_instance *from, int32_t req)
+{
+	lsim_sim_handoff(ctx, from, req);
+}
+
+static void hook_stream_tokens(void *ctx, const struct lsim_instance *in, int32_t tokens)
+{
+	lsim_sim_stream_tokens(ctx, in, tokens);
+}
+
+static void hook_idle(void *ctx, struct lsim_instance *in)
+{
+	lsim_sim_instance_idle(ctx, in);
+}
+
+static void hook_requeue(void *ctx, struct lsim_instance *failed, int32_t req)
+{
+	lsim_sim_requeue(ctx, failed, req);
+}
+
+static const struct lsim_instance_hooks run_hooks = {
+	.queue_key = hook_queue_key,
+	.request_done = hook_request_done,
+	.handoff = hook_handoff,
+	.stream_tokens = hook_stream_tokens,
+	.idle = hook_idle,
+	.requeue = hook_requeue,
+};
+
 int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 {
 	memset(s, 0, sizeof *s);
+	s->sv.hooks = &run_hooks;
+	s->sv.owner = s;
 	s->seed = seed;
-	s->pue = 1.0;
+	s->sv.pue = 1.0;
 	s->sample_period = LSIM_S;
-	s->util_window = 100 * LSIM_MS;
+	s->sv.util_window = 100 * LSIM_MS;
 	s->pending_slot = -1;
-	s->macro_min = LSIM_TIME_MAX;
-	s->eng = lsim_engine_create();
-	s->service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
+	s->sv.macro_min = LSIM_TIME_MAX;
+	s->sv.eng = lsim_engine_create();
+	s->sv.service_rng = lsim_rng_create(seed, 0, LSIM_STREAM_SERVICE);
 	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
 	s->model_rng = lsim_rng_create(seed, 0, LSIM_STREAM_MODELS);
 	s->fail_rng = lsim_rng_create(seed, 0, LSIM_STREAM_FAILURES);
-	if (!s->eng || !s->service_rng || !s->class_rng || !s->model_rng ||
+	if (!s->sv.eng || !s->sv.service_rng || !s->class_rng || !s->model_rng ||
 	    !s->fail_rng) {
 		lsim_sim_release(s);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
 	return 0;
+}
+
+struct lsim_dp *lsim_sim_add_dp(struct lsim_sim *s, struct lsim_instance **ranks,
+				int32_t n, bool lockstep)
+{
+	if (n < 1)
+		return NULL;
+	struct lsim_dp **list = realloc(s->dp, (s->n_dp + 1) * sizeof *list);
+	if (!list)
+		return NULL;
+	s->dp = list;
+	struct lsim_dp *g = lsim_dp_create(ranks, n, lockstep);
+	if (g)
+		s->dp[s->n_dp++] = g;
+	return g;
 }
 
 void lsim_sim_release(struct lsim_sim *s)
@@ -56,21 +125,21 @@ void lsim_sim_release(struct lsim_sim *s)
 		lsim_dp_release(s->dp[i]);
 	free(s->dp);
 	for (size_t i = 0; i < s->n_reqs; i++) {
-		free(s->reqs[i].blocks);
-		free(s->reqs[i].src_blocks);
-		free(s->reqs[i].hashes);
+		free(s->sv.reqs[i].blocks);
+		free(s->sv.reqs[i].src_blocks);
+		free(s->sv.reqs[i].hashes);
 	}
-	free(s->reqs);
+	free(s->sv.reqs);
 	free(s->free_slots);
 	lsim_recstore_destroy(s->records);
 	free(s->ts);
 	free(s->ts_cur);
 	free(s->ts_pending);
 	lsim_workload_destroy(s->workload);
-	lsim_topo_release(&s->topo);
-	lsim_net_destroy(s->net); /* before the engine its events are in */
-	lsim_engine_destroy(s->eng);
-	gsl_rng_free(s->service_rng);
+	lsim_topo_release(&s->sv.topo);
+	lsim_net_destroy(s->sv.net); /* before the engine its events are in */
+	lsim_engine_destroy(s->sv.eng);
+	gsl_rng_free(s->sv.service_rng);
 	gsl_rng_free(s->class_rng);
 	gsl_rng_free(s->model_rng);
 	gsl_rng_free(s->fail_rng);
@@ -78,7 +147,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->node_ev);
 	free(s->inst_info);
 	free(s->route_map);
-	free(s->info_stale);
+	free(s->sv.info_stale);
 	free(s->held);
 	free(s->inv_mark);
 	free(s->inv_kv);
@@ -93,7 +162,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->bg);
 	free(s->rr_model);
 	free(s->ctx_by_model);
-	free(s->macro);
+	free(s->sv.macro);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);
@@ -133,15 +202,15 @@ static void to_record(const struct lsim_sim *s, const struct lsim_req *q,
 /* Writes the request's record and frees its slot for reuse. */
 static void retire(struct lsim_sim *s, int32_t req)
 {
-	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req *r = &s->sv.reqs[req];
 	struct lsim_req_record rec;
 	to_record(s, r, &rec);
 	int rc = lsim_recstore_put(s->records, r->seq, &rec);
-	if (rc != 0 && !s->error) {
-		s->error = lsim_diag_set(&s->diag, rc, "", 0, 0, "",
+	if (rc != 0 && !s->sv.error) {
+		s->sv.error = lsim_diag_set(&s->sv.diag, rc, "", 0, 0, "",
 					 "cannot store the record of request %llu: %s",
 					 (unsigned long long)r->id, lsim_strerror(rc));
-		lsim_stop(s->eng);
+		lsim_stop(s->sv.eng);
 	}
 	r->live = false;
 	if (s->retain_requests)
@@ -167,7 +236,7 @@ static void retire(struct lsim_sim *s, int32_t req)
 void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 {
 	s->n_done++;
-	const struct lsim_req *r = &s->reqs[req];
+	const struct lsim_req *r = &s->sv.reqs[req];
 	int32_t inst = r->instance;
 	if (s->profiler && r->status == LSIM_REQ_FINISHED) {
 		const struct lsim_profiler_ops *ops = s->profiler->type->ops;
@@ -191,7 +260,7 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 void lsim_sim_request_info(const struct lsim_sim *s, int32_t req,
 			   struct lsim_request_info *out)
 {
-	const struct lsim_req *r = &s->reqs[req];
+	const struct lsim_req *r = &s->sv.reqs[req];
 	out->id = r->id;
 	out->arrival = r->arrival;
 	out->prompt_tokens = r->prompt;
@@ -210,7 +279,7 @@ static void oracle_info(const struct lsim_sim *s, const struct lsim_policy *p,
 {
 	lsim_sim_request_info(s, req, info);
 	if (p->type->flags & LSIM_POLICY_ORACLE)
-		info->true_output = s->reqs[req].output;
+		info->true_output = s->sv.reqs[req].output;
 }
 
 /* ---- routing ---- */
@@ -247,14 +316,14 @@ static inline void describe(struct lsim_instance *in, struct lsim_instance_info 
  * touched since are described again (lsim_instance_touch). */
 static void snapshot(struct lsim_sim *s, bool counts_only)
 {
-	lsim_time now = lsim_now(s->eng);
-	if (counts_only && s->info_n == s->n_inst) {
-		for (size_t k = 0; k < s->n_info_stale; k++) {
-			struct lsim_instance *in = s->inst[s->info_stale[k]];
+	lsim_time now = lsim_now(s->sv.eng);
+	if (counts_only && s->sv.info_n == s->n_inst) {
+		for (size_t k = 0; k < s->sv.n_info_stale; k++) {
+			struct lsim_instance *in = s->inst[s->sv.info_stale[k]];
 			in->info_stale = false;
 			describe(in, &s->inst_info[in->id], now, true);
 		}
-		s->n_info_stale = 0;
+		s->sv.n_info_stale = 0;
 		return;
 	}
 	for (size_t i = 0; i < s->n_inst; i++) {
@@ -262,15 +331,15 @@ static void snapshot(struct lsim_sim *s, bool counts_only)
 		s->route_map[i] = (int32_t)i;
 		s->inst[i]->info_stale = false;
 	}
-	s->n_info_stale = 0;
-	s->info_n = counts_only ? s->n_inst : 0;
+	s->sv.n_info_stale = 0;
+	s->sv.info_n = counts_only ? s->n_inst : 0;
 }
 
 int lsim_sim_check_view(const struct lsim_sim *s, char *why, size_t n)
 {
-	if (s->info_n != s->n_inst)
+	if (s->sv.info_n != s->n_inst)
 		return 0;
-	lsim_time now = lsim_now(s->eng);
+	lsim_time now = lsim_now(s->sv.eng);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		const struct lsim_instance_info *o = &s->inst_info[i];
@@ -316,8 +385,8 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m, bool counts_only)
 		return s->n_inst;
 	}
 	size_t k = 0;
-	lsim_time now = lsim_now(s->eng);
-	s->info_n = 0; /* inst_info holds another view */
+	lsim_time now = lsim_now(s->sv.eng);
+	s->sv.info_n = 0; /* inst_info holds another view */
 	for (size_t i = 0; i < s->n_inst; i++)
 		if (serves(s->inst[i], m) && s->inst[i]->state == LSIM_INST_READY) {
 			describe(s->inst[i], &s->inst_info[k], now, counts_only);
@@ -328,12 +397,12 @@ static size_t snapshot_model(struct lsim_sim *s, int32_t m, bool counts_only)
 
 /*
  * Picks the instance for req among those of its model; *pos is its entry
- * in inst_info (what the QoS policy sees). NULL with s->error set on a
+ * in inst_info (what the QoS policy sees). NULL with s->sv.error set on a
  * policy bug, NULL without it when no instance serves the model.
  */
 static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 {
-	int32_t m = s->reqs[req].model;
+	int32_t m = s->sv.reqs[req].model;
 	if (m < 0 && !s->router && !s->qos && s->n_ready == s->n_inst &&
 	    !s->disaggregated) {
 		/* the plain case, kept cheap */
@@ -370,24 +439,24 @@ static struct lsim_instance *route(struct lsim_sim *s, int32_t req, size_t *pos)
 int lsim_sim_policy_error(struct lsim_sim *s, const struct lsim_policy *p,
 			  const char *what, ...)
 {
-	if (s->error)
+	if (s->sv.error)
 		return LSIM_EPLUGIN;
 	char buf[256];
 	va_list ap;
 	va_start(ap, what);
 	vsnprintf(buf, sizeof buf, what, ap);
 	va_end(ap);
-	s->error = lsim_diag_set(&s->diag, LSIM_EPLUGIN, "", 0, 0, lsim_policy_role_key(p->role),
+	s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EPLUGIN, "", 0, 0, lsim_policy_role_key(p->role),
 				 "policy %s%s%s returned %s", p->type->name,
 				 p->plugin ? " of plugin " : "", p->plugin ? p->plugin : "", buf);
-	lsim_stop(s->eng);
+	lsim_stop(s->sv.eng);
 	return LSIM_EPLUGIN;
 }
 
 /* Class by share (its own RNG stream), then the profiler's prediction. */
 static void classify(struct lsim_sim *s, int32_t req)
 {
-	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req *r = &s->sv.reqs[req];
 	r->qos_class = 0;
 	r->priority = 0;
 	r->deadline = INT64_MAX;
@@ -444,7 +513,7 @@ static int resolve_model(struct lsim_sim *s, const struct lsim_req_spec *spec,
 			r->model = s->model_label_idx[i];
 			return 0;
 		}
-	return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+	return s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EINVAL, "", 0, 0,
 					"workload.model_column",
 					"request %llu names model '%s', which no instance group "
 					"serves (give it as an instance group's model or name)",
@@ -463,7 +532,7 @@ static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
 			return 0;
 		}
 	if (s->n_tenant_names == MAX_TENANTS)
-		return s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+		return s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EINVAL, "", 0, 0,
 						"workload.tenant_column",
 						"more than %d distinct tenants; name a tenant-like column",
 						MAX_TENANTS);
@@ -472,7 +541,7 @@ static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
 		s->tenant_names = p;
 	char *name = p ? strdup(spec->tenant_label) : NULL;
 	if (!name)
-		return s->error = LSIM_ENOMEM;
+		return s->sv.error = LSIM_ENOMEM;
 	r->tenant = (int32_t)s->n_tenant_names;
 	s->tenant_names[s->n_tenant_names++] = name;
 	return 0;
@@ -501,7 +570,7 @@ static int too_long(struct lsim_sim *s, const struct lsim_req_spec *spec)
 		s->context_skipped++;
 		return 1;
 	}
-	s->error = lsim_diag_set(&s->diag, LSIM_EFORMAT, spec->src_path, spec->src_line,
+	s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EFORMAT, spec->src_path, spec->src_line,
 				 spec->src_col, spec->src_key ? spec->src_key : "",
 				 "prompt %d + output %d tokens exceed the context of the "
 				 "model's instances (%lld tokens, max_model_len); skip such "
@@ -522,7 +591,7 @@ static void pull_next(struct lsim_sim *s)
 	}
 	for (;;) {
 		memset(&spec, 0, sizeof spec);
-		rc = lsim_workload_next(s->workload, &spec, &s->diag);
+		rc = lsim_workload_next(s->workload, &spec, &s->sv.diag);
 		if (rc <= 0)
 			break;
 		if (spec.output_tokens == 0) {
@@ -534,15 +603,15 @@ static void pull_next(struct lsim_sim *s)
 		}
 		if (!too_long(s, &spec))
 			break;
-		if (s->error) {
-			rc = s->error;
+		if (s->sv.error) {
+			rc = s->sv.error;
 			break;
 		}
 	}
 	if (rc <= 0) {
 		if (rc < 0) {
-			s->error = rc;
-			lsim_stop(s->eng);
+			s->sv.error = rc;
+			lsim_stop(s->sv.eng);
 		}
 		s->workload_done = true;
 		return;
@@ -559,19 +628,19 @@ static void pull_next(struct lsim_sim *s)
 				: aligned_alloc(_Alignof(struct lsim_req),
 						c * sizeof *p);
 			if (!p) {
-				s->error = LSIM_ENOMEM;
-				lsim_stop(s->eng);
+				s->sv.error = LSIM_ENOMEM;
+				lsim_stop(s->sv.eng);
 				return;
 			}
 			if (s->n_reqs > 0)
-				memcpy(p, s->reqs, s->n_reqs * sizeof *p);
-			free(s->reqs);
-			s->reqs = p;
+				memcpy(p, s->sv.reqs, s->n_reqs * sizeof *p);
+			free(s->sv.reqs);
+			s->sv.reqs = p;
 			s->cap_reqs = c;
 		}
 		slot = s->n_reqs++;
 	}
-	struct lsim_req *r = &s->reqs[slot];
+	struct lsim_req *r = &s->sv.reqs[slot];
 	memset(r, 0, sizeof *r);
 	r->live = true;
 	r->seq = s->n_arrived++;
@@ -590,7 +659,7 @@ static void pull_next(struct lsim_sim *s)
 	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
 	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {
 		r->live = false;
-		lsim_stop(s->eng);
+		lsim_stop(s->sv.eng);
 		return;
 	}
 	if (spec.class_label) {
@@ -598,28 +667,28 @@ static void pull_next(struct lsim_sim *s)
 			if (strcmp(s->classes[c].name, spec.class_label) == 0)
 				r->trace_class = (int32_t)c;
 		if (r->trace_class < 0) {
-			s->error = lsim_diag_set(&s->diag, LSIM_EINVAL, "", 0, 0,
+			s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EINVAL, "", 0, 0,
 						 "workload.class_column",
 						 "request %llu names class '%s', which is not in classes",
 						 (unsigned long long)spec.id, spec.class_label);
-			lsim_stop(s->eng);
+			lsim_stop(s->sv.eng);
 			return;
 		}
 	}
 	if (spec.n_hashes > 0 && spec.hashes && spec.hash_block_tokens > 0) {
 		r->hashes = malloc((size_t)spec.n_hashes * sizeof *r->hashes);
 		if (!r->hashes) {
-			s->error = LSIM_ENOMEM;
-			lsim_stop(s->eng);
+			s->sv.error = LSIM_ENOMEM;
+			lsim_stop(s->sv.eng);
 			return;
 		}
 		memcpy(r->hashes, spec.hashes, (size_t)spec.n_hashes * sizeof *r->hashes);
 		r->n_hashes = spec.n_hashes;
 		r->hash_block_tokens = spec.hash_block_tokens;
 	}
-	if (!lsim_schedule_tag(s->eng, spec.arrival, arrival, s, slot, LSIM_TAG_LIGHT)) {
-		s->error = LSIM_ENOMEM;
-		lsim_stop(s->eng);
+	if (!lsim_schedule_tag(s->sv.eng, spec.arrival, arrival, s, slot, LSIM_TAG_LIGHT)) {
+		s->sv.error = LSIM_ENOMEM;
+		lsim_stop(s->sv.eng);
 	}
 }
 
@@ -645,12 +714,12 @@ static void request_delivered(void *ctx, uint64_t arg)
 	struct lsim_instance *in = ctx;
 	lsim_instance_unreserve(in, (int32_t)arg);
 	if (in->state == LSIM_INST_STOPPED) {
-		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+		dispatch(lsim_sim_of(in), (int32_t)arg); /* it died meanwhile */
 		return;
 	}
 	lsim_instance_submit(in, (int32_t)arg);
-	if (in->sim->error)
-		lsim_stop(in->sim->eng);
+	if (lsim_sim_of(in)->sv.error)
+		lsim_stop(lsim_sim_of(in)->sv.eng);
 }
 
 /* The ToR of the instance's node (the front end's side) and its NIC; -1s
@@ -659,9 +728,9 @@ static int node_path(const struct lsim_sim *s, int32_t node, bool in_bound,
 		     int32_t *path)
 {
 	int n = 0;
-	int32_t tor = node / s->topo.p.nodes_per_tor;
-	int32_t tl = in_bound ? s->topo.tor_down[tor] : s->topo.tor_up[tor];
-	int32_t nic = in_bound ? s->topo.nic_in[node] : s->topo.nic_out[node];
+	int32_t tor = node / s->sv.topo.p.nodes_per_tor;
+	int32_t tl = in_bound ? s->sv.topo.tor_down[tor] : s->sv.topo.tor_up[tor];
+	int32_t nic = in_bound ? s->sv.topo.nic_in[node] : s->sv.topo.nic_out[node];
 	if (in_bound && tl >= 0)
 		path[n++] = tl;
 	if (nic >= 0)
@@ -683,11 +752,11 @@ static void hand_over_request(struct lsim_sim *s, struct lsim_instance *in,
 		lsim_instance_submit(in, req);
 		return;
 	}
-	double bytes = LSIM_REQUEST_MSG_BYTES + 4.0 * s->reqs[req].prompt;
-	int rc = lsim_msg_send(s->net, path, n, bytes, request_delivered, in,
-			       (uint64_t)req, LSIM_TAG_LIGHT, &s->diag);
+	double bytes = LSIM_REQUEST_MSG_BYTES + 4.0 * s->sv.reqs[req].prompt;
+	int rc = lsim_msg_send(s->sv.net, path, n, bytes, request_delivered, in,
+			       (uint64_t)req, LSIM_TAG_LIGHT, &s->sv.diag);
 	if (rc != 0)
-		s->error = rc;
+		s->sv.error = rc;
 }
 
 void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
@@ -697,10 +766,10 @@ void lsim_sim_stream_tokens(struct lsim_sim *s, const struct lsim_instance *in,
 	/* the tokens come out of the last pipeline stage */
 	int32_t node = in->stage_node ? in->stage_node[in->pp - 1] : in->node;
 	int n = s->messages && node >= 0 && tokens > 0 ? node_path(s, node, false, path) : 0;
-	if (n > 0 && lsim_msg_send(s->net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
-				   NULL, NULL, 0, 0, &s->diag) != 0 && !s->error) {
-		s->error = LSIM_ENOMEM;
-		lsim_stop(s->eng);
+	if (n > 0 && lsim_msg_send(s->sv.net, path, n, LSIM_TOKEN_MSG_BYTES * tokens,
+				   NULL, NULL, 0, 0, &s->sv.diag) != 0 && !s->sv.error) {
+		s->sv.error = LSIM_ENOMEM;
+		lsim_stop(s->sv.eng);
 	}
 }
 
@@ -709,10 +778,10 @@ static void dispatched(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_instance *in = subject;
 	if (in->state == LSIM_INST_STOPPED) {
 		lsim_instance_unreserve(in, (int32_t)arg);
-		dispatch(in->sim, (int32_t)arg); /* it died meanwhile */
+		dispatch(lsim_sim_of(in), (int32_t)arg); /* it died meanwhile */
 	} else
-		hand_over_request(in->sim, in, (int32_t)arg);
-	if (in->sim->error)
+		hand_over_request(lsim_sim_of(in), in, (int32_t)arg);
+	if (lsim_sim_of(in)->sv.error)
 		lsim_stop(eng);
 }
 
@@ -723,16 +792,16 @@ static int32_t admission(struct lsim_sim *s, size_t pos, int32_t req)
 	oracle_info(s, s->qos, req, &info);
 	const struct lsim_qos_ops *ops = s->qos->type->ops;
 	const struct lsim_instance_info *target = &s->inst_info[pos];
-	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->eng));
+	int32_t why = ops->admit(s->qos->state, &info, target, lsim_now(s->sv.eng));
 	if (why == 0)
 		return 0;
 	if (why < LSIM_REJECT_NEVER_FITS || why > LSIM_REJECT_RATE_LIMIT)
 		return lsim_sim_policy_error(s, s->qos, "reject reason %d (QoS reasons are 1-4)",
 					     (int)why);
-	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req *r = &s->sv.reqs[req];
 	r->status = LSIM_REQ_REJECTED;
 	r->reject_reason = why;
-	r->finish = lsim_now(s->eng);
+	r->finish = lsim_now(s->sv.eng);
 	lsim_sim_request_done(s, req);
 	return why;
 }
@@ -762,26 +831,26 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 {
 	if (s->control_down) { /* leader election: new requests wait */
 		if (hold(s, req) != 0)
-			s->error = LSIM_ENOMEM;
+			s->sv.error = LSIM_ENOMEM;
 		return;
 	}
 	size_t pos = 0;
 	struct lsim_instance *in = route(s, req, &pos);
-	if (!in && !s->error) {
-		int32_t m = s->reqs[req].model;
+	if (!in && !s->sv.error) {
+		int32_t m = s->sv.reqs[req].model;
 		bool starting = false;
 		for (size_t i = 0; i < s->n_inst && !starting; i++)
 			starting = serves(s->inst[i], m) &&
 				   s->inst[i]->state < LSIM_INST_READY;
 		if (starting) {
 			if (hold(s, req) != 0)
-				s->error = LSIM_ENOMEM;
+				s->sv.error = LSIM_ENOMEM;
 			return;
 		}
-		struct lsim_req *r = &s->reqs[req];
+		struct lsim_req *r = &s->sv.reqs[req];
 		r->status = LSIM_REQ_REJECTED;
 		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
-		r->finish = lsim_now(s->eng);
+		r->finish = lsim_now(s->sv.eng);
 		lsim_sim_request_done(s, req);
 	}
 	if (in && s->qos && admission(s, pos, req) != 0)
@@ -793,14 +862,14 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 	if (in) {
 		in->routed_since_sample++;
 		lsim_time delay = dispatch_delay(s, req);
-		if (s->error)
+		if (s->sv.error)
 			return;
 		/* counted on the instance from now on (what routers see) */
 		lsim_instance_reserve(in, req);
 		if (delay <= 0)
 			hand_over_request(s, in, req);
-		else if (!lsim_schedule_in(s->eng, delay, dispatched, in, (uint64_t)req))
-			s->error = LSIM_ENOMEM;
+		else if (!lsim_schedule_in(s->sv.eng, delay, dispatched, in, (uint64_t)req))
+			s->sv.error = LSIM_ENOMEM;
 	}
 }
 
@@ -818,11 +887,11 @@ void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
 			best = in;
 	}
 	if (!best) {
-		struct lsim_req *r = &s->reqs[req];
+		struct lsim_req *r = &s->sv.reqs[req];
 		lsim_instance_drop_handoff(from, req);
 		r->status = LSIM_REQ_FAILED;
 		r->reject_reason = LSIM_REJECT_NO_INSTANCE;
-		r->finish = lsim_now(s->eng);
+		r->finish = lsim_now(s->sv.eng);
 		lsim_sim_request_done(s, req);
 		return;
 	}
@@ -833,14 +902,14 @@ void lsim_sim_handoff(struct lsim_sim *s, struct lsim_instance *from,
 void lsim_sim_release_held(struct lsim_sim *s)
 {
 	/* every held request tries again, in arrival order, once */
-	for (size_t n = s->held_len; n > 0 && !s->error; n--) {
+	for (size_t n = s->held_len; n > 0 && !s->sv.error; n--) {
 		int32_t req = s->held[s->held_head];
 		s->held_head = (s->held_head + 1) % s->held_cap;
 		s->held_len--;
 		dispatch(s, req);
 	}
-	if (s->error)
-		lsim_stop(s->eng);
+	if (s->sv.error)
+		lsim_stop(s->sv.eng);
 }
 
 void lsim_sim_dispatch(struct lsim_sim *s, int32_t req)
@@ -851,7 +920,7 @@ void lsim_sim_dispatch(struct lsim_sim *s, int32_t req)
 void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 		      int32_t req)
 {
-	struct lsim_req *r = &s->reqs[req];
+	struct lsim_req *r = &s->sv.reqs[req];
 	double tokens = (double)r->computed + r->generated;
 	r->sched_tokens = 0; /* not in a batch any more */
 	s->lost_tokens += tokens;
@@ -885,7 +954,7 @@ void lsim_sim_requeue(struct lsim_sim *s, struct lsim_instance *failed,
 	if (!again) {
 		r->status = LSIM_REQ_FAILED;
 		r->reject_reason = LSIM_FAIL_INSTANCE;
-		r->finish = lsim_now(s->eng);
+		r->finish = lsim_now(s->sv.eng);
 		lsim_sim_request_done(s, req);
 		return;
 	}
@@ -898,7 +967,7 @@ void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
 	if (in->state == LSIM_INST_STOPPED)
 		return; /* drained (a spot warning, a scale-in) while it loaded */
 	in->state = LSIM_INST_READY;
-	in->ready = lsim_now(s->eng);
+	in->ready = lsim_now(s->sv.eng);
 	in->last_sample = in->ready;
 	s->n_ready++;
 	lsim_sim_release_held(s);
@@ -910,7 +979,7 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 	s->pending_slot = -1;
 	pull_next(s);
 	classify(s, (int32_t)arg);
-	struct lsim_req *r = &s->reqs[arg];
+	struct lsim_req *r = &s->sv.reqs[arg];
 	if (r->output == 0) { /* failed in the trace (zero_output: fail) */
 		r->status = LSIM_REQ_FAILED;
 		r->reject_reason = LSIM_FAIL_IN_TRACE;
@@ -919,8 +988,8 @@ static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
 		return;
 	}
 	dispatch(s, (int32_t)arg);
-	if (s->error)
-		lsim_stop(s->eng);
+	if (s->sv.error)
+		lsim_stop(s->sv.eng);
 }
 
 /* ---- time series ---- */
@@ -936,9 +1005,9 @@ int lsim_sim_grow_arrays(struct lsim_sim *s)
 	int32_t *m = a ? realloc(s->route_map, c * sizeof *m) : NULL;
 	if (m)
 		s->route_map = m;
-	int32_t *st = m ? realloc(s->info_stale, c * sizeof *st) : NULL;
+	int32_t *st = m ? realloc(s->sv.info_stale, c * sizeof *st) : NULL;
 	if (st)
-		s->info_stale = st;
+		s->sv.info_stale = st;
 	if (!a || !m || !st)
 		return LSIM_ENOMEM;
 	s->cap_info = c;
@@ -951,7 +1020,7 @@ int lsim_sim_grow_arrays(struct lsim_sim *s)
 static int adapt(struct lsim_sim *s, lsim_time now)
 {
 	const struct lsim_adaptor_ops *ops = s->adaptor->type->ops;
-	s->info_n = 0; /* inst_info is the groups' view below */
+	s->sv.info_n = 0; /* inst_info is the groups' view below */
 	for (size_t g = 0; g < s->n_groups; g++) {
 		struct lsim_group *gr = &s->groups[g];
 		struct lsim_scale_group sg = {
@@ -988,7 +1057,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 		for (int32_t live = sg.live; live < want; live++) {
 			struct lsim_instance *in = NULL;
 			int rc = s->fleet.spawn ? s->fleet.spawn(s->fleet.ctx, (int32_t)g, &in,
-								 &s->diag)
+								 &s->sv.diag)
 						: LSIM_EBUSY;
 			if (rc == LSIM_EBUSY) {
 				gr->refused++;
@@ -998,9 +1067,9 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 				rc = lsim_sim_grow_arrays(s);
 			if (rc == 0)
 				rc = lsim_instance_provision(in, gr->provision, gr->engine_init,
-							     &s->diag);
+							     &s->sv.diag);
 			if (rc != 0)
-				return s->error = rc;
+				return s->sv.error = rc;
 			lsim_sim_arm_failures(s, in);
 			gr->scale_outs++;
 		}
@@ -1027,7 +1096,7 @@ static int adapt(struct lsim_sim *s, lsim_time now)
  * visited (the others' utilisation is 0, as link_util holds). */
 static int sample_links(struct lsim_sim *s, lsim_time now)
 {
-	int32_t n = lsim_net_sample_active(s->net, s->sample_link, s->sample_util);
+	int32_t n = lsim_net_sample_active(s->sv.net, s->sample_link, s->sample_util);
 	for (int32_t k = 0; k < n; k++) {
 		int32_t l = s->sample_link[k];
 		double u = s->sample_util[k];
@@ -1073,9 +1142,9 @@ static double sampled_pcie_util(const struct lsim_sim *s,
 				const struct lsim_instance *in)
 {
 	double u = 0;
-	for (int32_t k = 0; s->net && in->gpu0 >= 0 && k < in->n_gpus; k++) {
+	for (int32_t k = 0; s->sv.net && in->gpu0 >= 0 && k < in->n_gpus; k++) {
 		int32_t g = lsim_instance_gpu(in, k);
-		int32_t l[2] = {s->topo.pcie_up[g], s->topo.pcie_down[g]};
+		int32_t l[2] = {s->sv.topo.pcie_up[g], s->sv.topo.pcie_down[g]};
 		for (int j = 0; j < 2; j++)
 			if (l[j] >= 0 && s->link_util[l[j]] > u)
 				u = s->link_util[l[j]];
@@ -1163,11 +1232,11 @@ static void sample(struct lsim_engine *eng, void *ctx)
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
 	/* a sample comes before the events at its time, step ends too */
-	lsim_sim_catch_up(s, now, false);
+	lsim_serving_catch_up(&s->sv, now, false);
 	if (s->progress)
 		s->progress(s->progress_ctx, s, now);
 	if (++s->n_samples > LSIM_MAX_SAMPLES) {
-		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0,
+		s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_ERANGE, "", 0, 0,
 					 "output.sample_period",
 					 "%.9gs gives more than %u samples by t = %.9g s, the "
 					 "most a run may take (docs/output.md); raise it, or set "
@@ -1178,7 +1247,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		return;
 	}
 	if (sample_links(s, now) != 0 || ts_reserve(s) != 0) {
-		s->error = LSIM_ENOMEM;
+		s->sv.error = LSIM_ENOMEM;
 		lsim_stop(eng);
 		return;
 	}
@@ -1236,7 +1305,7 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->arrival_rate = in->mon.arrival_rate;
 	}
 	if (ts_record(s) != 0) {
-		s->error = LSIM_ENOMEM;
+		s->sv.error = LSIM_ENOMEM;
 		lsim_stop(eng);
 		return;
 	}
@@ -1251,13 +1320,13 @@ static void sample(struct lsim_engine *eng, void *ctx)
 static void check_after_event(struct lsim_engine *eng, void *ctx)
 {
 	struct lsim_sim *s = ctx;
-	if (s->error)
+	if (s->sv.error)
 		return;
-	if (s->macro_steps) /* the requests' side of the steps ended */
-		lsim_sim_catch_up(s, lsim_now(eng), false);
-	int rc = lsim_sim_check(s, &s->diag);
+	if (s->sv.macro_steps) /* the requests' side of the steps ended */
+		lsim_serving_catch_up(&s->sv, lsim_now(eng), false);
+	int rc = lsim_sim_check(s, &s->sv.diag);
 	if (rc) {
-		s->error = rc;
+		s->sv.error = rc;
 		lsim_stop(eng);
 	}
 }
@@ -1270,7 +1339,7 @@ static void before_event(struct lsim_engine *eng, void *ctx)
 {
 	uint32_t tag = lsim_event_tag(eng);
 	if (tag != LSIM_TAG_INTERNAL && tag != LSIM_TAG_LIGHT)
-		lsim_sim_catch_up(ctx, lsim_now(eng), false);
+		lsim_serving_catch_up(&((struct lsim_sim *)ctx)->sv, lsim_now(eng), false);
 }
 
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
@@ -1282,11 +1351,11 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 	s->workload = w;
 	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
 	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
-	s->info_stale = calloc(s->n_inst, sizeof *s->info_stale);
+	s->sv.info_stale = calloc(s->n_inst, sizeof *s->sv.info_stale);
 	s->cap_info = s->n_inst;
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
-	size_t n_links = s->net ? (size_t)lsim_net_n_links(s->net) + 1 : 1;
+	size_t n_links = s->sv.net ? (size_t)lsim_net_n_links(s->sv.net) + 1 : 1;
 	s->link_util = calloc(n_links, sizeof *s->link_util);
 	s->sample_link = malloc(n_links * sizeof *s->sample_link);
 	s->sample_util = malloc(n_links * sizeof *s->sample_util);
@@ -1307,7 +1376,7 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		if (s->ctx_by_model[m] == INT64_MAX)
 			s->ctx_by_model[m] = 0;
 	s->records = lsim_recstore_create(s->records_in_memory);
-	if (!s->inst_info || !s->route_map || !s->info_stale || !s->rr_model || !s->ctx_by_model ||
+	if (!s->inst_info || !s->route_map || !s->sv.info_stale || !s->rr_model || !s->ctx_by_model ||
 	    !s->link_util || !s->sample_link || !s->sample_util || !s->records)
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	s->n_ready = 0;
@@ -1316,19 +1385,19 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		s->disaggregated |= s->inst[i]->role != LSIM_ROLE_BOTH;
 	}
 	if (s->sample_period > 0)
-		lsim_set_periodic(s->eng, s->sample_period, sample, s);
+		lsim_set_periodic(s->sv.eng, s->sample_period, sample, s);
 	lsim_sim_arm_run_failures(s);
 	pull_next(s);
 #ifdef LSIM_INVARIANTS
-	lsim_set_after_event(s->eng, check_after_event, s);
+	lsim_set_after_event(s->sv.eng, check_after_event, s);
 #endif
-	if (s->macro_steps)
-		lsim_set_before_event(s->eng, before_event, s);
-	lsim_run(s->eng, limit > 0 ? limit : LSIM_TIME_MAX);
+	if (s->sv.macro_steps)
+		lsim_set_before_event(s->sv.eng, before_event, s);
+	lsim_run(s->sv.eng, limit > 0 ? limit : LSIM_TIME_MAX);
 	/* The request pulled but not arrived within the limit is not counted. */
 	if (limit > 0 && s->pending_slot >= 0 &&
-	    s->reqs[s->pending_slot].arrival > limit) {
-		struct lsim_req *r = &s->reqs[s->pending_slot];
+	    s->sv.reqs[s->pending_slot].arrival > limit) {
+		struct lsim_req *r = &s->sv.reqs[s->pending_slot];
 		r->live = false;
 		s->n_arrived--;
 		free(r->hashes);
@@ -1337,10 +1406,10 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 			s->n_reqs--;
 		s->pending_slot = -1;
 	}
-	lsim_time end = lsim_now(s->eng);
+	lsim_time end = lsim_now(s->sv.eng);
 	/* callers take a failed schedule for memory running out */
-	if ((!s->error || s->error == LSIM_ENOMEM) && lsim_clock_overflow(s->eng))
-		s->error = lsim_diag_set(&s->diag, LSIM_ERANGE, "", 0, 0, "",
+	if ((!s->sv.error || s->sv.error == LSIM_ENOMEM) && lsim_clock_overflow(s->sv.eng))
+		s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_ERANGE, "", 0, 0, "",
 					 "at t = %.9g s an event was due beyond the end of the "
 					 "simulated clock (9.2e9 s): a step time, delay or "
 					 "arrival far beyond any real run; check the perf "
@@ -1348,13 +1417,13 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 					 "workload's rate, repeat and time_scale",
 					 lsim_time_to_s(end));
 	/* the last sample of an idle stretch the run ended in */
-	if (!s->error && s->n_ts_pending > 0) {
+	if (!s->sv.error && s->n_ts_pending > 0) {
 		if (ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
-			s->error = LSIM_ENOMEM;
+			s->sv.error = LSIM_ENOMEM;
 		s->n_ts_pending = 0;
 	}
-	if (!s->error) /* stopped at the limit: the step ends up to it */
-		lsim_sim_catch_up(s, end, true);
+	if (!s->sv.error) /* stopped at the limit: the step ends up to it */
+		lsim_serving_catch_up(&s->sv, end, true);
 	for (size_t i = 0; i < s->n_inst; i++) {
 		struct lsim_instance *in = s->inst[i];
 		if (in->state == LSIM_INST_STOPPED)
@@ -1363,12 +1432,12 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 			in->busy_ns += end - in->step_start;
 		in->stop = end;
 	}
-	if (s->error) {
-		*d = s->diag;
+	if (s->sv.error) {
+		*d = s->sv.diag;
 		if (!d->msg[0])
-			lsim_diag_set(d, s->error, "", 0, 0, "", "%s",
-				      lsim_strerror(s->error));
-		return s->error;
+			lsim_diag_set(d, s->sv.error, "", 0, 0, "", "%s",
+				      lsim_strerror(s->sv.error));
+		return s->sv.error;
 	}
 	return 0;
 }
@@ -1599,16 +1668,16 @@ static int tenant_records(struct lsim_sim *s, struct lsim_results *r)
 /* /links: every link of the cluster, with what it carried over the run. */
 static int link_records(struct lsim_sim *s, struct lsim_results *r)
 {
-	int32_t n = s->net ? lsim_net_n_links(s->net) : 0;
+	int32_t n = s->sv.net ? lsim_net_n_links(s->sv.net) : 0;
 	free(s->link_recs);
 	s->link_recs = n > 0 ? calloc((size_t)n, sizeof *s->link_recs) : NULL;
 	if (n > 0 && !s->link_recs)
 		return LSIM_ENOMEM;
-	double span = lsim_time_to_s(lsim_now(s->eng));
+	double span = lsim_time_to_s(lsim_now(s->sv.eng));
 	for (int32_t l = 0; l < n; l++) {
 		struct lsim_link_info li;
 		struct lsim_link_record *o = &s->link_recs[l];
-		if (lsim_link_get(s->net, l, &li) != 0)
+		if (lsim_link_get(s->sv.net, l, &li) != 0)
 			return LSIM_ESTATE;
 		o->id = l;
 		snprintf(o->kind, sizeof o->kind, "%s", lsim_link_kind_name(li.kind));
@@ -1637,7 +1706,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		return LSIM_ESTATE;
 	/* requests still in flight end here, unfinished */
 	for (size_t i = 0; i < s->n_reqs; i++) {
-		struct lsim_req *q = &s->reqs[i];
+		struct lsim_req *q = &s->sv.reqs[i];
 		if (!q->live)
 			continue;
 		struct lsim_req_record rec;
@@ -1730,7 +1799,7 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->summary.lost_tokens = s->lost_tokens;
 	r->summary.lost_gpu_s = s->lost_gpu_s;
 	r->summary.control_downtime_s = lsim_time_to_s(s->control_down_ns);
-	r->summary.sim_events = (double)lsim_events_processed(s->eng);
+	r->summary.sim_events = (double)lsim_events_processed(s->sv.eng);
 	struct lsim_class_record *cr = NULL;
 	if (rc == 0)
 		rc = class_records(s, r, &cr);

@@ -2288,7 +2288,7 @@ static int build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	};
 	if (p.gpus_per_switch > p.gpus_per_node)
 		p.gpus_per_switch = p.gpus_per_node;
-	sc->sim.util_window = c->util_window;
+	sc->sim.sv.util_window = c->util_window;
 	sc->sim.messages = c->messages;
 	int rc = lsim_sim_set_network(&sc->sim, &p, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_bg; i++) {
@@ -2335,7 +2335,7 @@ static bool next_is_spot(const struct lsim_scenario *sc, size_t i)
 static bool table_ar_on_links(const struct lsim_scenario *sc, const struct inst_cfg *ic,
 			      const char *dir)
 {
-	return ic->tp > 1 && sc->sim.net && sc->net.allreduce_on_links &&
+	return ic->tp > 1 && sc->sim.sv.net && sc->net.allreduce_on_links &&
 	       !lsim_perf_table_has_allreduce(dir, (int)ic->tp);
 }
 
@@ -2357,7 +2357,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 			.dist = ic->service_dist,
 			.mean = ic->service_time,
 		};
-		rc = lsim_instance_init_service(in, &sc->sim, id, ic->eng.max_num_seqs,
+		rc = lsim_instance_init_service(in, &sc->sim.sv, id, ic->eng.max_num_seqs,
 						&svc, &sc->gpus[i]);
 	} else {
 		struct lsim_perf *perf = NULL;
@@ -2391,7 +2391,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 			struct lsim_roofline_params rp = {
 				.tp = (int)ic->tp,
 				.cpu_overhead_s = cpu,
-				.allreduce_on_links = ic->tp > 1 && sc->sim.net &&
+				.allreduce_on_links = ic->tp > 1 && sc->sim.sv.net &&
 						      sc->net.allreduce_on_links,
 			};
 			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
@@ -2402,7 +2402,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 		struct lsim_engine_cfg eng = ic->eng;
 		eng.swap_space = ic->swap_space * (double)replica_gpus(ic);
 		if (rc == 0)
-			rc = lsim_instance_init(in, &sc->sim, id, &eng, &sc->gpus[i],
+			rc = lsim_instance_init(in, &sc->sim.sv, id, &eng, &sc->gpus[i],
 						&sc->models[i], (int32_t)ic->tp, perf, d);
 	}
 	if (rc != 0) {
@@ -2444,7 +2444,7 @@ static int make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node
 	in->spot = spot;
 	in->allreduce_on_links = ic->perf == PERF_TABLE
 					 ? table_ar_on_links(sc, ic, sc->table_dirs[i])
-					 : ic->perf == PERF_ROOFLINE && ic->tp > 1 && sc->sim.net &&
+					 : ic->perf == PERF_ROOFLINE && ic->tp > 1 && sc->sim.sv.net &&
 						   sc->net.allreduce_on_links;
 	if (sc->offers && sc->offers[i])
 		lsim_billing_from_price(&in->billing, sc->offers[i], (int)replica_gpus(ic), spot);
@@ -2891,14 +2891,14 @@ static int start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	c.storage_bw = sc->jobs.storage_bw > 0 ? sc->jobs.storage_bw : sc->net.storage_bw;
 	c.gpu_mtbf = sc->jobs.gpu_mtbf;
 	c.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
-	int rc = lsim_jobs_create(sc->sim.eng, &sc->pool, &c, &sc->js, d);
+	int rc = lsim_jobs_create(sc->sim.sv.eng, &sc->pool, &c, &sc->js, d);
 	if (rc != 0) {
 		if (d && !d->key[0])
 			snprintf(d->key, sizeof d->key, "jobs");
 		return rc;
 	}
-	if (sc->sim.net && sc->jobs.traffic == 0) /* all-reduces and checkpoints as flows */
-		lsim_jobs_use_links(sc->js, sc->sim.net, &sc->sim.topo);
+	if (sc->sim.sv.net && sc->jobs.traffic == 0) /* all-reduces and checkpoints as flows */
+		lsim_jobs_use_links(sc->js, sc->sim.sv.net, &sc->sim.sv.topo);
 	for (size_t i = 0; rc == 0 && i < sc->sim.n_inst; i++) {
 		const struct lsim_instance *in = sc->sim.inst[i];
 		for (int32_t st = 0; in->node >= 0 && rc == 0 && st < in->pp; st++)
@@ -3214,14 +3214,14 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	sc->sim.model_label_idx = sc->model_label_idx;
 	sc->sim.n_model_labels = sc->n_model_labels;
 	sc->sim.model_shares = sc->model_share_by_idx;
-	sc->sim.pue = sc->power.pue;
-	sc->sim.power_alpha = sc->power.alpha;
-	sc->sim.carbon_g_per_kwh = sc->power.carbon_intensity;
-	sc->sim.carbon = sc->carbon;
+	sc->sim.sv.pue = sc->power.pue;
+	sc->sim.sv.power_alpha = sc->power.alpha;
+	sc->sim.sv.carbon_g_per_kwh = sc->power.carbon_intensity;
+	sc->sim.sv.carbon = sc->carbon;
 	sc->sim.zero_output = sc->wl.zero_output;
 	sc->sim.skip_bad_lines = sc->wl.on_error == 1;
 	sc->sim.sample_period = sc->output.sample_period;
-	sc->sim.macro_steps = sc->top.macro_steps;
+	sc->sim.sv.macro_steps = sc->top.macro_steps;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
 	rc = build_network(sc, d);
 	if (rc == 0)
@@ -3284,7 +3284,7 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == 0) {
 		sc->hit_limit = sc->top.duration > 0 &&
-				lsim_now(sc->sim.eng) >= sc->top.duration;
+				lsim_now(sc->sim.sv.eng) >= sc->top.duration;
 		sc->serving = 0;
 		sc->jobs_unfinished = 0; /* job_results sets it */
 		for (size_t i = 0; i < sc->sim.n_inst; i++)

@@ -12,20 +12,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "run/sim.h"
+#include "serving/serving.h"
 
 /* vLLM's coordinator: stats_update_interval_ms, 100 by default. */
 #define DP_PUBLISH_PERIOD (100 * LSIM_MS)
 
-struct lsim_dp *lsim_sim_add_dp(struct lsim_sim *s, struct lsim_instance **ranks,
-				int32_t n, bool lockstep)
+struct lsim_dp *lsim_dp_create(struct lsim_instance **ranks, int32_t n, bool lockstep)
 {
 	if (n < 1)
 		return NULL;
-	struct lsim_dp **list = realloc(s->dp, (s->n_dp + 1) * sizeof *list);
-	if (!list)
-		return NULL;
-	s->dp = list;
 	struct lsim_dp *g = calloc(1, sizeof *g);
 	if (!g)
 		return NULL;
@@ -47,7 +42,6 @@ struct lsim_dp *lsim_sim_add_dp(struct lsim_sim *s, struct lsim_instance **ranks
 		ranks[i]->dp = g;
 		ranks[i]->dp_rank = i;
 	}
-	s->dp[s->n_dp++] = g;
 	return g;
 }
 
@@ -85,8 +79,8 @@ static void publish(struct lsim_engine *eng, void *subject, uint64_t arg)
 	}
 	if (has_work(g)) {
 		g->pub_ev = lsim_schedule_in(eng, g->publish_period, publish, g, 0);
-		if (!g->pub_ev && !g->rank[0]->sim->error)
-			g->rank[0]->sim->error = LSIM_ENOMEM;
+		if (!g->pub_ev && !g->rank[0]->sv->error)
+			g->rank[0]->sv->error = LSIM_ENOMEM;
 	}
 }
 
@@ -106,7 +100,7 @@ struct lsim_instance *lsim_dp_pick(struct lsim_dp *g)
 	if (best < 0)
 		return NULL;
 	g->pub_wait[best]++;
-	struct lsim_sim *s = g->rank[best]->sim;
+	struct lsim_serving *s = g->rank[best]->sv;
 	if (!g->pub_ev) {
 		g->pub_ev = lsim_schedule_in(s->eng, g->publish_period, publish, g, 0);
 		if (!g->pub_ev && !s->error)

@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+
 #include "serving/memplan.h"
-#include "run/sim.h"
+#include "serving/serving.h"
 
 static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
@@ -93,17 +94,10 @@ static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 
 static int wait_push_back(struct lsim_instance *in, int32_t ri)
 {
-	struct lsim_sim *s = in->sim;
-	double key = (double)s->reqs[ri].arrival;
-	if (s->queue) {
-		struct lsim_request_info info;
-		lsim_sim_request_info(s, ri, &info);
-		const struct lsim_scheduler_ops *ops = s->queue->type->ops;
-		key = ops->queue_key(s->queue->state, &info);
-		if (isnan(key))
-			return lsim_sim_policy_error(s, s->queue, "a NaN queue key for request %d",
-						     (int)ri);
-	}
+	double key;
+	int rc = in->sv->hooks->queue_key(in->sv->owner, ri, &key);
+	if (rc)
+		return rc;
 	return wait_insert(in, ri, 1, key);
 }
 
@@ -140,12 +134,12 @@ static void wait_pop_front(struct lsim_instance *in)
 
 /* ---- lifecycle ---- */
 
-static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
+static void init_common(struct lsim_instance *in, struct lsim_serving *sim,
 			int32_t id, const struct lsim_gpu_profile *gpu)
 {
 	memset(in, 0, sizeof *in);
 	in->id = id;
-	in->sim = sim;
+	in->sv = sim;
 	in->gpu = gpu;
 	in->tp = 1;
 	in->pp = 1;
@@ -172,7 +166,7 @@ static void init_common(struct lsim_instance *in, struct lsim_sim *sim,
 	in->billing.price_per_hour = gpu ? gpu->price_per_hour : 0;
 }
 
-int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
+int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 		       int32_t id, const struct lsim_engine_cfg *cfg,
 		       const struct lsim_gpu_profile *gpu,
 		       const struct lsim_model_arch *model, int32_t tp,
@@ -268,7 +262,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_sim *sim,
 	return 0;
 }
 
-int lsim_instance_init_service(struct lsim_instance *in, struct lsim_sim *sim,
+int lsim_instance_init_service(struct lsim_instance *in, struct lsim_serving *sim,
 			       int32_t id, int64_t servers,
 			       const struct lsim_service_cfg *svc,
 			       const struct lsim_gpu_profile *gpu)
@@ -308,6 +302,37 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->stage_holder);
 	free(in->stage_next);
 	memset(in, 0, sizeof *in);
+}
+
+double lsim_instance_pcie_util(struct lsim_instance *in)
+{
+	struct lsim_serving *s = in->sv;
+	if (!s->net || in->gpu0 < 0)
+		return 0;
+	int32_t n = 2 * in->n_gpus;
+	if (!in->pcie_util_ns) {
+		in->pcie_util_ns = calloc((size_t)n, sizeof *in->pcie_util_ns);
+		if (!in->pcie_util_ns)
+			return 0;
+	}
+	lsim_time now = lsim_now(s->eng), dt = now - in->pcie_t;
+	double u = 0; /* the busiest link's mean utilisation since pcie_t */
+	for (int32_t j = 0; j < n; j++) {
+		int32_t gpu = lsim_instance_gpu(in, j / 2);
+		int32_t l = j % 2 ? s->topo.pcie_down[gpu] : s->topo.pcie_up[gpu];
+		struct lsim_link_info li;
+		if (l < 0 || lsim_link_get(s->net, l, &li) != 0)
+			continue;
+		if (dt > 0 && (li.util_ns - in->pcie_util_ns[j]) / (double)dt > u)
+			u = (li.util_ns - in->pcie_util_ns[j]) / (double)dt;
+		in->pcie_util_ns[j] = li.util_ns;
+	}
+	if (dt > 0) {
+		double w = s->util_window > 0 ? (double)s->util_window : 1.0;
+		in->pcie_ewma += (u - in->pcie_ewma) * -expm1(-(double)dt / w);
+		in->pcie_t = now;
+	}
+	return in->pcie_ewma;
 }
 
 int32_t lsim_instance_gpu(const struct lsim_instance *in, int32_t k)
@@ -405,7 +430,7 @@ static int64_t work_of(const struct lsim_req *r)
 
 /* An allocation failed mid-step: the run stops and fails with
  * LSIM_ENOMEM rather than go on as if the KV cache were full. */
-static void fail_nomem(struct lsim_sim *s)
+static void fail_nomem(struct lsim_serving *s)
 {
 	if (!s->error)
 		s->error = LSIM_ENOMEM;
@@ -433,7 +458,7 @@ static bool list_blocks(struct lsim_instance *in, struct lsim_req *r, int32_t n)
 		int32_t c = whole > n ? (int32_t)whole : n;
 		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
 		if (!p) {
-			fail_nomem(in->sim);
+			fail_nomem(in->sv);
 			return false;
 		}
 		r->blocks = p;
@@ -494,7 +519,7 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r);
 
 void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req)
 {
-	kv_released(src, &src->sim->reqs[req]);
+	kv_released(src, &src->sv->reqs[req]);
 }
 
 /* A swap transfer (or a KV transfer from a prefill instance) of request
@@ -503,7 +528,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 {
 	(void)flow;
 	struct lsim_instance *in = ctx;
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	if (in->failed)
 		return; /* its requests were taken away at detection */
 	struct lsim_req *r = &s->reqs[arg];
@@ -537,7 +562,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 			  bool out)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	struct lsim_req *r = &s->reqs[ri];
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
@@ -569,11 +594,11 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 
 static void preempt(struct lsim_instance *in, int32_t ri)
 {
-	struct lsim_req *r = &in->sim->reqs[ri];
+	struct lsim_req *r = &in->sv->reqs[ri];
 	int64_t before = work_of(r);
 	double bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
 	bool swap = in->cfg.preemption_mode == LSIM_PREEMPT_SWAP && in->gpu0 >= 0 &&
-		    in->sim->net && r->computed > 0 &&
+		    in->sv->net && r->computed > 0 &&
 		    in->swap_used + bytes <= in->cfg.swap_space;
 	free_blocks(in, r);
 	if (swap && swap_transfer(in, ri, bytes, true)) {
@@ -589,8 +614,8 @@ static void preempt(struct lsim_instance *in, int32_t ri)
 	in->queued_tokens += work_of(r) - before;
 	r->preemptions++;
 	in->preemptions++;
-	if (wait_push_front(in, ri) != 0 && !in->sim->error)
-		in->sim->error = LSIM_ENOMEM;
+	if (wait_push_front(in, ri) != 0 && !in->sv->error)
+		in->sv->error = LSIM_ENOMEM;
 }
 
 /* Registers the hashes of blocks that became full: content others may
@@ -643,7 +668,7 @@ static int32_t unfilled_reservations(const struct lsim_instance *in)
 {
 	int64_t sum = 0;
 	for (size_t i = 0; i < in->run_len; i++) {
-		const struct lsim_req *q = &in->sim->reqs[in->run[i]];
+		const struct lsim_req *q = &in->sv->reqs[in->run[i]];
 		int32_t b = reserved_blocks(in, q);
 		if (b > q->nblocks)
 			sum += b - q->nblocks;
@@ -669,7 +694,7 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		int32_t max_hit = (total - 1) / bs;
 		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
 			 sizeof *in->hash_buf) != 0) {
-			fail_nomem(in->sim);
+			fail_nomem(in->sv);
 			return 0;
 		}
 		/* the hashes in chunks, up to the first miss: a prompt's first
@@ -731,7 +756,7 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 static bool victim_after(const struct lsim_instance *in, size_t from)
 {
 	for (size_t j = in->run_len - 1; j > from; j--)
-		if (in->sim->reqs[in->run[j]].sched_tokens == 0)
+		if (in->sv->reqs[in->run[j]].sched_tokens == 0)
 			return true;
 	return false;
 }
@@ -742,7 +767,7 @@ static bool victim_after(const struct lsim_instance *in, size_t from)
 static int32_t pick_victim(struct lsim_instance *in, size_t from)
 {
 	size_t j = in->run_len - 1;
-	while (in->pp > 1 && j > from && in->sim->reqs[in->run[j]].sched_tokens > 0)
+	while (in->pp > 1 && j > from && in->sv->reqs[in->run[j]].sched_tokens > 0)
 		j--;
 	int32_t victim = in->run[j];
 	memmove(&in->run[j], &in->run[j + 1], (in->run_len - j - 1) * sizeof *in->run);
@@ -754,7 +779,7 @@ static int32_t pick_victim(struct lsim_instance *in, size_t from)
 /* Whether its kernels slow down with the recent PCIe load. */
 static bool pcie_slowed(const struct lsim_instance *in)
 {
-	return in->gpu->pcie_interference > 0 && in->sim->net && in->gpu0 >= 0;
+	return in->gpu->pcie_interference > 0 && in->sv->net && in->gpu0 >= 0;
 }
 
 /* A step's work from the perf model's (s in seconds, < 0: unknown): s
@@ -848,7 +873,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
  * requests, none when it has nothing to run), vLLM's scheduler. */
 static void form_batch(struct lsim_instance *in)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	lsim_time now = lsim_now(s->eng);
 	int32_t budget = (int32_t)in->cfg.max_num_batched_tokens;
 	bool preempted = false;
@@ -903,7 +928,7 @@ static void form_batch(struct lsim_instance *in)
 			in->outstanding--;
 			lsim_instance_touch(in);
 			in->queued_tokens -= work_of(r);
-			lsim_sim_requeue(s, r->kv_src, ri);
+			s->hooks->requeue(s->owner, r->kv_src, ri);
 			continue;
 		}
 		if (r->swapped) {
@@ -948,7 +973,7 @@ static void form_batch(struct lsim_instance *in)
  * requests in *n_prefill. */
 static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, int *n_prefill)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	int np = 0, nd = 0;
 	int64_t tokens = 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
@@ -977,7 +1002,7 @@ static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, in
 
 static void schedule_step(struct lsim_instance *in)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	lsim_time now = lsim_now(s->eng);
 	if (in->dp && in->dp->lockstep) {
 		lsim_dp_step(in->dp);
@@ -988,7 +1013,7 @@ static void schedule_step(struct lsim_instance *in)
 		if (in->n_inflight == 0) {
 			in->busy = false;
 			if (in->state == LSIM_INST_DRAINING)
-				lsim_sim_instance_idle(s, in);
+				s->hooks->idle(s->owner, in);
 		}
 		return;
 	}
@@ -1030,13 +1055,13 @@ static void schedule_step(struct lsim_instance *in)
 
 static bool ring_on(const struct lsim_instance *in)
 {
-	return in->allreduce_on_links && in->tp > 1 && in->sim->net && in->gpu0 >= 0;
+	return in->allreduce_on_links && in->tp > 1 && in->sv->net && in->gpu0 >= 0;
 }
 
 /* Flows could not start (a path missing): the run stops with the error. */
 static void flow_failed(struct lsim_instance *in)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	if (!s->error)
 		s->error = LSIM_ESTATE;
 	lsim_stop(s->eng);
@@ -1048,7 +1073,7 @@ static void flow_failed(struct lsim_instance *in)
 static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
 			bool ring, double bytes, lsim_flow_done_fn done, uint64_t arg)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	for (int32_t k = 0; k < in->tp; k++) {
 		int32_t path[LSIM_PATH_MAX];
 		int32_t dst = to + (ring ? (k + 1) % in->tp : k);
@@ -1073,7 +1098,7 @@ static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	if (--in->ar_flows == 0 && !in->failed)
-		step_end(in->sim->eng, in, 0);
+		step_end(in->sv->eng, in, 0);
 }
 
 /* The step's compute is done (pp 1); its all-reduce data goes around the
@@ -1123,10 +1148,10 @@ static void pipe_try_start(struct lsim_instance *in, int32_t st)
 		b->waiting = false;
 		in->stage_holder[st] = k;
 		lsim_time t = b->stage_ns[st];
-		if (!lsim_schedule_in(in->sim->eng, t < 1 ? 1 : t, pipe_computed, in,
+		if (!lsim_schedule_in(in->sv->eng, t < 1 ? 1 : t, pipe_computed, in,
 				      (uint64_t)k) &&
-		    !in->sim->error)
-			in->sim->error = LSIM_ENOMEM;
+		    !in->sv->error)
+			in->sv->error = LSIM_ENOMEM;
 		return;
 	}
 }
@@ -1160,9 +1185,9 @@ static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
 		pipe_arrive(in, (int32_t)arg, b->stage + 1);
 		return;
 	}
-	if (!lsim_schedule_in(in->sim->eng, b->send_lat, pipe_arrived, in, arg) &&
-	    !in->sim->error)
-		in->sim->error = LSIM_ENOMEM;
+	if (!lsim_schedule_in(in->sv->eng, b->send_lat, pipe_arrived, in, arg) &&
+	    !in->sv->error)
+		in->sv->error = LSIM_ENOMEM;
 }
 
 /* Whether GPUs a and b of one node talk over NVLink (or a mesh link),
@@ -1235,7 +1260,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list,
  * batch goes on to the next stage, or ends. */
 static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	struct lsim_pp_batch *b = &in->batches[k];
 	int32_t st = b->stage;
 	in->stage_holder[st] = -1;
@@ -1312,7 +1337,7 @@ static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_ite
 	b->seq = in->b_seq++;
 	b->tokens = tokens;
 	b->work = work;
-	b->start = lsim_now(in->sim->eng);
+	b->start = lsim_now(in->sv->eng);
 	b->flows = 0;
 	in->n_sched = 0;
 	in->n_inflight++;
@@ -1328,7 +1353,7 @@ static bool room_for_step(const struct lsim_instance *in)
 static void finish_request(struct lsim_instance *in, int32_t ri,
 			   lsim_time now)
 {
-	struct lsim_req *r = &in->sim->reqs[ri];
+	struct lsim_req *r = &in->sv->reqs[ri];
 	r->finish = now;
 	r->status = LSIM_REQ_FINISHED;
 	in->queued_tokens -= work_of(r);
@@ -1347,14 +1372,14 @@ static void finish_request(struct lsim_instance *in, int32_t ri,
 	r->n_hashes = 0;
 	in->outstanding--;
 	lsim_instance_touch(in);
-	lsim_sim_request_done(in->sim, ri);
+	in->sv->hooks->request_done(in->sv->owner, ri);
 }
 
 /* Leaves this prefill instance after its first token: the KV stays in
  * its blocks until the decode instance has copied it. */
 static void hand_over(struct lsim_instance *in, int32_t ri)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	struct lsim_req *r = &s->reqs[ri];
 	in->queued_tokens -= work_of(r);
 	in->outstanding--;
@@ -1373,7 +1398,7 @@ static void hand_over(struct lsim_instance *in, int32_t ri)
 	r->prefill_instance = in->id;
 	r->swapped = true;
 	r->swapped_bytes = (double)r->computed * lsim_model_kv_bytes_per_token(in->model);
-	lsim_sim_handoff(s, in, ri);
+	s->hooks->handoff(s->owner, in, ri);
 }
 
 /* The decode instance has the KV: the blocks here are free again (if
@@ -1403,7 +1428,7 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 static void finish_batch(struct lsim_instance *in, const int32_t *list,
 			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	lsim_time now = lsim_now(s->eng);
 	int32_t tokens_out = 0;
 	/* each request's share of the step: its tokens of the step's tokens
@@ -1443,7 +1468,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list,
 		else if (in->role == LSIM_ROLE_PREFILL)
 			r->status = -2; /* prefill done: to a decode instance */
 	}
-	lsim_sim_stream_tokens(s, in, in->m_tokens + tokens_out);
+	s->hooks->stream_tokens(s->owner, in, in->m_tokens + tokens_out);
 	in->m_tokens = 0;
 	/* Drop finished requests from the running list, keeping order. */
 	size_t k = 0;
@@ -1507,7 +1532,7 @@ void lsim_dp_step(struct lsim_dp *g)
 {
 	if (g->in_flight)
 		return;
-	struct lsim_sim *s = g->rank[0]->sim;
+	struct lsim_serving *s = g->rank[0]->sv;
 	lsim_time now = lsim_now(s->eng);
 	int64_t t_all = 0, t_max = 0;
 	bool any = false;
@@ -1533,7 +1558,7 @@ void lsim_dp_step(struct lsim_dp *g)
 			struct lsim_instance *in = g->rank[i];
 			in->busy = false;
 			if (g->part[i] && in->state == LSIM_INST_DRAINING)
-				lsim_sim_instance_idle(s, in);
+				s->hooks->idle(s->owner, in);
 		}
 		return;
 	}
@@ -1584,7 +1609,7 @@ static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 }
 
 /* ---- macro steps ----
- * With sim->macro_steps, a step whose batch is all decode, on an instance
+ * With sv->macro_steps, a step whose batch is all decode, on an instance
  * with nothing waiting, is planned with the steps that follow it while
  * the batch cannot change: up to the step at which its first request
  * finishes, and no further than the free KV blocks go (no step of the run
@@ -1612,7 +1637,7 @@ static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  *     request's values are the same as step by step; only the order in
  *     which the batch's requests take their blocks differs, so block
  *     numbers may, never counts or contents.
- * Both happen for every instance (lsim_sim_catch_up) before a sample, at
+ * Both happen for every instance (lsim_serving_catch_up) before a sample, at
  * the end of the run and before every event not tagged LSIM_TAG_LIGHT or
  * LSIM_TAG_INTERNAL (the engine's before-event hook), and for one
  * instance at its own events (the run's end, a cut). Light events read
@@ -1629,7 +1654,7 @@ static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
 {
 	int64_t need = 0;
 	for (size_t i = 0; i < in->n_sched; i++) {
-		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		const struct lsim_req *r = &in->sv->reqs[in->sched[i]];
 		int32_t more = ceil_div((int64_t)r->computed + n, in->cfg.block_size) -
 			       r->nblocks;
 		if (more > 0)
@@ -1650,7 +1675,7 @@ static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start
 	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
 	int32_t db[LSIM_RUN_STEPS] = {0};
 	for (size_t i = 0; i < in->n_sched; i++) {
-		const struct lsim_req *r = &in->sim->reqs[in->sched[i]];
+		const struct lsim_req *r = &in->sv->reqs[in->sched[i]];
 		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
 		stop[left < n ? left : n]++;
 		/* after step k the request holds computed + k tokens and takes
@@ -1688,7 +1713,7 @@ static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start
 /* In the sim's list of instances with a step end to catch up on, at t. */
 static bool macro_enlist(struct lsim_instance *in, lsim_time t)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	if (in->m_slot < 0) {
 		if (grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
 			 sizeof *s->macro) != 0)
@@ -1704,7 +1729,7 @@ static bool macro_enlist(struct lsim_instance *in, lsim_time t)
 
 static void macro_delist(struct lsim_instance *in)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	in->m_next = LSIM_TIME_MAX;
 	if (in->m_slot < 0)
 		return;
@@ -1718,7 +1743,7 @@ static void macro_delist(struct lsim_instance *in)
 static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
 			  lsim_time dt, lsim_time start)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	if (in->wait_len > 0 || in->swapping_in > 0 || in->n_sched != in->run_len ||
 	    in->role == LSIM_ROLE_PREFILL || pcie_slowed(in))
 		return dt;
@@ -1789,7 +1814,7 @@ static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
  * last two steps, PCIe contention): step_end goes on as for any step. */
 static bool extend_run(struct lsim_instance *in)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	in->m_more = false;
 	lsim_time dt = in->m_step[in->m_n - 1].dt, now = lsim_now(s->eng);
 	for (size_t i = 0; i < in->n_sched; i++)
@@ -1819,7 +1844,7 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 	if (!(in->m_next < t || (at_t && in->m_next == t)))
 		return;
 	if (in->m_settled == in->m_done)
-		in->sim->macro_unsettled++;
+		in->sv->macro_unsettled++;
 	/* the steps that end: each adds its work (in order: sums of
 	 * doubles); the rest is the difference of the plan's running sums */
 	int32_t d = in->m_done, k = d;
@@ -1853,7 +1878,7 @@ static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
 static void mark_settled(struct lsim_instance *in)
 {
 	if (in->m_settled != in->m_done)
-		in->sim->macro_unsettled--;
+		in->sv->macro_unsettled--;
 	in->m_settled = in->m_done;
 	in->m_kvp = 0;
 }
@@ -1862,7 +1887,7 @@ static void mark_settled(struct lsim_instance *in)
  * GPU time: the same steps for all, so four requests' sums run side by
  * side as the lanes of a vector (IEEE lane by lane: each lane's sum is
  * the scalar one), four dependent chains of additions instead of one. */
-static void add_gpu_ns(struct lsim_sim *s, const int32_t *req, size_t n_req,
+static void add_gpu_ns(struct lsim_serving *s, const int32_t *req, size_t n_req,
 		       const double *g, int32_t n)
 {
 	typedef double v4d __attribute__((vector_size(32)));
@@ -1895,7 +1920,7 @@ static void settle(struct lsim_instance *in)
 	int32_t from = in->m_settled, to = in->m_done;
 	if (from == to)
 		return;
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	int32_t planned = in->m_kvp, taken = 0;
 	mark_settled(in);
 	int32_t bs = (int32_t)in->cfg.block_size;
@@ -1957,11 +1982,11 @@ static void settle(struct lsim_instance *in)
 /* Both sides, before t (at_t: and at t). */
 static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	if (in->failed || !in->kv) {
 		/* crashed or evicted: its run's later steps never end */
 		if (in->m_tokens > 0)
-			lsim_sim_stream_tokens(s, in, in->m_tokens);
+			s->hooks->stream_tokens(s->owner, in, in->m_tokens);
 		in->m_tokens = 0;
 		mark_settled(in); /* what its requests had left is gone */
 		macro_delist(in);
@@ -1975,7 +2000,7 @@ static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
 		s->macro[in->m_slot].t = in->m_next;
 }
 
-void lsim_sim_catch_up(struct lsim_sim *s, lsim_time t, bool at_t)
+void lsim_serving_catch_up(struct lsim_serving *s, lsim_time t, bool at_t)
 {
 	if (s->macro_unsettled == 0 &&
 	    (s->macro_min > t || (!at_t && s->macro_min == t)))
@@ -2000,7 +2025,7 @@ void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now)
 		return;
 	}
 	advance(in, now, false);
-	in->sim->macro[in->m_slot].t = in->m_next;
+	in->sv->macro[in->m_slot].t = in->m_next;
 }
 
 int32_t lsim_instance_kv_free(const struct lsim_instance *in)
@@ -2014,7 +2039,7 @@ static void macro_cut(struct lsim_instance *in)
 	in->m_more = false; /* (its last step may be in flight) */
 	if (in->m_slot < 0)
 		return; /* no run */
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	catch_up(in, lsim_now(s->eng), false);
 	if (in->m_slot < 0)
 		return; /* in its last step */
@@ -2030,7 +2055,7 @@ static void macro_cut(struct lsim_instance *in)
 
 static void service_start(struct lsim_instance *in, int32_t ri)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	struct lsim_req *r = &s->reqs[ri];
 	lsim_time now = lsim_now(s->eng);
 	r->first_sched = now;
@@ -2057,7 +2082,7 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	int32_t ri = (int32_t)arg;
 	if (in->failed)
 		return;
-	struct lsim_req *r = &in->sim->reqs[ri];
+	struct lsim_req *r = &in->sv->reqs[ri];
 	lsim_time now = lsim_now(eng);
 	in->queued_tokens -= work_of(r);
 	r->generated = r->output;
@@ -2067,7 +2092,7 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 	in->busy_servers--;
 	in->outstanding--;
 	lsim_instance_touch(in);
-	lsim_sim_request_done(in->sim, ri);
+	in->sv->hooks->request_done(in->sv->owner, ri);
 	if (in->wait_len > 0) {
 		int32_t next = wait_front(in);
 		wait_pop_front(in);
@@ -2082,20 +2107,20 @@ static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 void lsim_instance_reserve(struct lsim_instance *in, int32_t ri)
 {
 	in->in_transit++;
-	in->transit_tokens += work_of(&in->sim->reqs[ri]);
+	in->transit_tokens += work_of(&in->sv->reqs[ri]);
 	lsim_instance_touch(in);
 }
 
 void lsim_instance_unreserve(struct lsim_instance *in, int32_t ri)
 {
 	in->in_transit--;
-	in->transit_tokens -= work_of(&in->sim->reqs[ri]);
+	in->transit_tokens -= work_of(&in->sv->reqs[ri]);
 	lsim_instance_touch(in);
 }
 
 void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 {
-	struct lsim_sim *s = in->sim;
+	struct lsim_serving *s = in->sv;
 	struct lsim_req *r = &s->reqs[ri];
 	r->instance = in->id;
 	in->outstanding++;
@@ -2118,7 +2143,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 		in->outstanding--;
 		lsim_instance_touch(in);
 		in->queued_tokens -= work_of(r);
-		lsim_sim_request_done(s, ri);
+		s->hooks->request_done(s->owner, ri);
 		return;
 	}
 	if (wait_push_back(in, ri) != 0) {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #include "serving/memplan.h"
-#include "run/sim.h"
+#include "serving/serving.h"
 
 #define GIB 1073741824.0
 
