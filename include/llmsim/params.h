@@ -38,4 +38,13 @@ struct lsim_keydef {
 
 #define LSIM_NOBOUNDS 1, 0
 
+/*
+ * Parses text as a value of type t (INT, DOUBLE, TIME, BYTES, BW, POWER,
+ * PRICE) into *out (as double; TIME in ns). Returns 0, or LSIM_EINVAL with
+ * a short reason in *why. TIME, BYTES, BW, POWER and PRICE need a unit
+ * unless the value is 0.
+ */
+int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
+		     const char **why);
+
 #endif

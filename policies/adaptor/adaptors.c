@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/config.h"
+#include "llmsim/params.h"
 #include "registry.h"
 
 static int32_t static_desired(void *state, const struct lsim_scale_group *g,

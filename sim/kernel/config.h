@@ -54,14 +54,7 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 /* ---- values with units ---- */
 
 
-/*
- * Parses text as a value of type t (INT, DOUBLE, TIME, BYTES, BW, POWER,
- * PRICE) into *out (as double; TIME in ns). Returns 0, or LSIM_EINVAL with
- * a short reason in *why. TIME, BYTES, BW, POWER and PRICE need a unit
- * unless the value is 0.
- */
-int lsim_units_parse(enum lsim_ktype t, const char *text, double *out,
-		     const char **why);
+/* lsim_units_parse: llmsim/params.h (policies parse values too). */
 
 /*
  * Whether text is a number other than 0 written without the unit that a

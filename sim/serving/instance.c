@@ -15,31 +15,12 @@
 
 
 #include "serving/memplan.h"
-#include "serving/serving.h"
+#include "serving/instance_internal.h"
 
-static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
-static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);
 static bool room_for_step(const struct lsim_instance *in);
-static bool ring_on(const struct lsim_instance *in);
-static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
-static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return LSIM_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 /* ---- the waiting queue ----
  * A binary heap ordered by (preempted first, key, insertion sequence).
@@ -69,13 +50,12 @@ static bool wait_less(const struct lsim_wait_entry *a,
 	return a->seq < b->seq;
 }
 
-static void macro_cut(struct lsim_instance *in);
 
 static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 		       double key)
 {
-	macro_cut(in); /* the next step may take it */
-	if (grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
+	lsim_inst_macro_cut(in); /* the next step may take it */
+	if (lsim_inst_grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
 		 sizeof *in->wait) != 0)
 		return LSIM_ENOMEM;
 	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
@@ -249,7 +229,7 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 			      lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, tp, 0.0, &e) == 0);
 		for (int32_t st = 0; timed && st + 1 < in->pp; st++) {
 			double lat;
-			timed = pp_send_s(in, st, 0.0, &lat) >= 0.0;
+			timed = lsim_inst_pp_send_s(in, st, 0.0, &lat) >= 0.0;
 		}
 		if (!timed) {
 			lsim_instance_release(in);
@@ -408,10 +388,6 @@ static uint64_t block_hash(const struct lsim_req *r, int32_t i, int32_t bs)
 	return block_hash_of(r, i, bs, &shared);
 }
 
-static int32_t ceil_div(int64_t a, int64_t b)
-{
-	return (int32_t)((a + b - 1) / b);
-}
 
 static int32_t req_tokens(const struct lsim_req *r)
 {
@@ -430,7 +406,7 @@ static int64_t work_of(const struct lsim_req *r)
 
 /* An allocation failed mid-step: the run stops and fails with
  * LSIM_ENOMEM rather than go on as if the KV cache were full. */
-static void fail_nomem(struct lsim_serving *s)
+void lsim_inst_fail_nomem(struct lsim_serving *s)
 {
 	if (!s->error)
 		s->error = LSIM_ENOMEM;
@@ -454,11 +430,11 @@ static bool list_blocks(struct lsim_instance *in, struct lsim_req *r, int32_t n)
 		return true;
 	if (n > r->cap_blocks) {
 		/* room for the whole request at once, not doubling up to it */
-		int64_t whole = ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
+		int64_t whole = lsim_inst_ceil_div((int64_t)r->prompt + r->output, in->cfg.block_size);
 		int32_t c = whole > n ? (int32_t)whole : n;
 		int32_t *p = realloc(r->blocks, (size_t)c * sizeof *p);
 		if (!p) {
-			fail_nomem(in->sv);
+			lsim_inst_fail_nomem(in->sv);
 			return false;
 		}
 		r->blocks = p;
@@ -471,10 +447,10 @@ static bool list_blocks(struct lsim_instance *in, struct lsim_req *r, int32_t n)
 }
 
 /* Gives r enough blocks for `tokens` tokens; false if not enough free. */
-static bool ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
+bool lsim_inst_ensure_blocks(struct lsim_instance *in, struct lsim_req *r,
 			  int32_t tokens)
 {
-	int32_t need = ceil_div(tokens, in->cfg.block_size) - r->nblocks;
+	int32_t need = lsim_inst_ceil_div(tokens, in->cfg.block_size) - r->nblocks;
 	if (need <= 0)
 		return true;
 	if (!lsim_kv_alloc_anon(in->kv, need))
@@ -514,7 +490,6 @@ static void free_blocks(struct lsim_instance *in, struct lsim_req *r)
 	clear_blocks(r);
 }
 
-static void schedule_step(struct lsim_instance *in);
 static void kv_released(struct lsim_instance *src, struct lsim_req *r);
 
 void lsim_instance_drop_handoff(struct lsim_instance *src, int32_t req)
@@ -534,7 +509,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 	struct lsim_req *r = &s->reqs[arg];
 	if (--r->swap_flows > 0)
 		return;
-	macro_cut(in); /* the next step may differ */
+	lsim_inst_macro_cut(in); /* the next step may differ */
 	if (!r->swapped) {
 		/* swapped in: it runs again from where it stopped */
 		if (r->kv_src) {
@@ -549,12 +524,12 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 			in->run[in->run_len++] = (int32_t)arg;
 		lsim_instance_touch(in);
 		if (room_for_step(in) && !in->kick_pending)
-			schedule_step(in);
+			lsim_inst_schedule_step(in);
 		return;
 	}
 	/* swapped out: it may be the request the queue waits for */
 	if (room_for_step(in) && !in->kick_pending)
-		schedule_step(in);
+		lsim_inst_schedule_step(in);
 }
 
 /* Moves bytes of request ri's KV between its GPUs and the host as one
@@ -621,7 +596,7 @@ static void preempt(struct lsim_instance *in, int32_t ri)
 /* Registers the hashes of blocks that became full: content others may
  * find gets a block id and a map entry, private content (all of it
  * without trace prefix ids) only a count. */
-static void register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
+void lsim_inst_register_full_blocks(struct lsim_instance *in, struct lsim_req *r)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t full = r->computed / bs;
@@ -692,9 +667,9 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	if (in->cfg.enable_prefix_caching && (r->n_hashes > 0 || r->kv_published)) {
 		/* At least the last token is computed, as in vLLM. */
 		int32_t max_hit = (total - 1) / bs;
-		if (grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
+		if (lsim_inst_grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
 			 sizeof *in->hash_buf) != 0) {
-			fail_nomem(in->sv);
+			lsim_inst_fail_nomem(in->sv);
 			return 0;
 		}
 		/* the hashes in chunks, up to the first miss: a prompt's first
@@ -723,7 +698,7 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 			return 0;
 		n_new = budget;
 	}
-	int32_t need = ceil_div(computed + n_new, bs) - hit;
+	int32_t need = lsim_inst_ceil_div(computed + n_new, bs) - hit;
 	if (need + evictable > lsim_kv_free(in->kv))
 		return 0;
 	/* (a request alone on the instance is admitted whatever it
@@ -742,7 +717,7 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 		r->hashed = hit;
 	}
 	r->computed = computed;
-	if (!ensure_blocks(in, r, computed + n_new))
+	if (!lsim_inst_ensure_blocks(in, r, computed + n_new))
 		return 0;
 	in->prompt_tokens_admitted += total;
 	in->prefix_hit_tokens += hit_tokens;
@@ -777,7 +752,7 @@ static int32_t pick_victim(struct lsim_instance *in, size_t from)
 }
 
 /* Whether its kernels slow down with the recent PCIe load. */
-static bool pcie_slowed(const struct lsim_instance *in)
+bool lsim_inst_pcie_slowed(const struct lsim_instance *in)
 {
 	return in->gpu->pcie_interference > 0 && in->sv->net && in->gpu0 >= 0;
 }
@@ -794,7 +769,7 @@ static struct lsim_iter_work work_ns(struct lsim_iter_work w, lsim_time dt)
 }
 
 /* Adds a step's work (s in ns) to the instance's counters. */
-static void add_work(struct lsim_instance *in, const struct lsim_iter_work *w)
+void lsim_inst_add_work(struct lsim_instance *in, const struct lsim_iter_work *w)
 {
 	in->work_ns += w->s;
 	in->flops += w->flops;
@@ -840,7 +815,7 @@ static void stage_times(const struct lsim_instance *in, const struct lsim_batch 
 /* The time of a step of batch b (at least 1 ns), and its work in ns of
  * its GPUs at peak rates (at most that time), with its FLOPs and bytes;
  * pipelined, each stage's time in stages (stage_times). */
-static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
+lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch *b,
 			   int64_t tokens, struct lsim_iter_work *work, lsim_time *stages)
 {
 	struct lsim_iter_work w;
@@ -852,7 +827,7 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 	} else {
 		dt = lsim_perf_iter_eval(in->perf, b, &w);
 	}
-	if (pcie_slowed(in)) {
+	if (lsim_inst_pcie_slowed(in)) {
 		double u = lsim_instance_pcie_util(in);
 		slow = lsim_pcie_slowdown(in->gpu->pcie_interference,
 					  in->gpu->pcie_interference_exp, u);
@@ -866,8 +841,6 @@ static lsim_time step_time(struct lsim_instance *in, const struct lsim_batch *b,
 	return dt;
 }
 
-static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
-			  lsim_time dt, lsim_time start);
 
 /* Forms the batch of the instance's next step in in->sched (n_sched
  * requests, none when it has nothing to run), vLLM's scheduler. */
@@ -894,7 +867,7 @@ static void form_batch(struct lsim_instance *in)
 		if (n_new > budget)
 			n_new = budget;
 		bool self_preempted = false, held = false;
-		while (!ensure_blocks(in, r, r->computed + ahead + n_new)) {
+		while (!lsim_inst_ensure_blocks(in, r, r->computed + ahead + n_new)) {
 			if (ahead > 0 && !victim_after(in, i)) {
 				held = true; /* in flight: not preempted; it waits */
 				break;
@@ -935,7 +908,7 @@ static void form_batch(struct lsim_instance *in)
 			/* back in: blocks for its KV, then the copy to the GPU;
 			 * it runs once the copy is done (swap_moved) */
 			if (r->swap_flows > 0 ||
-			    !ensure_blocks(in, r, r->computed)) {
+			    !lsim_inst_ensure_blocks(in, r, r->computed)) {
 				if (r->swap_flows == 0)
 					free_blocks(in, r);
 				break;
@@ -1000,7 +973,7 @@ static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, in
 	return tokens;
 }
 
-static void schedule_step(struct lsim_instance *in)
+void lsim_inst_schedule_step(struct lsim_instance *in)
 {
 	struct lsim_serving *s = in->sv;
 	lsim_time now = lsim_now(s->eng);
@@ -1022,10 +995,10 @@ static void schedule_step(struct lsim_instance *in)
 	int np = 0;
 	int64_t tokens = describe_batch(in, &b, &np);
 	struct lsim_iter_work work;
-	/* pipelined: the stage times go to the batch's slot (pipe_issue) */
+	/* pipelined: the stage times go to the batch's slot (lsim_inst_pipe_issue) */
 	lsim_time *stages = in->pp > 1
 		? in->batches[(in->b_head + in->n_inflight) % in->pp].stage_ns : NULL;
-	lsim_time dt = step_time(in, &b, tokens, &work, stages);
+	lsim_time dt = lsim_inst_step_time(in, &b, tokens, &work, stages);
 	if (in->n_inflight == 0) {
 		in->busy = true;
 		in->step_start = now;
@@ -1033,318 +1006,20 @@ static void schedule_step(struct lsim_instance *in)
 	in->iterations++;
 	in->tokens += tokens;
 	if (in->pp > 1) {
-		pipe_issue(in, tokens, work);
+		lsim_inst_pipe_issue(in, tokens, work);
 		if (room_for_step(in))
-			schedule_step(in); /* another batch, of other requests */
+			lsim_inst_schedule_step(in); /* another batch, of other requests */
 		return;
 	}
 	in->step_work = work;
-	bool ring = ring_on(in);
-	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : plan_run(in, &b, dt, now);
-	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? compute_done : step_end, in,
+	bool ring = lsim_inst_ring_on(in);
+	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : lsim_inst_plan_run(in, &b, dt, now);
+	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,
 					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)
 		s->error = LSIM_ENOMEM;
 }
 
-/* ---- a step's communication ----
- * Without pipeline stages or all-reduce flows a step is one event (its
- * compute time from the perf model). With all-reduce flows (pp 1) the
- * step's compute is followed by its tensor-parallel ring all-reduce as
- * flows between its GPUs. With pipeline stages, see "the pipeline" below. */
-
-static bool ring_on(const struct lsim_instance *in)
-{
-	return in->allreduce_on_links && in->tp > 1 && in->sv->net && in->gpu0 >= 0;
-}
-
-/* Flows could not start (a path missing): the run stops with the error. */
-static void flow_failed(struct lsim_instance *in)
-{
-	struct lsim_serving *s = in->sv;
-	if (!s->error)
-		s->error = LSIM_ESTATE;
-	lsim_stop(s->eng);
-}
-
-/* Starts tp flows of `bytes` each, from the instance's GPUs first + k to
- * its GPUs to + k (ring: to + (k + 1) % tp), done(in, arg) at each
- * arrival; false (and the run stopped) if the links refuse. */
-static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
-			bool ring, double bytes, lsim_flow_done_fn done, uint64_t arg)
-{
-	struct lsim_serving *s = in->sv;
-	for (int32_t k = 0; k < in->tp; k++) {
-		int32_t path[LSIM_PATH_MAX];
-		int32_t dst = to + (ring ? (k + 1) % in->tp : k);
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, first + k),
-						  lsim_instance_gpu(in, dst), path);
-		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes,
-			.done = done, .ctx = in, .arg = arg,
-		};
-		lsim_flow_id id;
-		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
-			flow_failed(in);
-			return false;
-		}
-	}
-	return true;
-}
-
-static void ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
-{
-	(void)flow;
-	(void)arg;
-	struct lsim_instance *in = ctx;
-	if (--in->ar_flows == 0 && !in->failed)
-		step_end(in->sv->eng, in, 0);
-}
-
-/* The step's compute is done (pp 1); its all-reduce data goes around the
- * ring of the group's GPUs (each sends to the next), and the step ends
- * when the last flow arrives. */
-static void compute_done(struct lsim_engine *eng, void *subject, uint64_t arg)
-{
-	(void)eng;
-	struct lsim_instance *in = subject;
-	if (in->failed)
-		return;
-	in->ar_flows = in->tp;
-	start_flows(in, 0, 0, true,
-		    lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg),
-		    ring_moved, 0);
-}
-
-/* ---- the pipeline (pp > 1) ----
- * As vLLM's V1 engine (docs/parallelism.md, "Pipeline parallelism"): up
- * to pp batches are in flight, a new one formed whenever fewer are (its
- * batch queue); a request's tokens in flight count as scheduled, so a
- * decode waits for its batch while a prefill's next chunk joins the next
- * batch. Each stage takes the batches in the order they formed, one at a
- * time: it computes its layers (stage_times: the perf model's stage_time
- * of vLLM's layer split, plus at tp > 1 the all-gathers of what it
- * received), runs its layers' share of the tensor-parallel ring
- * all-reduce as flows between its tp GPUs (allreduce_on_links), is free
- * again, and sends the batch's activations (hidden states and residual,
- * bf16) to the next stage, rank k to rank k, 1/tp of them each: as flows
- * on the links with a cluster (then NCCL's send/recv latency), else the
- * collective model's send/recv (pp_send_s). The last stage ends the
- * batch. The instance is busy while any batch is in flight. */
-
-static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
-
-/* Stage st takes the next batch in order if it has arrived and the stage
- * is free. */
-static void pipe_try_start(struct lsim_instance *in, int32_t st)
-{
-	if (in->stage_holder[st] >= 0)
-		return;
-	for (int32_t i = 0; i < in->n_inflight; i++) {
-		int32_t k = (in->b_head + i) % in->pp;
-		struct lsim_pp_batch *b = &in->batches[k];
-		if (!b->waiting || b->stage != st || b->seq != in->stage_next[st])
-			continue;
-		b->waiting = false;
-		in->stage_holder[st] = k;
-		lsim_time t = b->stage_ns[st];
-		if (!lsim_schedule_in(in->sv->eng, t < 1 ? 1 : t, pipe_computed, in,
-				      (uint64_t)k) &&
-		    !in->sv->error)
-			in->sv->error = LSIM_ENOMEM;
-		return;
-	}
-}
-
-static void pipe_arrive(struct lsim_instance *in, int32_t k, int32_t st)
-{
-	struct lsim_pp_batch *b = &in->batches[k];
-	b->stage = st;
-	b->waiting = true;
-	pipe_try_start(in, st);
-}
-
-static void pipe_arrived(struct lsim_engine *eng, void *subject, uint64_t arg)
-{
-	(void)eng;
-	struct lsim_instance *in = subject;
-	if (!in->failed)
-		pipe_arrive(in, (int32_t)arg, in->batches[arg].stage + 1);
-}
-
-/* The send's data has moved on the links; NCCL's send/recv latency
- * (b->send_lat) follows. */
-static void pipe_sent(void *ctx, lsim_flow_id flow, uint64_t arg)
-{
-	(void)flow;
-	struct lsim_instance *in = ctx;
-	struct lsim_pp_batch *b = &in->batches[arg];
-	if (--b->flows > 0 || in->failed)
-		return;
-	if (b->send_lat <= 0) {
-		pipe_arrive(in, (int32_t)arg, b->stage + 1);
-		return;
-	}
-	if (!lsim_schedule_in(in->sv->eng, b->send_lat, pipe_arrived, in, arg) &&
-	    !in->sv->error)
-		in->sv->error = LSIM_ENOMEM;
-}
-
-/* Whether GPUs a and b of one node talk over NVLink (or a mesh link),
- * and whether they sit behind one PCIe switch: the hop's class in the
- * collective model (collective.h). */
-static int hop_class(const struct lsim_coll_topo *t, int32_t a, int32_t b)
-{
-	bool fast = t->fabric == LSIM_FABRIC_NVSWITCH || t->fabric == LSIM_FABRIC_MESH ||
-		    (t->fabric == LSIM_FABRIC_NVLINK_PAIRS && a / 2 == b / 2);
-	if (fast)
-		return 2; /* a fast hop crosses no switch (collective.c) */
-	return a / t->gpus_per_switch == b / t->gpus_per_switch ? 1 : 0;
-}
-
-/*
- * The time in seconds of stage st's send of its activations to stage
- * st + 1 on the NCCL model (collective.h): tp sends at once, rank k to
- * rank k (GPUs st tp + k to (st + 1) tp + k of the node), bytes each.
- * Each is timed as the model's send/recv between GPUs 0 and j of the
- * same class (NVLink or PCIe, one switch or two); sends that leave or
- * enter the same PCIe switch over its uplink (or all of them through host
- * memory when P2P is off) share it, so the busiest switch's count of
- * sends multiplies the bytes. *lat gets the send/recv's latency alone.
- * Negative: the model cannot time a send of this class.
- */
-static double pp_send_s(const struct lsim_instance *in, int32_t st, double bytes, double *lat)
-{
-	const struct lsim_coll_topo *t = &in->pp_topo;
-	int32_t tp = in->tp, gps = t->gpus_per_switch;
-	int32_t first = st * tp, last = (st + 2) * tp; /* the GPUs involved */
-	int share = 1;
-	for (int32_t sw = first / gps; sw <= (last - 1) / gps; sw++) {
-		int up = 0, down = 0;
-		for (int32_t k = 0; k < tp; k++) {
-			int32_t a = first + k, b = a + tp;
-			int c = hop_class(t, a, b);
-			if (c == 2 || (c == 1 && t->p2p))
-				continue; /* NVLink, or P2P inside one switch */
-			up += a / gps == sw;
-			down += b / gps == sw;
-		}
-		int m = up > down ? up : down;
-		if (m > share)
-			share = m;
-	}
-	double worst = 0.0;
-	*lat = 0.0;
-	for (int32_t k = 0; k < tp; k++) {
-		int32_t a = first + k, b = a + tp;
-		int c = hop_class(t, a, b), j = 1;
-		while (j < 63 && hop_class(t, 0, j) != c)
-			j++;
-		struct lsim_coll_est e;
-		int mult = c == 2 || (c == 1 && t->p2p) ? 1 : share;
-		if (hop_class(t, 0, j) != c ||
-		    lsim_coll_time(t, LSIM_COLL_SENDRECV, j + 1, bytes * mult, &e) != 0)
-			return -1.0; /* checked for every boundary at init */
-		if (e.time_s > worst) {
-			worst = e.time_s;
-			*lat = e.latency_s;
-		}
-	}
-	return worst;
-}
-
-static void finish_batch(struct lsim_instance *in, const int32_t *list,
-			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus);
-
-/* Stage st is done with batch k: the stage takes the next batch; the
- * batch goes on to the next stage, or ends. */
-static void pipe_stage_done(struct lsim_instance *in, int32_t k)
-{
-	struct lsim_serving *s = in->sv;
-	struct lsim_pp_batch *b = &in->batches[k];
-	int32_t st = b->stage;
-	in->stage_holder[st] = -1;
-	in->stage_next[st]++;
-	pipe_try_start(in, st);
-	if (st < in->pp - 1) {
-		/* hidden states and residual, bf16, 1/tp of them a rank */
-		double bytes = 2.0 * 2.0 * (double)b->tokens * in->model->hidden / in->tp;
-		in->pp_bytes += bytes * in->tp;
-		double lat;
-		double sec = pp_send_s(in, st, bytes, &lat);
-		if (s->net && in->gpu0 >= 0) {
-			/* the data as flows on the links, NCCL's latency after */
-			b->send_lat = (lsim_time)ceil(lat * 1e9);
-			b->flows = in->tp;
-			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes, pipe_sent,
-				    (uint64_t)k);
-			return;
-		}
-		lsim_time t = (lsim_time)ceil(sec * 1e9);
-		if (!lsim_schedule_in(s->eng, t, pipe_arrived, in, (uint64_t)k) && !s->error)
-			s->error = LSIM_ENOMEM;
-		return;
-	}
-	/* the last stage: batches end in the order they formed, so this is
-	 * the oldest */
-	lsim_time now = lsim_now(s->eng);
-	finish_batch(in, b->reqs, b->toks, b->n, b->start, in->tp);
-	add_work(in, &b->work);
-	in->b_head = (in->b_head + 1) % in->pp;
-	if (--in->n_inflight == 0) {
-		in->busy_ns += now - in->step_start;
-		in->busy = false;
-	}
-	schedule_step(in);
-}
-
-static void pipe_ring_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
-{
-	(void)flow;
-	struct lsim_instance *in = ctx;
-	if (--in->batches[arg].flows == 0 && !in->failed)
-		pipe_stage_done(in, (int32_t)arg);
-}
-
-static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
-{
-	(void)eng;
-	struct lsim_instance *in = subject;
-	if (in->failed)
-		return;
-	struct lsim_pp_batch *b = &in->batches[arg];
-	if (!ring_on(in)) {
-		pipe_stage_done(in, (int32_t)arg);
-		return;
-	}
-	b->flows = in->tp;
-	start_flows(in, b->stage * in->tp, b->stage * in->tp, true,
-		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) *
-			    lsim_memplan_stage_layers(in->model->n_layers, in->pp, b->stage) /
-			    in->model->n_layers,
-		    pipe_ring_moved, arg);
-}
-
-/* The batch just formed (in->sched) enters the pipeline at stage 0 (its
- * stage times already in its slot's stage_ns). */
-static void pipe_issue(struct lsim_instance *in, int64_t tokens, struct lsim_iter_work work)
-{
-	int32_t k = (in->b_head + in->n_inflight) % in->pp;
-	struct lsim_pp_batch *b = &in->batches[k];
-	memcpy(b->reqs, in->sched, in->n_sched * sizeof *b->reqs);
-	memcpy(b->toks, in->sched_n, in->n_sched * sizeof *b->toks);
-	b->n = in->n_sched;
-	b->seq = in->b_seq++;
-	b->tokens = tokens;
-	b->work = work;
-	b->start = lsim_now(in->sv->eng);
-	b->flows = 0;
-	in->n_sched = 0;
-	in->n_inflight++;
-	pipe_arrive(in, k, 0);
-}
-
-/* Whether a new step (or, pipelined, a new batch) may form now. */
 static bool room_for_step(const struct lsim_instance *in)
 {
 	return in->pp > 1 ? in->n_inflight < in->pp : !in->busy;
@@ -1415,7 +1090,7 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
 	r->kv_src = NULL;
 	src->handing_over--;
 	if (room_for_step(src) && !src->kick_pending)
-		schedule_step(src);
+		lsim_inst_schedule_step(src);
 }
 
 /*
@@ -1425,7 +1100,7 @@ static void kv_released(struct lsim_instance *src, struct lsim_req *r)
  * instance. The output tokens stream back to the client, with those of a
  * macro step's earlier steps.
  */
-static void finish_batch(struct lsim_instance *in, const int32_t *list,
+void lsim_inst_finish_batch(struct lsim_instance *in, const int32_t *list,
 			 const int32_t *toks, size_t n, lsim_time start, int32_t gpus)
 {
 	struct lsim_serving *s = in->sv;
@@ -1450,7 +1125,7 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list,
 		r->computed += mine;
 		r->sched_tokens -= mine; /* pipelined: its later chunks in flight stay */
 		if (in->cfg.enable_prefix_caching)
-			register_full_blocks(in, r);
+			lsim_inst_register_full_blocks(in, r);
 		if (r->computed < req_tokens(r)) {
 			/* a prefill chunk that is not the last */
 			in->queued_tokens += work_of(r) - before;
@@ -1488,26 +1163,22 @@ static void finish_batch(struct lsim_instance *in, const int32_t *list,
 	}
 }
 
-static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t);
-static void settle(struct lsim_instance *in);
-static void advance(struct lsim_instance *in, lsim_time t, bool at_t);
-static bool extend_run(struct lsim_instance *in);
 
-static void step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
+void lsim_inst_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	(void)arg;
 	struct lsim_instance *in = subject;
 	if (in->failed)
 		return; /* crashed mid-step: nothing comes out */
 	if (in->m_slot >= 0) /* a run's earlier steps, if it ends here */
-		catch_up(in, lsim_now(eng), false);
-	if (in->m_more && extend_run(in))
+		lsim_inst_catch_up(in, lsim_now(eng), false);
+	if (in->m_more && lsim_inst_extend_run(in))
 		return;
 	in->busy_ns += lsim_now(eng) - in->step_start;
-	add_work(in, &in->step_work);
-	finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
+	lsim_inst_add_work(in, &in->step_work);
+	lsim_inst_finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
 	in->n_sched = 0;
-	schedule_step(in);
+	lsim_inst_schedule_step(in);
 }
 
 /* ---- lockstep data-parallel steps ----
@@ -1569,7 +1240,7 @@ void lsim_dp_step(struct lsim_dp *g)
 		struct lsim_instance *in = g->rank[i];
 		g->batch[i].moe_tokens = t_all;
 		g->batch[i].a2a_tokens = t_max;
-		lsim_time t = step_time(in, &g->batch[i], 0, &in->step_work, NULL);
+		lsim_time t = lsim_inst_step_time(in, &g->batch[i], 0, &in->step_work, NULL);
 		if (t > dt)
 			dt = t;
 		in->busy = true;
@@ -1599,456 +1270,13 @@ static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
 		if (!g->part[i] || in->failed)
 			continue; /* crashed mid-step: nothing comes out */
 		in->busy_ns += now - in->step_start;
-		add_work(in, &in->step_work);
+		lsim_inst_add_work(in, &in->step_work);
 		if (in->n_sched > 0)
-			finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
+			lsim_inst_finish_batch(in, in->sched, NULL, in->n_sched, in->step_start, in->n_gpus);
 		in->n_sched = 0;
 	}
 	g->in_flight = false;
 	lsim_dp_step(g);
-}
-
-/* ---- macro steps ----
- * With sv->macro_steps, a step whose batch is all decode, on an instance
- * with nothing waiting, is planned with the steps that follow it while
- * the batch cannot change: up to the step at which its first request
- * finishes, and no further than the free KV blocks go (no step of the run
- * may need to preempt). Their times come from the perf model at once (a
- * pure function of the batch: each step's contexts are one token longer),
- * LSIM_RUN_STEPS at a time: a request joining cuts the run, and the steps
- * planned beyond the cut are work thrown away (with no bound, more than
- * half of those planned in the end-to-end benchmark). A run that reaches
- * the end of its plan with the batch unchanged goes on (extend_run): one
- * event per LSIM_RUN_STEPS steps, but none of the batch's formation, and
- * its tokens still stream back at the run's end. (Plans of 16 steps
- * execute 8% more instructions in the benchmark than 32; 64, 0.4% fewer.)
- * Only the run's last step end is an event (step_end). The ends before it
- * take place lazily, with the same effects as step_end and schedule_step
- * would have had, once the clock has passed them (a step end at the same
- * instant as another event counts as after it), in two parts:
- *   - advance: the instance's own state (counters, queued tokens, the
- *     blocks its batch takes). The plan gives each step's end and the
- *     running sums of the changes of queued tokens and KV blocks
- *     (m_step[].end, .cdq, .cdb), so this touches no request and, but
- *     for the work (a sum of doubles, added step by step), takes the
- *     same time for any number of steps;
- *   - settle: the requests' own state (tokens, GPU time, KV blocks and
- *     their prefix-cache entries), each request's steps in order. A
- *     request's values are the same as step by step; only the order in
- *     which the batch's requests take their blocks differs, so block
- *     numbers may, never counts or contents.
- * Both happen for every instance (lsim_serving_catch_up) before a sample, at
- * the end of the run and before every event not tagged LSIM_TAG_LIGHT or
- * LSIM_TAG_INTERNAL (the engine's before-event hook), and for one
- * instance at its own events (the run's end, a cut). Light events read
- * other instances only as policies see them, advancing them first
- * (lsim_instance_advance, lsim_instance_kv_free counting the blocks taken
- * and not allocated yet) unless the policies read only counts.
- * Whatever could change the batch (a request or a swapped or handed-over
- * KV joining) cuts the run at the end of the step in flight. The tokens of
- * the run's steps stream back as one message at its end. */
-
-/* Blocks the batch takes for the run's first n steps beyond those it
- * holds: the last ends with computed + n tokens. */
-static int64_t run_blocks(const struct lsim_instance *in, int32_t n)
-{
-	int64_t need = 0;
-	for (size_t i = 0; i < in->n_sched; i++) {
-		const struct lsim_req *r = &in->sv->reqs[in->sched[i]];
-		int32_t more = ceil_div((int64_t)r->computed + n, in->cfg.block_size) -
-			       r->nblocks;
-		if (more > 0)
-			need += more;
-	}
-	return need;
-}
-
-/* The run's n steps (times dts, works in ns, or from step 1 on in s
- * as the perf model gives them: in_s): their ends, from the run's start
- * at start, and the changes at each step's start: a request still
- * predicted to generate more has one token less of work, and one whose
- * next token starts a block takes that block. Returns the run's span. */
-static lsim_time plan_steps(struct lsim_instance *in, int32_t n, lsim_time start,
-			    const lsim_time *dts, const struct lsim_iter_work *works, bool in_s)
-{
-	int32_t bs = (int32_t)in->cfg.block_size;
-	int32_t stop[LSIM_RUN_STEPS + 1] = {0}; /* requests whose work stops falling */
-	int32_t db[LSIM_RUN_STEPS] = {0};
-	for (size_t i = 0; i < in->n_sched; i++) {
-		const struct lsim_req *r = &in->sv->reqs[in->sched[i]];
-		int32_t left = r->predicted > r->generated ? r->predicted - r->generated : 0;
-		stop[left < n ? left : n]++;
-		/* after step k the request holds computed + k tokens and takes
-		 * room for one more: a new block when that one starts it */
-		for (int64_t k = (int64_t)r->nblocks * bs - r->computed; k < n; k += bs)
-			if (k >= 1)
-				db[k]++;
-	}
-	int32_t falling = (int32_t)in->n_sched, cdq = 0, cdb = 0;
-	lsim_time end = start;
-	for (int32_t k = 0; k < n; k++) {
-		if (k > 0) {
-			falling -= stop[k - 1];
-			cdq -= falling;
-			cdb += db[k];
-		}
-		end += dts[k];
-		/* field by field: a whole struct through the stack costs a
-		 * store-forwarding stall per step */
-		struct lsim_run_step *st = &in->m_step[k];
-		double ws = works[k].s;
-		if (k > 0 && in_s) /* (as step_time gives it: work_ns) */
-			ws = ws < 0 || ws * 1e9 > (double)dts[k] ? (double)dts[k] : ws * 1e9;
-		st->dt = dts[k];
-		st->end = end;
-		st->work.s = ws;
-		st->work.flops = works[k].s < 0 ? 0.0 : works[k].flops;
-		st->work.bytes = works[k].s < 0 ? 0.0 : works[k].bytes;
-		st->cdq = cdq;
-		st->cdb = cdb;
-	}
-	return end - start;
-}
-
-/* In the sim's list of instances with a step end to catch up on, at t. */
-static bool macro_enlist(struct lsim_instance *in, lsim_time t)
-{
-	struct lsim_serving *s = in->sv;
-	if (in->m_slot < 0) {
-		if (grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
-			 sizeof *s->macro) != 0)
-			return false;
-		in->m_slot = (int32_t)s->n_macro;
-		s->macro[s->n_macro++].in = in;
-	}
-	s->macro[in->m_slot].t = t;
-	if (t < s->macro_min)
-		s->macro_min = t;
-	return true;
-}
-
-static void macro_delist(struct lsim_instance *in)
-{
-	struct lsim_serving *s = in->sv;
-	in->m_next = LSIM_TIME_MAX;
-	if (in->m_slot < 0)
-		return;
-	s->macro[in->m_slot] = s->macro[--s->n_macro];
-	s->macro[in->m_slot].in->m_slot = in->m_slot;
-	in->m_slot = -1;
-}
-
-/* The step started at start (time dt, batch b of decodes only) starts a
- * run if it may; returns the time to the run's end (dt alone: no run). */
-static lsim_time plan_run(struct lsim_instance *in, struct lsim_batch *b,
-			  lsim_time dt, lsim_time start)
-{
-	struct lsim_serving *s = in->sv;
-	if (in->wait_len > 0 || in->swapping_in > 0 || in->n_sched != in->run_len ||
-	    in->role == LSIM_ROLE_PREFILL || pcie_slowed(in))
-		return dt;
-	int32_t n = INT32_MAX; /* steps up to the first request's last */
-	for (size_t i = 0; i < in->n_sched; i++) {
-		const struct lsim_req *r = &s->reqs[in->sched[i]];
-		if (r->output - r->generated < n)
-			n = r->output - r->generated;
-	}
-	int64_t free_blocks = lsim_instance_kv_free(in);
-	if (n > 1 && run_blocks(in, n) > free_blocks) {
-		int32_t lo = 1, hi = n; /* run_blocks(lo) fits, (hi) does not */
-		while (hi - lo > 1) {
-			int32_t mid = lo + (hi - lo) / 2;
-			if (run_blocks(in, mid) <= free_blocks)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		n = lo;
-	}
-	bool more = n > LSIM_RUN_STEPS;
-	if (more)
-		n = LSIM_RUN_STEPS; /* its end carries it on (extend_run) */
-	if (n < 2)
-		return dt;
-	if (!macro_enlist(in, start + dt)) {
-		/* out of memory: the run fails (step by step from here would
-		 * stream other token messages than a run with memory) */
-		fail_nomem(s);
-		return dt;
-	}
-	settle(in); /* the last run's steps (settled at its end or cut) */
-	lsim_time dts[LSIM_RUN_STEPS];
-	struct lsim_iter_work works[LSIM_RUN_STEPS];
-	dts[0] = dt;
-	works[0] = in->step_work;
-	for (int32_t i = 0; i < b->n_decode; i++)
-		in->dec_ctx[i]++; /* the run's second step */
-	bool in_s = !in->work_perf && in->perf->ops->decode_run;
-	if (in_s) {
-		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
-	} else {
-		for (int32_t k = 1; k < n; k++) {
-			dts[k] = step_time(in, b, 0, &works[k], NULL);
-			for (int32_t i = 0; i < b->n_decode; i++)
-				in->dec_ctx[i]++;
-		}
-	}
-	lsim_time span = plan_steps(in, n, start, dts, works, in_s);
-	in->m_n = n;
-	in->m_done = 0;
-	in->m_settled = 0;
-	in->m_kvp = 0;
-	in->m_next = start + dt;
-	in->m_more = more;
-	return span;
-}
-
-/* The run's last planned step ends now, it stopped at its bound, and its
- * batch goes on (nothing joined: a join cuts the run and clears m_more):
- * rather than step_end and schedule_step forming the same batch again
- * and a run of it, the run goes on from the step ending now, its first
- * step in a new plan; its end takes place as the run's others do. The
- * requests are settled up to that step's start (catch_up), so their
- * state is what plan_run saw when it formed it. False (nothing changed)
- * where no run could start (the batch changes, the blocks would not
- * last two steps, PCIe contention): step_end goes on as for any step. */
-static bool extend_run(struct lsim_instance *in)
-{
-	struct lsim_serving *s = in->sv;
-	in->m_more = false;
-	lsim_time dt = in->m_step[in->m_n - 1].dt, now = lsim_now(s->eng);
-	for (size_t i = 0; i < in->n_sched; i++)
-		in->dec_ctx[i] = s->reqs[in->sched[i]].computed;
-	struct lsim_batch b = {.n_decode = (int)in->n_sched, .decode_ctx = in->dec_ctx};
-	lsim_time span = plan_run(in, &b, dt, in->step_start);
-	if (in->m_slot < 0)
-		return false; /* no run: plan_run changed nothing */
-	in->step_ev = lsim_schedule_tag(s->eng, in->step_start + span, step_end, in,
-					(uint64_t)in->n_sched, LSIM_TAG_LIGHT);
-	if (!in->step_ev) {
-		fail_nomem(s);
-		return true;
-	}
-	/* the step ending now; settled later, as the run's others are (the
-	 * instance stays listed until then) */
-	advance(in, now, true);
-	s->macro[in->m_slot].t = in->m_next;
-	return true;
-}
-
-/* The instance's side of the step ends of its run before t (at_t: and at
- * t): step_end, then schedule_step forming the same batch (nothing waits,
- * nobody finishes). */
-static void advance(struct lsim_instance *in, lsim_time t, bool at_t)
-{
-	if (!(in->m_next < t || (at_t && in->m_next == t)))
-		return;
-	if (in->m_settled == in->m_done)
-		in->sv->macro_unsettled++;
-	/* the steps that end: each adds its work (in order: sums of
-	 * doubles); the rest is the difference of the plan's running sums */
-	int32_t d = in->m_done, k = d;
-	double work_ns = in->work_ns, flops = in->flops, bytes = in->bytes;
-	struct lsim_iter_work step_work = in->step_work;
-	do {
-		work_ns += step_work.s;
-		flops += step_work.flops;
-		bytes += step_work.bytes;
-		step_work = in->m_step[++k].work;
-	} while (k + 1 < in->m_n &&
-		 (in->m_step[k].end < t || (at_t && in->m_step[k].end == t)));
-	const struct lsim_run_step *first = &in->m_step[d], *last = &in->m_step[k];
-	int64_t steps = k - d;
-	in->busy_ns += in->m_step[k - 1].end - in->step_start;
-	in->work_ns = work_ns;
-	in->flops = flops;
-	in->bytes = bytes;
-	in->queued_tokens += last->cdq - first->cdq;
-	in->m_kvp += last->cdb - first->cdb;
-	in->m_tokens += (int32_t)(in->n_sched * steps);
-	in->iterations += steps;
-	in->tokens += (int64_t)in->n_sched * steps;
-	in->step_start = in->m_step[k - 1].end;
-	in->step_work = step_work;
-	in->m_done = k;
-	in->m_next = k + 1 < in->m_n ? last->end : LSIM_TIME_MAX;
-}
-
-/* Counts the instance's ended steps as settled. */
-static void mark_settled(struct lsim_instance *in)
-{
-	if (in->m_settled != in->m_done)
-		in->sv->macro_unsettled--;
-	in->m_settled = in->m_done;
-	in->m_kvp = 0;
-}
-
-/* Adds the n steps' GPU times g, in order, to each of the requests'
- * GPU time: the same steps for all, so four requests' sums run side by
- * side as the lanes of a vector (IEEE lane by lane: each lane's sum is
- * the scalar one), four dependent chains of additions instead of one. */
-static void add_gpu_ns(struct lsim_serving *s, const int32_t *req, size_t n_req,
-		       const double *g, int32_t n)
-{
-	typedef double v4d __attribute__((vector_size(32)));
-	size_t i = 0;
-	for (; i + 4 <= n_req; i += 4) {
-		struct lsim_req *a = &s->reqs[req[i]], *b = &s->reqs[req[i + 1]],
-				*c = &s->reqs[req[i + 2]], *d = &s->reqs[req[i + 3]];
-		v4d v = {a->gpu_ns, b->gpu_ns, c->gpu_ns, d->gpu_ns};
-		for (int32_t j = 0; j < n; j++)
-			v += g[j];
-		a->gpu_ns = v[0];
-		b->gpu_ns = v[1];
-		c->gpu_ns = v[2];
-		d->gpu_ns = v[3];
-	}
-	for (; i < n_req; i++) {
-		struct lsim_req *r = &s->reqs[req[i]];
-		double x = r->gpu_ns;
-		for (int32_t j = 0; j < n; j++)
-			x += g[j];
-		r->gpu_ns = x;
-	}
-}
-
-/* The requests' side of the steps advance took: for each request, its
- * steps in order, as finish_batch and schedule_step would have done them
- * (a token each, none the request's last, then room for the next). */
-static void settle(struct lsim_instance *in)
-{
-	int32_t from = in->m_settled, to = in->m_done;
-	if (from == to)
-		return;
-	struct lsim_serving *s = in->sv;
-	int32_t planned = in->m_kvp, taken = 0;
-	mark_settled(in);
-	int32_t bs = (int32_t)in->cfg.block_size;
-	double kv_block_bytes = in->kv_block_bytes;
-	double share = 1.0 / (double)in->n_sched;
-	double gpu_ns[LSIM_RUN_STEPS]; /* each request's share of step k + 1 */
-	for (int32_t k = from; k < to; k++)
-		gpu_ns[k] = share * (double)in->m_step[k].dt * in->n_gpus;
-	add_gpu_ns(s, in->sched, in->n_sched, gpu_ns + from, to - from);
-	bool prefix = in->cfg.enable_prefix_caching;
-	for (size_t i = 0; i < in->n_sched; i++) {
-		struct lsim_req *r = &s->reqs[in->sched[i]];
-		int32_t held = r->nblocks;
-		if (share > r->max_share)
-			r->max_share = share;
-		/* Segments of steps that end where a block fills or a new one
-		 * is needed: within one, a step only adds a token (the
-		 * blocks, and so the largest KV, stay as they are); at its
-		 * last step the block work happens as it would have step by
-		 * step. */
-		for (int32_t k = from; k < to;) {
-			/* steps until computed + 1 passes the blocks held, or
-			 * computed reaches the next block to register */
-			int32_t len = r->nblocks * bs - r->computed;
-			if (prefix && (r->hashed + 1) * bs - r->computed < len)
-				len = (r->hashed + 1) * bs - r->computed;
-			if (len < 1)
-				len = 1;
-			if (len > to - k)
-				len = to - k;
-			k += len;
-			if (r->nblocks * kv_block_bytes > r->max_kv_bytes)
-				r->max_kv_bytes = r->nblocks * kv_block_bytes;
-			r->computed += len;
-			r->generated += len;
-			if (prefix && r->computed >= (r->hashed + 1) * bs)
-				register_full_blocks(in, r);
-			if (r->computed + 1 > r->nblocks * bs &&
-			    !ensure_blocks(in, r, r->computed + 1)) {
-				/* the plan counted the blocks: only an
-				 * allocation failure gets here */
-				fail_nomem(s);
-				return;
-			}
-		}
-		r->sched_tokens = 1;
-		taken += r->nblocks - held;
-	}
-	if (taken != planned && !s->error) {
-		/* what policies saw of its free blocks was wrong: a bug */
-		s->error = lsim_diag_set(&s->diag, LSIM_ESTATE, "", 0, 0, "",
-					 "instance %d: a macro step's plan counted %d KV "
-					 "blocks, its requests took %d",
-					 (int)in->id, (int)planned, (int)taken);
-		lsim_stop(s->eng);
-	}
-}
-
-/* Both sides, before t (at_t: and at t). */
-static void catch_up(struct lsim_instance *in, lsim_time t, bool at_t)
-{
-	struct lsim_serving *s = in->sv;
-	if (in->failed || !in->kv) {
-		/* crashed or evicted: its run's later steps never end */
-		if (in->m_tokens > 0)
-			s->hooks->stream_tokens(s->owner, in, in->m_tokens);
-		in->m_tokens = 0;
-		mark_settled(in); /* what its requests had left is gone */
-		macro_delist(in);
-		return;
-	}
-	advance(in, t, at_t);
-	settle(in);
-	if (in->m_next == LSIM_TIME_MAX)
-		macro_delist(in);
-	else
-		s->macro[in->m_slot].t = in->m_next;
-}
-
-void lsim_serving_catch_up(struct lsim_serving *s, lsim_time t, bool at_t)
-{
-	if (s->macro_unsettled == 0 &&
-	    (s->macro_min > t || (!at_t && s->macro_min == t)))
-		return;
-	lsim_time min = LSIM_TIME_MAX;
-	for (size_t i = 0; i < s->n_macro;) {
-		struct lsim_instance *in = s->macro[i].in;
-		catch_up(in, t, at_t);
-		if (in->m_slot != (int32_t)i)
-			continue; /* delisted: slot i holds another */
-		if (s->macro[i].t < min)
-			min = s->macro[i].t;
-		i++;
-	}
-	s->macro_min = min;
-}
-
-void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now)
-{
-	if (in->failed || !in->kv) {
-		catch_up(in, now, false);
-		return;
-	}
-	advance(in, now, false);
-	in->sv->macro[in->m_slot].t = in->m_next;
-}
-
-int32_t lsim_instance_kv_free(const struct lsim_instance *in)
-{
-	return in->kv ? lsim_kv_free(in->kv) - in->m_kvp : 0;
-}
-
-/* The run ends with the step in flight: its end becomes the event. */
-static void macro_cut(struct lsim_instance *in)
-{
-	in->m_more = false; /* (its last step may be in flight) */
-	if (in->m_slot < 0)
-		return; /* no run */
-	struct lsim_serving *s = in->sv;
-	catch_up(in, lsim_now(s->eng), false);
-	if (in->m_slot < 0)
-		return; /* in its last step */
-	in->m_n = in->m_done + 1;
-	if (lsim_reschedule(s->eng, in->step_ev, in->m_next) != 0 && !s->error) {
-		s->error = LSIM_ESTATE;
-		lsim_stop(s->eng);
-	}
-	macro_delist(in);
 }
 
 /* ---- service mode ---- */
@@ -2136,7 +1364,7 @@ void lsim_instance_submit(struct lsim_instance *in, int32_t ri)
 	/* A request that can never fit would be preempted forever. */
 	int64_t total = (int64_t)r->prompt + r->output;
 	if (total > in->max_model_len ||
-	    ceil_div(total, in->cfg.block_size) > lsim_kv_total(in->kv)) {
+	    lsim_inst_ceil_div(total, in->cfg.block_size) > lsim_kv_total(in->kv)) {
 		r->status = LSIM_REQ_REJECTED;
 		r->reject_reason = LSIM_REJECT_NEVER_FITS;
 		r->finish = lsim_now(s->eng);
@@ -2169,5 +1397,5 @@ static void kick(struct lsim_engine *eng, void *subject, uint64_t arg)
 	if (in->failed)
 		return;
 	if (room_for_step(in))
-		schedule_step(in);
+		lsim_inst_schedule_step(in);
 }
