@@ -38,6 +38,15 @@ static void put_real(FILE *f, double x)
 	fputs(buf, f);
 }
 
+/* n values, each after a comma. */
+static void put_reals(FILE *f, const double *v, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		fputc(',', f);
+		put_real(f, v[k]);
+	}
+}
+
 /* Writes s as a CSV field, quoted when it holds a separator or quote. */
 static void put_str(FILE *f, const char *s, size_t max)
 {
@@ -79,10 +88,7 @@ static int put_request(void *ctx, const struct lsim_req_record *q)
 		q->tenant, q->model, q->prefill_instance);
 	const double v[] = {q->gpu_time_s, q->gpu_util_mean, q->gpu_util_max,
 			    q->kv_peak_bytes};
-	for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-		fputc(',', f);
-		put_real(f, v[k]);
-	}
+	put_reals(f, v, sizeof v / sizeof v[0]);
 	fputc('\n', f);
 	return ferror(f) ? LSIM_EIO : 0;
 }
@@ -140,10 +146,7 @@ static int put_instances(FILE *f, const struct lsim_results *r)
 		fprintf(f, ",%" PRId32, in->spot);
 		const double v[] = {in->gpu_util, in->gpu_busy, in->model_flops,
 				    in->hbm_bytes, in->mfu, in->mbu};
-		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-			fputc(',', f);
-			put_real(f, v[k]);
-		}
+		put_reals(f, v, sizeof v / sizeof v[0]);
 		fputc('\n', f);
 	}
 	return 0;
@@ -186,10 +189,7 @@ static int put_classes(FILE *f, const struct lsim_results *r)
 				    c->slo_attainment, c->goodput_rps,
 				    c->ttft_mean_s};
 		put_str(f, c->name, sizeof c->name);
-		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-			fputc(',', f);
-			put_real(f, v[k]);
-		}
+		put_reals(f, v, sizeof v / sizeof v[0]);
 		fputc('\n', f);
 	}
 	return 0;
@@ -210,10 +210,7 @@ static int put_jobs(FILE *f, const struct lsim_results *r)
 		const double v[] = {j->arrival, j->first_start, j->finish, j->queued_s,
 				    j->alloc_gpu_s, j->useful_gpu_s, j->lost_gpu_s,
 				    j->overhead_gpu_s, j->cost_usd, j->energy_j};
-		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-			fputc(',', f);
-			put_real(f, v[k]);
-		}
+		put_reals(f, v, sizeof v / sizeof v[0]);
 		fputc('\n', f);
 	}
 	return 0;
@@ -254,10 +251,7 @@ static int put_tenants(FILE *f, const struct lsim_results *r)
 		put_str(f, t->name, sizeof t->name);
 		const double v[] = {t->requests, t->completed, t->tokens, t->cost_usd,
 				    t->energy_j, t->carbon_g, t->cost_per_mtok_usd};
-		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-			fputc(',', f);
-			put_real(f, v[k]);
-		}
+		put_reals(f, v, sizeof v / sizeof v[0]);
 		fputc('\n', f);
 	}
 	return 0;
@@ -272,10 +266,7 @@ static int put_links(FILE *f, const struct lsim_results *r)
 		put_str(f, l->kind, sizeof l->kind);
 		const double v[] = {l->bw, l->latency_s, l->bytes, l->busy_s,
 				    l->mean_util};
-		for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-			fputc(',', f);
-			put_real(f, v[k]);
-		}
+		put_reals(f, v, sizeof v / sizeof v[0]);
 		fprintf(f, ",%" PRId64 "\n", l->msgs);
 	}
 	return 0;
