@@ -32,15 +32,22 @@ void lsim_imp_int_list(char *buf, size_t size, const int *v, int n);
 /* CSV fields                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Next data row with trimmed fields: 1, 0 at the end, or an error. */
-int lsim_imp_next_row(struct lsim_csv *c, struct lsim_diag *d);
+/*
+ * The loop over a file's data rows, `while (lsim_imp_more_rows(c, &rc, d))`:
+ * while *rc is 0, reads the next row (fields trimmed); false at the end
+ * (*rc stays 0) or on an error (*rc gets it).
+ */
+bool lsim_imp_more_rows(struct lsim_csv *c, int *rc, struct lsim_diag *d);
 /*
  * Field col as a finite number >= lo (an integer when asked). Errors name
  * the file, the row's line, the field's byte column and the column name.
  */
 int lsim_imp_num_field(const struct lsim_csv *c, int col, double lo, bool integer, double *out,
-			      struct lsim_diag *d);
-int lsim_imp_no_rows(const struct lsim_csv *c, struct lsim_diag *d);
+		       struct lsim_diag *d);
+/* The end of a file's rows: rc, or, when rc is 0 and there were no data
+ * rows (n == 0), an error saying so; adds n to *rows unless rows is NULL. */
+int lsim_imp_rows_end(const struct lsim_csv *c, int rc, size_t n, size_t *rows,
+		      struct lsim_diag *d);
 
 /* ------------------------------------------------------------------ */
 /* Records                                                             */
@@ -70,7 +77,7 @@ struct recs {
 };
 
 struct rec *lsim_imp_rec_push(struct recs *rs, int kind, int tp, const char *name,
-				     struct lsim_diag *d);
+			      struct lsim_diag *d);
 
 /* ------------------------------------------------------------------ */
 /* Staging: files written inside outdir, renamed into place at the end  */
@@ -94,15 +101,15 @@ void lsim_imp_note_add(struct lsim_import_result *r, const char *text);
 /* import_llmservingsim.c: *copied when a profile in the current layout was
  * copied into the staging folder as it is (then rs stays empty). */
 int lsim_imp_llmservingsim(const struct lsim_import_opts *o, struct stage *st,
-				  struct recs *rs, struct lsim_import_result *r, bool *copied,
-				  struct lsim_diag *d);
+			   struct recs *rs, struct lsim_import_result *r, bool *copied,
+			   struct lsim_diag *d);
 /* import_vidur.c */
 int lsim_imp_vidur(const struct lsim_import_opts *o, struct recs *rs,
-			  struct lsim_import_result *r, struct lsim_diag *d);
+		   struct lsim_import_result *r, struct lsim_diag *d);
 /* import_splitwise.c: model and gpu (size bytes each) get the labels whose
  * rows were kept. */
 int lsim_imp_splitwise(const struct lsim_import_opts *o, struct recs *rs,
-			      struct lsim_import_result *r, char *model, char *gpu, size_t size,
-			      struct lsim_diag *d);
+		       struct lsim_import_result *r, char *model, char *gpu, size_t size,
+		       struct lsim_diag *d);
 
 #endif

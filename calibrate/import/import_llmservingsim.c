@@ -25,12 +25,7 @@ static int read_lss_v0(const char *path, struct recs *rs, size_t *rows, struct l
 	rc = lsim_csv_require(c, names, 4, col, d);
 	int kv_col = lsim_csv_column(c, "kv_cache");
 	size_t n = 0;
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		const char *layer = lsim_csv_field(c, col[0]);
 		if (!layer[0] || strlen(layer) >= NAME_LEN) {
 			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c),
@@ -75,10 +70,8 @@ static int read_lss_v0(const char *path, struct recs *rs, size_t *rows, struct l
 		r->v[0] = ns / 1000.0;
 		n++;
 	}
-	if (rc == 0 && n == 0)
-		rc = lsim_imp_no_rows(c, d);
+	rc = lsim_imp_rows_end(c, rc, n, rows, d);
 	lsim_csv_close(c);
-	*rows += n;
 	return rc;
 }
 
@@ -178,8 +171,8 @@ static int import_lss_current(const struct lsim_import_opts *o, const char *dir,
 }
 
 int lsim_imp_llmservingsim(const struct lsim_import_opts *o, struct stage *st,
-				  struct recs *rs, struct lsim_import_result *r, bool *copied,
-				  struct lsim_diag *d)
+			   struct recs *rs, struct lsim_import_result *r, bool *copied,
+			   struct lsim_diag *d)
 {
 	*copied = false;
 	for (size_t i = 0; i < o->n_src; i++) {

@@ -59,8 +59,8 @@ static int pick_label(const struct labels *l, const char *given, const char *opt
 }
 
 int lsim_imp_splitwise(const struct lsim_import_opts *o, struct recs *rs,
-			      struct lsim_import_result *r, char *model, char *gpu, size_t size,
-			      struct lsim_diag *d)
+		       struct lsim_import_result *r, char *model, char *gpu, size_t size,
+		       struct lsim_diag *d)
 {
 	if (o->n_src != 1)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "SRC",
@@ -85,12 +85,7 @@ int lsim_imp_splitwise(const struct lsim_import_opts *o, struct recs *rs,
 		if (rc == 0)
 			rc = lsim_csv_require(c, names, 8, idx, d);
 		size_t n = 0;
-		while (rc == 0) {
-			int got = lsim_imp_next_row(c, d);
-			if (got <= 0) {
-				rc = got;
-				break;
-			}
+		while (lsim_imp_more_rows(c, &rc, d)) {
 			const char *m = lsim_csv_field(c, idx[0]), *h = lsim_csv_field(c, idx[1]);
 			for (int k = 0; k < 2 && rc == 0; k++) {
 				const char *s = k ? h : m;
@@ -135,8 +130,7 @@ int lsim_imp_splitwise(const struct lsim_import_opts *o, struct recs *rs,
 			x->v[0] = v[3] * 1000.0;
 			x->v[1] = v[4] * 1000.0;
 		}
-		if (rc == 0 && n == 0)
-			rc = lsim_imp_no_rows(c, d);
+		rc = lsim_imp_rows_end(c, rc, n, NULL, d);
 		if (pass == 1)
 			r->rows_read = n;
 		lsim_csv_close(c);

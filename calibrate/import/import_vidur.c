@@ -108,12 +108,7 @@ static int vidur_mlp(struct lsim_csv *c, struct recs *rs, struct vshape *shape, 
 	int rc = lsim_csv_require(c, names, (int)N_VIDUR_OPS + 5, idx, d);
 	int gated_col = lsim_csv_column(c, "use_gated_mlp");
 	size_t n = 0;
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		if ((rc = shape_check(shape, c, idx + N_VIDUR_OPS, d)) != 0)
 			break;
 		bool gated = true;
@@ -139,10 +134,7 @@ static int vidur_mlp(struct lsim_csv *c, struct recs *rs, struct vshape *shape, 
 		}
 		n++;
 	}
-	if (rc == 0 && n == 0)
-		rc = lsim_imp_no_rows(c, d);
-	*rows += n;
-	return rc;
+	return lsim_imp_rows_end(c, rc, n, rows, d);
 }
 
 static int vidur_attention(struct lsim_csv *c, struct recs *rs, struct vshape *shape,
@@ -159,12 +151,7 @@ static int vidur_attention(struct lsim_csv *c, struct recs *rs, struct vshape *s
 	int t_out = lsim_csv_column(c, "time_stats.attn_output_reshape.median");
 	int t_save = lsim_csv_column(c, "time_stats.attn_kv_cache_save.median");
 	size_t n = 0;
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		if ((rc = shape_check(shape, c, idx, d)) != 0)
 			break;
 		bool prefill;
@@ -210,10 +197,7 @@ static int vidur_attention(struct lsim_csv *c, struct recs *rs, struct vshape *s
 		r->v[0] = (t_main + t_a + t_b + t_c) * 1000.0;
 		n++;
 	}
-	if (rc == 0 && n == 0)
-		rc = lsim_imp_no_rows(c, d);
-	*rows += n;
-	return rc;
+	return lsim_imp_rows_end(c, rc, n, rows, d);
 }
 
 /* NCCL collectives: all_reduce.csv or send_recv.csv (which = the name). */
@@ -227,12 +211,7 @@ static int vidur_network(struct lsim_csv *c, const char *which, int tp_only, str
 	int rc = lsim_csv_require(c, names, 4, idx, d);
 	bool ar = !strcmp(which, "all_reduce");
 	size_t n = 0;
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		double ms, workers, dpn, size;
 		if ((rc = lsim_imp_num_field(c, idx[0], 0.0, false, &ms, d)) != 0 ||
 		    (rc = lsim_imp_num_field(c, idx[1], 1.0, true, &workers, d)) != 0 ||
@@ -260,10 +239,7 @@ static int vidur_network(struct lsim_csv *c, const char *which, int tp_only, str
 		}
 		n++;
 	}
-	if (rc == 0 && n == 0)
-		rc = lsim_imp_no_rows(c, d);
-	*rows += n;
-	return rc;
+	return lsim_imp_rows_end(c, rc, n, rows, d);
 }
 
 enum vkind { V_MLP, V_ATTN, V_AR, V_SR, V_UNKNOWN };
@@ -323,7 +299,7 @@ static int vidur_file(const char *path, const struct lsim_import_opts *o, struct
 }
 
 int lsim_imp_vidur(const struct lsim_import_opts *o, struct recs *rs,
-			  struct lsim_import_result *r, struct lsim_diag *d)
+		   struct lsim_import_result *r, struct lsim_diag *d)
 {
 	static const char *const known[] = {"mlp.csv", "attention.csv", "all_reduce.csv",
 					    "send_recv.csv"};

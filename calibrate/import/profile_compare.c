@@ -58,12 +58,7 @@ static int read_curve(const char *path, const char *xcol, const char *ycol, stru
 	int idx[2];
 	size_t cap = 0;
 	rc = lsim_csv_require(c, names, 2, idx, d);
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		double x, y;
 		if ((rc = lsim_imp_num_field(c, idx[0], 0.0, false, &x, d)) != 0 ||
 		    (rc = lsim_imp_num_field(c, idx[1], 0.0, false, &y, d)) != 0)
@@ -91,8 +86,7 @@ static int read_curve(const char *path, const char *xcol, const char *ycol, stru
 		cv->y[cv->n] = y * 1e-6; /* microseconds -> seconds */
 		cv->n++;
 	}
-	if (rc == 0 && cv->n == 0)
-		rc = lsim_imp_no_rows(c, d);
+	rc = lsim_imp_rows_end(c, rc, cv->n, NULL, d);
 	lsim_csv_close(c);
 	return rc;
 }
@@ -118,12 +112,7 @@ static int read_coverage(const char *tpdir, struct coverage *cv, struct lsim_dia
 		return rc;
 	const char *dn[1] = {"tokens"};
 	rc = lsim_csv_require(c, dn, 1, idx, d);
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		double t;
 		if ((rc = lsim_imp_num_field(c, idx[0], 0.0, false, &t, d)) == 0 && t > cv->tokens_max)
 			cv->tokens_max = t;
@@ -137,12 +126,7 @@ static int read_coverage(const char *tpdir, struct coverage *cv, struct lsim_dia
 		return rc;
 	const char *an[4] = {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode"};
 	rc = lsim_csv_require(c, an, 4, idx, d);
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		double v[4];
 		for (int k = 0; k < 4 && rc == 0; k++)
 			rc = lsim_imp_num_field(c, idx[k], 0.0, false, &v[k], d);
@@ -353,12 +337,7 @@ static int compare_iterations(const char *path, const struct perf_pair *rp,
 	struct lsim_compare_point *pre = NULL, *dec = NULL;
 	size_t n = 0, cap = 0;
 	struct ubatch u = {0};
-	while (rc == 0) {
-		int got = lsim_imp_next_row(c, d);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
+	while (lsim_imp_more_rows(c, &rc, d)) {
 		double v[5];
 		for (int k = 0; k < 5 && rc == 0; k++)
 			rc = lsim_imp_num_field(c, idx[k], k < 3 ? 1.0 : 0.0, k < 3, &v[k], d);
@@ -407,8 +386,7 @@ static int compare_iterations(const char *path, const struct perf_pair *rp,
 		b->roof_iter_s = sum / out;
 		n++;
 	}
-	if (rc == 0 && n == 0)
-		rc = lsim_imp_no_rows(c, d);
+	rc = lsim_imp_rows_end(c, rc, n, NULL, d);
 	lsim_csv_close(c);
 	free(u.chunk);
 	free(u.ctx);
@@ -878,6 +856,17 @@ static void json_str(struct lsim_buf *b, const char *s)
 	lsim_buf_printf(b, "\"");
 }
 
+/* ", measured_W_s, roofline_W_s, W_error" of one point (W: layer or iter). */
+static void json_times(struct lsim_buf *b, const char *what, double meas, double roof)
+{
+	lsim_buf_printf(b, ", \"measured_%s_s\": ", what);
+	json_num(b, meas);
+	lsim_buf_printf(b, ", \"roofline_%s_s\": ", what);
+	json_num(b, roof);
+	lsim_buf_printf(b, ", \"%s_error\": ", what);
+	json_num(b, lsim_compare_err(meas, roof));
+}
+
 static void text_pct(struct lsim_buf *b, double e)
 {
 	if (isfinite(e))
@@ -909,19 +898,10 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lsim_compare_point *p = &r->pts[i];
 			lsim_buf_printf(b, "%s\n  {\"phase\": \"%s\", \"batch\": %d, \"tokens\": %d, "
-					   "\"context\": %d, \"measured_layer_s\": ",
+					   "\"context\": %d",
 					i ? "," : "", phase[p->decode], p->batch, p->tokens, p->context);
-			json_num(b, p->meas_layer_s);
-			lsim_buf_printf(b, ", \"roofline_layer_s\": ");
-			json_num(b, p->roof_layer_s);
-			lsim_buf_printf(b, ", \"layer_error\": ");
-			json_num(b, lsim_compare_err(p->meas_layer_s, p->roof_layer_s));
-			lsim_buf_printf(b, ", \"measured_iter_s\": ");
-			json_num(b, p->meas_iter_s);
-			lsim_buf_printf(b, ", \"roofline_iter_s\": ");
-			json_num(b, p->roof_iter_s);
-			lsim_buf_printf(b, ", \"iter_error\": ");
-			json_num(b, lsim_compare_err(p->meas_iter_s, p->roof_iter_s));
+			json_times(b, "layer", p->meas_layer_s, p->roof_layer_s);
+			json_times(b, "iter", p->meas_iter_s, p->roof_iter_s);
 			lsim_buf_printf(b, "}");
 		}
 		lsim_buf_printf(b, "],\n \"mean_abs_error\": {");

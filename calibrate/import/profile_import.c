@@ -147,7 +147,7 @@ void lsim_imp_int_list(char *buf, size_t size, const int *v, int n)
 /* ------------------------------------------------------------------ */
 
 /* Next data row with trimmed fields: 1, 0 at the end, or an error. */
-int lsim_imp_next_row(struct lsim_csv *c, struct lsim_diag *d)
+static int next_row(struct lsim_csv *c, struct lsim_diag *d)
 {
 	int rc = lsim_csv_next(c, d);
 	if (rc <= 0)
@@ -167,7 +167,7 @@ int lsim_imp_next_row(struct lsim_csv *c, struct lsim_diag *d)
  * the file, the row's line, the field's byte column and the column name.
  */
 int lsim_imp_num_field(const struct lsim_csv *c, int col, double lo, bool integer, double *out,
-			      struct lsim_diag *d)
+		       struct lsim_diag *d)
 {
 	const char *s = lsim_csv_field(c, col), *name = lsim_csv_name(c, col);
 	int line = lsim_csv_line(c), bcol = lsim_csv_field_col(c, col);
@@ -187,11 +187,32 @@ int lsim_imp_num_field(const struct lsim_csv *c, int col, double lo, bool intege
 	return 0;
 }
 
-
-int lsim_imp_no_rows(const struct lsim_csv *c, struct lsim_diag *d)
+static int no_rows(const struct lsim_csv *c, struct lsim_diag *d)
 {
 	return lsim_diag_set(d, LSIM_EFORMAT, lsim_csv_path(c), lsim_csv_line(c), 0, "",
 			     "no data rows");
+}
+
+bool lsim_imp_more_rows(struct lsim_csv *c, int *rc, struct lsim_diag *d)
+{
+	if (*rc != 0)
+		return false;
+	int got = next_row(c, d);
+	if (got <= 0) {
+		*rc = got;
+		return false;
+	}
+	return true;
+}
+
+int lsim_imp_rows_end(const struct lsim_csv *c, int rc, size_t n, size_t *rows,
+		      struct lsim_diag *d)
+{
+	if (rc == 0 && n == 0)
+		rc = no_rows(c, d);
+	if (rows)
+		*rows += n;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -221,7 +242,7 @@ static bool rec_per_tp(int kind)
 
 
 struct rec *lsim_imp_rec_push(struct recs *rs, int kind, int tp, const char *name,
-				     struct lsim_diag *d)
+			      struct lsim_diag *d)
 {
 	if (rs->n == rs->cap) {
 		size_t cap = rs->cap ? rs->cap * 2 : 1024;
