@@ -251,7 +251,8 @@ struct lsim_policy;
  * against the model and hands the parsed model to the policy's state.
  * Does nothing (returns 0) for any other policy. Called by the core after
  * the parameters are bound and before init; params is the policy's
- * section (for positions in messages), key its dotted path.
+ * section (for positions in messages), key its dotted path. Defined in
+ * sim/run/kproto_attach.c, beside the policy instances it reads.
  */
 int lsim_kproto_attach(struct lsim_policy *p, const struct lsim_doc *doc,
 		       const struct lsim_node *params, const char *key,
