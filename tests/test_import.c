@@ -34,6 +34,7 @@
 
 #include "cluster/hw.h"
 #include "serving/perf.h"
+#include "cli/cli.h"
 #include "import/profile_import.h"
 
 /* ------------------------------------------------------------------ */

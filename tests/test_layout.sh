@@ -40,7 +40,7 @@ declare -A may=(
 	[policies]='learn'
 	[plugin]=''
 	[run]='kernel report cluster serving jobs learn traces policies'
-	[import]='kernel report cluster serving cli'
+	[import]='kernel report cluster serving'
 	[calibrate]='kernel report cluster serving import'
 	[cli]='kernel report cluster serving jobs learn traces policies run import'
 )

@@ -19,7 +19,8 @@
  * decode batches, wherever the table has measurements.
  *
  * The library functions return LSIM_E* codes with a diagnostic and never
- * print; the two lsim_cli_* entry points parse arguments and print.
+ * print; the subcommands that parse arguments and print are
+ * sim/cli/profile_cli.c.
  */
 #ifndef LLMSIM_PROFILE_IMPORT_H
 #define LLMSIM_PROFILE_IMPORT_H
@@ -166,13 +167,5 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 
 /* Signed relative error of the roofline: roof / meas - 1. */
 double lsim_compare_err(double meas, double roof);
-
-/*
- * Command-line entry points (argv[0] is "import" / "compare"): print usage
- * on --help, results on stdout and `llmsim: file:line:col: key: message` on
- * stderr; return 0, 2 on bad input, 1 on other failures.
- */
-int lsim_cli_profile_import(int argc, char **argv);
-int lsim_cli_profile_compare(int argc, char **argv);
 
 #endif

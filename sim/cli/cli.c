@@ -30,30 +30,3 @@ int lsim_cli_nomem(void)
 	fputs("llmsim: out of memory\n", stderr);
 	return LSIM_EXIT_BADINPUT;
 }
-
-int lsim_cli_make_dirs(const char *path)
-{
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-		return -1;
-	struct stat st;
-	if (stat(tmp, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) { /* a file of that name */
-		errno = ENOTDIR;
-		return -1;
-	}
-	return 0;
-}

@@ -32,7 +32,10 @@ int lsim_cli_profile_collective(int argc, char **argv);
 /* `llmsim compare A B` (sim/cli/compare.c). */
 int lsim_cli_compare(int argc, char **argv);
 
-/* mkdir -p: 0, or -1 with errno set (ENOTDIR: path is a file). */
-int lsim_cli_make_dirs(const char *path);
+/* `llmsim profile import` and `profile compare` (sim/cli/profile_cli.c;
+ * argv[0] is "import" / "compare"): usage on --help, results on stdout;
+ * 0, 2 on bad input, 1 on other failures. */
+int lsim_cli_profile_import(int argc, char **argv);
+int lsim_cli_profile_compare(int argc, char **argv);
 
 #endif

@@ -14,7 +14,6 @@
 #include "cli/cli.h"
 #include "kernel/infile.h"
 #include "run/policy_core.h"
-#include "import/profile_import.h"
 #include "cli/profile_learn.h"
 #include "report/report.h"
 #include "run/scenario.h"
@@ -251,7 +250,7 @@ static int cmd_run(int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	/* The folder first: a bad -o is found before a long simulation. */
-	if (lsim_cli_make_dirs(a.outdir) != 0) {
+	if (lsim_make_dirs(a.outdir) != 0) {
 		rc = lsim_diag_set(&d, LSIM_EINVAL, a.outdir, 0, 0, "-o",
 				   "cannot create the output folder: %s", strerror(errno));
 		lsim_scenario_destroy(sc);

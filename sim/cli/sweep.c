@@ -34,6 +34,7 @@
 #endif
 
 #include "cli/cli.h"
+#include "kernel/infile.h"
 #include "kernel/config.h"
 #include "report/report.h"
 #include "run/scenario.h"
@@ -902,7 +903,7 @@ static int farm_open(struct farm *f, struct lsim_sweep *sw, const struct opts *o
 	int status = plan_runs(sw, o, true, &f->p);
 	snprintf(f->runs, sizeof f->runs, "%s/runs", o->outdir);
 	snprintf(f->dbpath, sizeof f->dbpath, "%s/results.sqlite", o->outdir);
-	if (status == 0 && lsim_cli_make_dirs(f->runs) != 0) {
+	if (status == 0 && lsim_make_dirs(f->runs) != 0) {
 		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n",
 			f->runs, strerror(errno));
 		status = LSIM_EXIT_BADINPUT;
@@ -1178,7 +1179,7 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 	char runs[4200], dbpath[4200];
 	snprintf(runs, sizeof runs, "%s/runs", outdir);
 	snprintf(dbpath, sizeof dbpath, "%s/results.sqlite", outdir);
-	if (lsim_cli_make_dirs(runs) != 0) {
+	if (lsim_make_dirs(runs) != 0) {
 		fprintf(stderr, "llmsim: %s: -o: cannot create the output folder: %s\n", runs,
 			strerror(errno));
 		return LSIM_EXIT_BADINPUT;

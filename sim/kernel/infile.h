@@ -44,4 +44,7 @@ int lsim_check_output(const char *path, const char *key, struct lsim_diag *d);
 /* What a file of mode st_mode is, in words ("a FIFO", "a device"). */
 const char *lsim_file_kind(unsigned mode);
 
+/* mkdir -p: 0, or -1 with errno set (ENOTDIR: path is a file). */
+int lsim_make_dirs(const char *path);
+
 #endif
