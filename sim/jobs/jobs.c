@@ -652,6 +652,17 @@ int lsim_jobs_start(struct lsim_jobs *js, int32_t j)
 	return 1;
 }
 
+/* Iterations of the compute segment complete el after its start (all of
+ * them at an iteration time of 0). */
+static int64_t seg_iterations(const struct job *jb, lsim_time el)
+{
+	int64_t len = jb->seg_iter1 - jb->seg_iter0;
+	int64_t k = jb->it > 0 ? el / jb->it : len;
+	if (k > len)
+		k = len;
+	return k;
+}
+
 /* Work since the last checkpoint is lost; the job queues to restart. */
 int lsim_jobs_fail(struct lsim_jobs *js, int32_t j)
 {
@@ -664,10 +675,7 @@ int lsim_jobs_fail(struct lsim_jobs *js, int32_t j)
 	switch (jb->state) {
 	case ST_COMPUTING: {
 		lsim_time el = now - jb->seg_start;
-		int64_t len = jb->seg_iter1 - jb->seg_iter0;
-		int64_t k = jb->it > 0 ? el / jb->it : len;
-		if (k > len)
-			k = len;
+		int64_t k = seg_iterations(jb, el);
 		double gs = compute_gpus(jb) * lsim_time_to_s(el);
 		jb->rec.useful_gpu_s += gs;
 		jb->since_ckpt_gpu_s += gs;
@@ -702,10 +710,7 @@ int lsim_jobs_preempt(struct lsim_jobs *js, int32_t j, bool front)
 	switch (jb->state) {
 	case ST_COMPUTING: {
 		lsim_time el = now - jb->seg_start;
-		int64_t len = jb->seg_iter1 - jb->seg_iter0;
-		int64_t k = jb->it > 0 ? el / jb->it : len;
-		if (k > len)
-			k = len;
+		int64_t k = seg_iterations(jb, el);
 		double kept = compute_gpus(jb) * lsim_time_to_s(k * jb->it);
 		jb->rec.useful_gpu_s += kept;
 		jb->since_ckpt_gpu_s += kept;

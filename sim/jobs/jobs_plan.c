@@ -172,23 +172,30 @@ static void profile(const struct lsim_jobs *js, const struct job *jb,
 
 /* ---- the plan ---- */
 
-static int steps_reserve(struct steps *f, size_t need)
+/* Grows the arrays of times *pt and values *pu, of *cap entries each, to
+ * hold need (a step function's, or the running demand's next arrays). */
+static int grow_steps(lsim_time **pt, int64_t **pu, size_t *cap, size_t need)
 {
-	if (need <= f->cap)
+	if (need <= *cap)
 		return 0;
-	size_t c = f->cap ? f->cap : 16;
+	size_t c = *cap ? *cap : 16;
 	while (c < need)
 		c *= 2;
-	lsim_time *t = realloc(f->t, c * sizeof *t);
+	lsim_time *t = realloc(*pt, c * sizeof *t);
 	if (!t)
 		return LSIM_ENOMEM;
-	f->t = t;
-	int64_t *u = realloc(f->u, c * sizeof *u);
+	*pt = t;
+	int64_t *u = realloc(*pu, c * sizeof *u);
 	if (!u)
 		return LSIM_ENOMEM;
-	f->u = u;
-	f->cap = c;
+	*pu = u;
+	*cap = c;
 	return 0;
+}
+
+static int steps_reserve(struct steps *f, size_t need)
+{
+	return grow_steps(&f->t, &f->u, &f->cap, need);
 }
 
 static int steps_reset(struct steps *f, lsim_time now)
@@ -582,20 +589,8 @@ static int run_merge(struct lsim_jobs *js, int32_t type, lsim_time now,
 {
 	struct run_plan *a = &js->run[type];
 	size_t need = a->n + np;
-	if (need > a->cap2) {
-		size_t c = a->cap2 ? a->cap2 : 16;
-		while (c < need)
-			c *= 2;
-		lsim_time *t2 = realloc(a->t2, c * sizeof *t2);
-		if (!t2)
-			return LSIM_ENOMEM;
-		a->t2 = t2;
-		int64_t *d2 = realloc(a->d2, c * sizeof *d2);
-		if (!d2)
-			return LSIM_ENOMEM;
-		a->d2 = d2;
-		a->cap2 = c;
-	}
+	if (grow_steps(&a->t2, &a->d2, &a->cap2, need))
+		return LSIM_ENOMEM;
 	if (steps_reserve(f, need + nr + 1))
 		return LSIM_ENOMEM;
 	size_t i = 0, k = 0, q = 0, w = 0;
