@@ -18,7 +18,6 @@
 #include <gsl/gsl_rng.h>
 
 #include "jobs/jobs.h"
-#include "jobs/job_policies.h"
 
 #define MILLI 1000
 
