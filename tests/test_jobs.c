@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "jobs/jobs.h"
-#include "jobs/job_policies.h"
+#include "llmsim/job_policy.h"
 
 /* ---- a small world: one engine, a pool, a job list ---- */
 

@@ -1,5 +1,6 @@
 /*
- * job_policies.c - the job schedulers and allocators of sim/jobs/jobs.c.
+ * job_policies.c - the job schedulers and allocators of sim/jobs, which
+ * they see through llmsim/job_policy.h.
  *
  * Schedulers (the order of the pending queue and which jobs start):
  *   fcfs           arrival order; the head blocks the queue (strict).
@@ -28,7 +29,7 @@
  */
 #include <string.h>
 
-#include "job_policies.h"
+#include "llmsim/job_policy.h"
 
 /* ---- keys ---- */
 

@@ -4,8 +4,9 @@
  * lifecycle (queue, start, compute, checkpoint, resize, failure, restart,
  * preemption), lending GPUs to inference and taking them back, per-job
  * records and a summary. Which job starts and how many GPUs it holds are
- * decided by the schedulers and allocators of policies/jobs. The job
- * specifications and their readers are in traces/job_specs.h.
+ * decided by the schedulers and allocators of policies/jobs, which see the
+ * jobs through llmsim/job_policy.h. The job specifications and their
+ * readers are in traces/job_specs.h.
  */
 #ifndef LLMSIM_JOBS_H
 #define LLMSIM_JOBS_H
@@ -17,49 +18,9 @@
 #include "cluster/hw.h"
 #include "cluster/links.h"
 #include "llmsim/engine.h"
+#include "llmsim/job_policy.h"
 
-/* ---- configuration ---- */
-
-struct lsim_jobs_cfg {
-	const char *scheduler; /* fcfs | sjf | easy_backfill | las */
-	const char *allocator; /* static | dynamic | time_packing */
-	/* Hardware of each pool type (aligned with the pool's types; NULL
-	 * entries and a NULL array fall back to gpu). Peak FLOP/s and the
-	 * price per GPU-hour come from it. */
-	const struct lsim_gpu_profile *const *type_profiles;
-	const struct lsim_gpu_profile *gpu;
-	/* Iteration model (jobs with params > 0). */
-	double efficiency;	     /* fraction of peak; 0: profile mfu_max */
-	double link_bw;		     /* all-reduce bandwidth per GPU, B/s;
-				      * 0: the profile's nvlink_bw */
-	lsim_time link_latency;	     /* fixed cost of one all-reduce */
-	double grad_bytes_per_param; /* gradient bytes per parameter (2) */
-	double ckpt_bytes_per_param; /* checkpoint bytes per parameter (14) */
-	double storage_bw;	     /* checkpoint write and read, B/s; 0: free */
-	lsim_time start_overhead;    /* before the first iteration */
-	lsim_time restart_overhead;  /* before a restart, besides the read */
-	/* Failures: each GPU fails after Exp(mtbf); 0 = none. */
-	lsim_time gpu_mtbf;
-	uint64_t seed;
-	/* Virtual clusters: most GPUs each tenant may hold (< 0: no limit);
-	 * NULL: the list's quotas, if a list was submitted. */
-	const int32_t *tenant_quota;
-	size_t n_tenant_quota;
-	double price_per_gpu_hour; /* > 0 overrides the profiles' prices */
-	/* easy_backfill: pending jobs examined for backfill per pass. */
-	int32_t backfill_depth;
-	/* Build the plan from every job at each pass instead of keeping the
-	 * running jobs' part between passes (same plan, slower: the
-	 * reference the kept plan is tested against). */
-	bool plan_rebuild;
-	/* las: service (GPU-seconds) thresholds of the priority levels:
-	 * level k holds jobs below las_threshold x las_multiplier^k;
-	 * las_levels 0 orders by exact attained service. */
-	double las_threshold;
-	double las_multiplier;
-	int32_t las_levels;
-	lsim_time las_quantum; /* how often preemption is considered */
-};
+/* ---- configuration (struct lsim_jobs_cfg: llmsim/job_policy.h) ---- */
 
 /* Defaults: fcfs, static, 2 B/param gradients, 14 B/param checkpoints,
  * 100 backfill candidates, las 3600 GPU-s x 10, 2 levels, 60 s quantum. */
@@ -221,22 +182,6 @@ int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *out);
  * used. Returns 0, or LSIM_ESTATE with the broken rule in why. */
 int lsim_jobs_check(const struct lsim_jobs *js, char *why, size_t n);
 
-/* ---- for the schedulers and allocators of policies/jobs ---- */
-
-const struct lsim_jobs_cfg *lsim_jobs_config(const struct lsim_jobs *js);
-struct lsim_engine *lsim_jobs_engine(const struct lsim_jobs *js);
-
-/* The pending queue, in order: jobs queued to resume (after a failure,
- * a resize or a front preemption) first, then by the scheduler's key. */
-size_t lsim_jobs_n_pending(const struct lsim_jobs *js);
-int32_t lsim_jobs_pending(const struct lsim_jobs *js, size_t i);
-/* Jobs holding GPUs. */
-size_t lsim_jobs_n_running(const struct lsim_jobs *js);
-int32_t lsim_jobs_running(const struct lsim_jobs *js, size_t i);
-
-const struct lsim_job_spec *lsim_jobs_spec(const struct lsim_jobs *js,
-					   int32_t j);
-bool lsim_jobs_is_resume(const struct lsim_jobs *js, int32_t j);
 /*
  * Moves the jobs' traffic onto the cluster's links (borrowed; the pool's
  * nodes must be the topology's, in order): each iteration of a job with a
@@ -249,55 +194,9 @@ bool lsim_jobs_is_resume(const struct lsim_jobs *js, int32_t j);
 void lsim_jobs_use_links(struct lsim_jobs *js, struct lsim_net *net,
 			 const struct lsim_topo *topo);
 
-/* Whether j is being preempted (checkpointing before its release). */
-bool lsim_jobs_is_releasing(const struct lsim_jobs *js, int32_t j);
-/* GPU-seconds j has held so far, up to now. */
-double lsim_jobs_attained(const struct lsim_jobs *js, int32_t j);
-/* Whole GPUs j holds (a share counts as 1). */
-int32_t lsim_jobs_held(const struct lsim_jobs *js, int32_t j);
-/* Its predicted time to finish from its current state, no failures. */
-lsim_time lsim_jobs_predicted(const struct lsim_jobs *js, int32_t j);
-
-/*
- * Whether pending job j can start now: its allocator grants it GPUs on an
- * allowed type (time_packing: and its predicted demand fits over time),
- * within its tenant's quota. lsim_jobs_start starts it (1), or returns 0
- * when it cannot.
- */
-bool lsim_jobs_can_start(struct lsim_jobs *js, int32_t j);
-int lsim_jobs_start(struct lsim_jobs *js, int32_t j);
-
-/* No whole GPU free and no shared GPU with room left, on any type. */
-bool lsim_jobs_pool_full(const struct lsim_jobs *js);
-
-/*
- * Preemption on behalf of pending job j: if the running jobs whose key
- * (computed now) is above j's queued key hold enough GPUs of one allowed
- * type for j to fit, preempts them, worst key first, as few as needed
- * (they queue again in the scheduler's order). Returns how many, or
- * LSIM_ENOMEM. Jobs on a GPU share are neither preempted nor preempt.
- */
-int lsim_jobs_preempt_for(struct lsim_jobs *js, int32_t j,
-			  double (*key)(const struct lsim_jobs *js, int32_t j));
-
-/*
- * The plan: per GPU type, the predicted GPU demand over time of the jobs
- * holding GPUs and those queued to resume, as a step function from now.
- * Built on first use in a scheduling pass, extended by the jobs started in
- * it and by reservations, dropped at the end of the pass. The running
- * jobs' part is kept from one build to the next (a job's predicted
- * demand in absolute time only changes with its own state), so a build
- * costs the jobs that changed and one merge, not a sort of every job.
- *   plan_earliest: the earliest time j's predicted demand fits (and the
- *     type), LSIM_TIME_MAX if never;
- *   plan_reserve: adds j's demand from `at` on `type` (a reservation);
- *   plan_fits_now: whether j's demand fits from now on its start type.
- */
-lsim_time lsim_jobs_plan_earliest(struct lsim_jobs *js, int32_t j,
-				  int32_t *type);
-int lsim_jobs_plan_reserve(struct lsim_jobs *js, int32_t j, lsim_time at,
-			   int32_t type);
-bool lsim_jobs_plan_fits_now(struct lsim_jobs *js, int32_t j);
+/* The accessors and actions of the job schedulers and allocators
+ * (lsim_jobs_config, lsim_jobs_pending, lsim_jobs_start, the plan, ...) are
+ * declared in llmsim/job_policy.h. */
 
 /*
  * A check of the plan kept between passes (the running jobs' predicted
