@@ -18,6 +18,7 @@
 
 #include "kernel/csv.h"
 #include "job_specs.h"
+#include "kernel/array.h"
 #include "kernel/rng.h"
 #include "workload_internal.h"
 
@@ -85,21 +86,6 @@ void lsim_job_list_release(struct lsim_job_list *l)
 	memset(l, 0, sizeof *l);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return LSIM_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 static const char *intern(struct lsim_job_list *l, const char *s)
 {
 	if (!s || !*s)
@@ -107,7 +93,7 @@ static const char *intern(struct lsim_job_list *l, const char *s)
 	for (size_t i = 0; i < l->n_strings; i++)
 		if (strcmp(l->strings[i], s) == 0)
 			return l->strings[i];
-	if (grow((void **)&l->strings, &l->cap_strings, l->n_strings + 1,
+	if (lsim_grow((void **)&l->strings, &l->cap_strings, l->n_strings + 1,
 		 sizeof *l->strings))
 		return NULL;
 	char *c = strdup(s);
@@ -120,7 +106,7 @@ int lsim_job_list_add(struct lsim_job_list *l, const struct lsim_job_spec *s)
 {
 	if (s->n_phases < 1 || !s->phases)
 		return LSIM_EINVAL;
-	if (grow((void **)&l->jobs, &l->cap, l->n + 1, sizeof *l->jobs))
+	if (lsim_grow((void **)&l->jobs, &l->cap, l->n + 1, sizeof *l->jobs))
 		return LSIM_ENOMEM;
 	struct lsim_job_phase *ph = malloc((size_t)s->n_phases * sizeof *ph);
 	if (!ph)
@@ -146,7 +132,7 @@ int32_t lsim_job_list_tenant(struct lsim_job_list *l, const char *name)
 		if (strcmp(l->tenants[i], name) == 0)
 			return (int32_t)i;
 	size_t cap = l->cap_tenants;
-	if (grow((void **)&l->tenants, &l->cap_tenants, l->n_tenants + 1,
+	if (lsim_grow((void **)&l->tenants, &l->cap_tenants, l->n_tenants + 1,
 		 sizeof *l->tenants))
 		return LSIM_ENOMEM;
 	if (l->cap_tenants != cap || !l->quota) {
@@ -239,7 +225,7 @@ int lsim_pool_spec_add(struct lsim_pool_spec *p, int32_t count, int32_t gpus,
 	int32_t t = lsim_pool_spec_type(p, type);
 	if (t < 0) {
 		size_t cap = (size_t)p->cap_types;
-		if (grow((void **)&p->types, &cap, (size_t)p->n_types + 1,
+		if (lsim_grow((void **)&p->types, &cap, (size_t)p->n_types + 1,
 			 sizeof *p->types))
 			return LSIM_ENOMEM;
 		p->cap_types = (int32_t)cap;
@@ -248,8 +234,8 @@ int lsim_pool_spec_add(struct lsim_pool_spec *p, int32_t count, int32_t gpus,
 	}
 	size_t need = (size_t)p->n_nodes + (size_t)count;
 	size_t cap = (size_t)p->cap_nodes, cap2 = cap;
-	if (grow((void **)&p->node_gpus, &cap, need, sizeof *p->node_gpus) ||
-	    grow((void **)&p->node_type, &cap2, need, sizeof *p->node_type))
+	if (lsim_grow((void **)&p->node_gpus, &cap, need, sizeof *p->node_gpus) ||
+	    lsim_grow((void **)&p->node_type, &cap2, need, sizeof *p->node_type))
 		return LSIM_ENOMEM;
 	p->cap_nodes = (int32_t)(cap < cap2 ? cap : cap2);
 	for (int32_t i = 0; i < count; i++) {
@@ -1022,8 +1008,8 @@ int lsim_jobs_gen_empirical(const char *runtime_csv,
 			break;
 		if (cc >= 0 && (rc = parse_double(&w, cc, "count", &k)))
 			break;
-		if (grow((void **)&val, &cap_v, n + 1, sizeof *val) ||
-		    grow((void **)&wt, &cap_w, n + 1, sizeof *wt)) {
+		if (lsim_grow((void **)&val, &cap_v, n + 1, sizeof *val) ||
+		    lsim_grow((void **)&wt, &cap_w, n + 1, sizeof *wt)) {
 			rc = LSIM_ENOMEM;
 			break;
 		}

@@ -20,28 +20,13 @@ static void ev_fail(struct lsim_engine *eng, void *subject, uint64_t arg);
 
 /* ---- utilities ---- */
 
-int lsim_jobs_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return LSIM_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
 /* The job's predicted demand may have changed: the next plan build
  * computes it again (once the plan keeps the running jobs' demand). */
 static void touch(struct lsim_jobs *js, struct job *jb)
 {
 	if (!js->run_on || js->run_stale || jb->dirty)
 		return;
-	if (lsim_jobs_grow((void **)&js->dirty, &js->cap_dirty, js->n_dirty + 1,
+	if (lsim_grow((void **)&js->dirty, &js->cap_dirty, js->n_dirty + 1,
 			   sizeof *js->dirty)) {
 		js->run_stale = true; /* every job, at the next build */
 		return;
@@ -587,7 +572,7 @@ int lsim_jobs_start(struct lsim_jobs *js, int32_t j)
 		return 0;
 	if (js->alloc->plan_admission && !jb->resume && !lsim_jobs_admit(js, jb, type))
 		return 0;
-	if (lsim_jobs_grow((void **)&js->running, &js->cap_running, js->n_running + 1,
+	if (lsim_grow((void **)&js->running, &js->cap_running, js->n_running + 1,
 			   sizeof *js->running))
 		return 0;
 	if (jb->cap_gpus < grant) {
@@ -798,7 +783,7 @@ int lsim_jobs_reclaim(struct lsim_jobs *js, int32_t node, int32_t n,
 	struct node *nd = &js->nodes[node];
 	if (n > nd->count - nd->lent - nd->promised)
 		return LSIM_ERANGE;
-	if (lsim_jobs_grow((void **)&js->lends, &js->cap_lends, js->n_lends + 1,
+	if (lsim_grow((void **)&js->lends, &js->cap_lends, js->n_lends + 1,
 			   sizeof *js->lends))
 		return LSIM_ENOMEM;
 	lsim_jobs_accrue_lent(js);

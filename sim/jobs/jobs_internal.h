@@ -18,6 +18,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "jobs/jobs.h"
+#include "kernel/array.h"
 
 #define MILLI 1000
 
@@ -239,8 +240,6 @@ static inline double lsim_jobs_held_gpus(const struct job *jb)
 
 /* jobs.c */
 
-/* Grows *p (of *cap elements of size bytes) to hold need; LSIM_ENOMEM. */
-int lsim_jobs_grow(void **p, size_t *cap, size_t need, size_t size);
 void lsim_jobs_set_state(struct lsim_jobs *js, struct job *jb,
 			 enum job_state st);
 void lsim_jobs_set_progress(struct job *jb, int64_t x);

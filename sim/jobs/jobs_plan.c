@@ -327,7 +327,7 @@ static int add_profile_deltas(struct lsim_jobs *js, const struct job *jb,
 		return LSIM_ENOMEM;
 	if (b.n == 0)
 		return 0;
-	if (lsim_jobs_grow((void **)&js->deltas, &js->cap_deltas, *nd + b.n,
+	if (lsim_grow((void **)&js->deltas, &js->cap_deltas, *nd + b.n,
 			   sizeof *js->deltas))
 		return LSIM_ENOMEM;
 	lsim_time t = lsim_jobs_now(js);
@@ -418,7 +418,7 @@ static int running_profile(struct lsim_jobs *js, const struct job *jb,
 		return LSIM_ENOMEM;
 	if (b.n == 0)
 		return 0;
-	if (lsim_jobs_grow((void **)&js->pscr, &js->cap_pscr, b.n, sizeof *js->pscr))
+	if (lsim_grow((void **)&js->pscr, &js->cap_pscr, b.n, sizeof *js->pscr))
 		return LSIM_ENOMEM;
 	lsim_time t = lsim_jobs_now(js);
 	*base = b.s[0].milli;
@@ -442,7 +442,7 @@ static int run_change(struct lsim_jobs *js, int32_t type, lsim_time now,
 		js->run[type].base += d;
 		return 0;
 	}
-	if (lsim_jobs_grow((void **)&js->pend, &js->cap_pend, js->n_pend + 1,
+	if (lsim_grow((void **)&js->pend, &js->cap_pend, js->n_pend + 1,
 			   sizeof *js->pend))
 		return LSIM_ENOMEM;
 	js->pend[js->n_pend++] = (struct delta){t, (int32_t)d, type};
@@ -540,7 +540,7 @@ static int run_reset(struct lsim_jobs *js)
 	}
 	js->run_on = true;
 	js->run_stale = false;
-	if (lsim_jobs_grow((void **)&js->dirty, &js->cap_dirty, js->n_running + 1,
+	if (lsim_grow((void **)&js->dirty, &js->cap_dirty, js->n_running + 1,
 			   sizeof *js->dirty)) {
 		js->run_stale = true;
 		return LSIM_ENOMEM;

@@ -107,7 +107,7 @@ const struct lsim_job_event *lsim_jobs_timeline(const struct lsim_jobs *js,
 const struct lsim_job_record *lsim_jobs_records(struct lsim_jobs *js, size_t *n)
 {
 	*n = 0;
-	if (lsim_jobs_grow((void **)&js->out, &js->cap_out, js->n_jobs, sizeof *js->out))
+	if (lsim_grow((void **)&js->out, &js->cap_out, js->n_jobs, sizeof *js->out))
 		return NULL;
 	lsim_time now = lsim_jobs_now(js);
 	for (size_t i = 0; i < js->n_jobs; i++) {
@@ -156,7 +156,7 @@ int lsim_jobs_summary(struct lsim_jobs *js, struct lsim_jobs_summary *o)
 	const struct lsim_job_record *r = lsim_jobs_records(js, &n);
 	if (!r && js->n_jobs)
 		return LSIM_ENOMEM;
-	if (lsim_jobs_grow((void **)&js->scratch, &js->cap_scratch, 2 * n + 1,
+	if (lsim_grow((void **)&js->scratch, &js->cap_scratch, 2 * n + 1,
 			   sizeof *js->scratch))
 		return LSIM_ENOMEM;
 	double *jct = js->scratch, *q = js->scratch + n;

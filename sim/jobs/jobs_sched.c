@@ -64,7 +64,7 @@ static size_t pending_lower_bound(const struct lsim_jobs *js, int32_t j)
 int lsim_jobs_enqueue(struct lsim_jobs *js, int32_t j, bool front)
 {
 	struct job *jb = &js->jobs[j];
-	if (lsim_jobs_grow((void **)&js->pending, &js->cap_pending, js->n_pending + 1,
+	if (lsim_grow((void **)&js->pending, &js->cap_pending, js->n_pending + 1,
 			   sizeof *js->pending))
 		return LSIM_ENOMEM;
 	lsim_jobs_set_state(js, jb, ST_QUEUED);

@@ -232,7 +232,7 @@ static int add_job(struct lsim_jobs *js, const struct lsim_job_spec *s,
 	int rc = check_spec(js, s, mask, d);
 	if (rc)
 		return rc;
-	if (lsim_jobs_grow((void **)&js->jobs, &js->cap_jobs, js->n_jobs + 1,
+	if (lsim_grow((void **)&js->jobs, &js->cap_jobs, js->n_jobs + 1,
 			   sizeof *js->jobs))
 		return LSIM_ENOMEM;
 	if (s->tenant >= 0 && (size_t)s->tenant >= js->n_tenant_milli) {

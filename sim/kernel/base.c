@@ -4,8 +4,10 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "kernel/array.h"
 #include "llmsim/llmsim.h"
 #include "kernel/time_ns.h"
 
@@ -85,4 +87,19 @@ void lsim_diag_format(const struct lsim_diag *d, char *buf, size_t size)
 	}
 	snprintf(buf, size, "%s%s%s%s%s", where, where[0] ? ": " : "",
 		 d->key, d->key[0] ? ": " : "", d->msg);
+}
+
+int lsim_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : 16;
+	while (c < need)
+		c *= 2;
+	void *q = realloc(*p, c * elem);
+	if (!q)
+		return LSIM_ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
 }

@@ -55,7 +55,7 @@ static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 		       double key)
 {
 	lsim_inst_macro_cut(in); /* the next step may take it */
-	if (lsim_inst_grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
+	if (lsim_grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
 		 sizeof *in->wait) != 0)
 		return LSIM_ENOMEM;
 	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
@@ -667,7 +667,7 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	if (in->cfg.enable_prefix_caching && (r->n_hashes > 0 || r->kv_published)) {
 		/* At least the last token is computed, as in vLLM. */
 		int32_t max_hit = (total - 1) / bs;
-		if (lsim_inst_grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
+		if (lsim_grow((void **)&in->hash_buf, &in->hash_cap, (size_t)max_hit + 1,
 			 sizeof *in->hash_buf) != 0) {
 			lsim_inst_fail_nomem(in->sv);
 			return 0;

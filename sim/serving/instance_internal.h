@@ -8,23 +8,8 @@
 
 #include <stdlib.h>
 
+#include "kernel/array.h"
 #include "serving/serving.h"
-
-/* Grows *p (of *cap elements of elem bytes) to hold need, doubling. */
-static inline int lsim_inst_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t c = *cap ? *cap : 16;
-	while (c < need)
-		c *= 2;
-	void *q = realloc(*p, c * elem);
-	if (!q)
-		return LSIM_ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 /* a / b rounded up (a >= 0, b > 0). */
 static inline int32_t lsim_inst_ceil_div(int64_t a, int64_t b)

@@ -119,7 +119,7 @@ static bool macro_enlist(struct lsim_instance *in, lsim_time t)
 {
 	struct lsim_serving *s = in->sv;
 	if (in->m_slot < 0) {
-		if (lsim_inst_grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
+		if (lsim_grow((void **)&s->macro, &s->cap_macro, s->n_macro + 1,
 			 sizeof *s->macro) != 0)
 			return false;
 		in->m_slot = (int32_t)s->n_macro;
