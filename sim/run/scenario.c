@@ -268,8 +268,6 @@ char *lsim_scn_resolve(const struct lsim_scenario *sc, const char *p)
 	return out;
 }
 
-/* Binds the list parent.key (path: its name in messages; parent NULL: the
- * root) into an array of elem-sized entries. */
 /*
  * The names written in a list (cluster node groups, instance groups,
  * classes, workload.models): each at most once, since the report, the
@@ -305,6 +303,8 @@ static int unique_names(struct lsim_scenario *sc, const struct lsim_node *list,
 	return 0;
 }
 
+/* Binds the list parent.key (path: its name in messages; parent NULL: the
+ * root) into an array of elem-sized entries. */
 int lsim_scn_bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent,
 			  const char *key, const char *path_name,
 			  const struct lsim_keydef *keys, size_t nkeys, void **out,

@@ -205,13 +205,6 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 }
 
 /*
- * vLLM's rule: without chunked prefill a prompt is prefilled in one
- * iteration, so the token budget must hold the longest sequence the
- * instance accepts (prompt and output: a request preempted by recompute
- * prefills both). With less, such a request waits at the head of the
- * queue for ever and the run ends with it unfinished.
- */
-/*
  * Data and expert parallelism (data_parallel_size, enable_expert_parallel)
  * as far as they are modelled (docs/parallelism.md); every other
  * combination is refused naming the key.
@@ -284,6 +277,13 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 	return 0;
 }
 
+/*
+ * vLLM's rule: without chunked prefill a prompt is prefilled in one
+ * iteration, so the token budget must hold the longest sequence the
+ * instance accepts (prompt and output: a request preempted by recompute
+ * prefills both). With less, such a request waits at the head of the
+ * queue for ever and the run ends with it unfinished.
+ */
 int lsim_scn_check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	struct lsim_node *list = lsim_node_get(sc->doc->root, "instances");
