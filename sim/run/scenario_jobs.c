@@ -42,6 +42,20 @@ static int parse_quotas(struct lsim_scenario *sc, struct lsim_node *node,
 	return 0;
 }
 
+/* What drawing a job list (stats, philly) takes from the jobs section,
+ * for a cluster of gpus GPUs. */
+static void job_gen_params(const struct lsim_scenario *sc, int32_t gpus,
+			   struct lsim_job_gen_params *gp)
+{
+	lsim_job_gen_defaults(gp);
+	gp->seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
+	gp->count = (size_t)sc->jobs.count;
+	gp->load = sc->jobs.load;
+	gp->capacity_gpus = gpus;
+	gp->mean_gpus = sc->jobs.mean_gpus;
+	gp->ckpt_interval = sc->jobs.ckpt_interval;
+}
+
 /* jobs: the list (read or drawn), and the pool: the cluster's nodes. */
 int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 {
@@ -78,11 +92,9 @@ int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->pool_profile_ptrs = calloc(nt ? nt : 1, sizeof *sc->pool_profile_ptrs);
 	if (rc == 0 && (!sc->pool_profiles || !sc->pool_profile_ptrs))
 		rc = LSIM_ENOMEM;
-	char *base = sc->top.data_dir[0] ? lsim_scn_resolve(sc, sc->top.data_dir)
-					 : strdup(lsim_data_dir());
-	char profiles[1024];
-	snprintf(profiles, sizeof profiles, "%s/profiles", base ? base : ".");
-	free(base);
+	char profiles[1024], catalogue[1024];
+	if (rc == 0 && lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
+		rc = LSIM_ENOMEM;
 	for (size_t t = 0; rc == 0 && t < nt; t++) {
 		rc = lsim_gpu_profile_load(profiles, sc->pool.types[t], &sc->pool_profiles[t], d);
 		sc->pool_profile_ptrs[t] = &sc->pool_profiles[t];
@@ -96,13 +108,7 @@ int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 		if (sc->jobs.source == JOBS_STATS) {
 			struct lsim_cluster_stats st;
 			struct lsim_job_gen_params gp;
-			lsim_job_gen_defaults(&gp);
-			gp.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
-			gp.count = (size_t)sc->jobs.count;
-			gp.load = sc->jobs.load;
-			gp.capacity_gpus = gpus;
-			gp.mean_gpus = sc->jobs.mean_gpus;
-			gp.ckpt_interval = sc->jobs.ckpt_interval;
+			job_gen_params(sc, gpus, &gp);
 			rc = lsim_jobs_read_cluster_stats(path, sc->jobs.cluster_name, &st, d);
 			if (rc == 0)
 				rc = lsim_jobs_gen_stats(&st, &gp, &sc->job_list, d);
@@ -112,13 +118,7 @@ int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 			rc = lsim_jobs_read_alibaba_pods(path, 0, &sc->job_list, d);
 		} else {
 			struct lsim_job_gen_params gp;
-			lsim_job_gen_defaults(&gp);
-			gp.seed = lsim_stream_seed((uint64_t)sc->top.seed, 0, LSIM_STREAM_JOBS);
-			gp.count = (size_t)sc->jobs.count;
-			gp.load = sc->jobs.load;
-			gp.capacity_gpus = gpus;
-			gp.mean_gpus = sc->jobs.mean_gpus;
-			gp.ckpt_interval = sc->jobs.ckpt_interval;
+			job_gen_params(sc, gpus, &gp);
 			rc = lsim_jobs_gen_empirical(path, &gp, &sc->job_list, d);
 		}
 		if (rc != 0 && d && !d->key[0])
@@ -163,7 +163,6 @@ int lsim_scn_start_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
-/* A row of /job_timeseries at every sample. */
 /* The sim's check hook: the training jobs' invariants. */
 int lsim_scn_check_jobs(void *ctx, char *why, size_t n)
 {
@@ -171,6 +170,7 @@ int lsim_scn_check_jobs(void *ctx, char *why, size_t n)
 	return sc->js ? lsim_jobs_check(sc->js, why, n) : 0;
 }
 
+/* A row of /job_timeseries at every sample. */
 void lsim_scn_sample_jobs(void *ctx, lsim_time now)
 {
 	struct lsim_scenario *sc = ctx;

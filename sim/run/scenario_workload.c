@@ -138,24 +138,18 @@ int lsim_scn_build_models(struct lsim_scenario *sc, struct lsim_diag *d)
 				roles[sc->insts[i].role]++;
 				last = i;
 			}
-		if (roles[LSIM_ROLE_PREFILL] > 0 && roles[LSIM_ROLE_DECODE] == 0) {
+		bool no_decode = roles[LSIM_ROLE_PREFILL] > 0 && roles[LSIM_ROLE_DECODE] == 0;
+		if (no_decode || (roles[LSIM_ROLE_DECODE] > 0 && roles[LSIM_ROLE_PREFILL] == 0)) {
 			char key[64];
 			snprintf(key, sizeof key, "instances[%zu].role", last);
 			return lsim_cfg_error(d, sc->doc,
 					      lsim_node_get(sc->doc->root, "instances")->items[last],
-					      key, LSIM_EINVAL,
-					      "model %s has prefill instances but no decode instance "
-					      "to hand its requests to", sc->model_names[m]);
-		}
-		if (roles[LSIM_ROLE_DECODE] > 0 && roles[LSIM_ROLE_PREFILL] == 0) {
-			char key[64];
-			snprintf(key, sizeof key, "instances[%zu].role", last);
-			return lsim_cfg_error(d, sc->doc,
-					      lsim_node_get(sc->doc->root, "instances")->items[last],
-					      key, LSIM_EINVAL,
-					      "model %s has decode instances but no prefill instance: "
-					      "decode instances take requests only from prefill ones",
-					      sc->model_names[m]);
+					      key, LSIM_EINVAL, "model %s has %s", sc->model_names[m],
+					      no_decode ? "prefill instances but no decode instance "
+							  "to hand its requests to"
+							: "decode instances but no prefill instance: "
+							  "decode instances take requests only from "
+							  "prefill ones");
 		}
 	}
 
