@@ -19,6 +19,8 @@
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- the sections, as their key tables in scenario.c bind them ---- */
+
 struct top_cfg {
 	const char *name;
 	int64_t seed;
