@@ -1,0 +1,357 @@
+/*
+ * scenario_internal.h - what the pieces of the scenario share (scenario.c,
+ * scenario_cluster.c, scenario_instances.c, scenario_workload.c,
+ * scenario_jobs.c, scenario_runid.c; nothing else includes it): the
+ * configuration of each section as bound from its key table, the
+ * scenario itself, and the functions one piece calls in another.
+ */
+#ifndef LLMSIM_SCENARIO_INTERNAL_H
+#define LLMSIM_SCENARIO_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobs/jobs.h"
+#include "kernel/rng.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the sections, as their key tables in scenario.c bind them ---- */
+
+struct top_cfg {
+	const char *name;
+	int64_t seed;
+	lsim_time duration;
+	const char *data_dir;
+	bool macro_steps;
+};
+
+struct node_cfg {
+	const char *name;
+	const char *gpu;
+	int64_t count;
+	int64_t gpus_per_node;
+};
+
+struct inst_cfg {
+	const char *name;
+	const char *model;
+	const char *gpu;
+	const char *gpu_from; /* gpu: cheapest among these ('|'-separated; empty: all) */
+	int64_t tp;
+	int64_t replicas;
+	int64_t dp;	 /* data_parallel_size: ranks per replica */
+	bool ep;	 /* enable_expert_parallel */
+	int perf;
+	const char *perf_table;
+	lsim_time cpu_overhead;
+	struct lsim_engine_cfg eng;
+	lsim_time service_time;
+	int service_dist;
+	int64_t min_kv_tokens;
+	bool cold_start;
+	lsim_time engine_init;
+	double swap_space; /* per GPU */
+	int role;
+	int64_t min_replicas, max_replicas; /* -1: replicas */
+	const char *price; /* an offer of the price file, or "" */
+	bool spot;
+	int64_t on_demand_base; /* spot: replicas kept on demand */
+	double on_demand_percent; /* spot: of those above the base */
+	lsim_time provision_time;
+	double capacity_rps;
+};
+
+/* GPUs one instance (a replica, or one data-parallel rank of one)
+ * occupies: tp per pipeline stage. */
+static inline int64_t lsim_scn_replica_gpus(const struct inst_cfg *ic)
+{
+	return ic->tp * (ic->eng.pp > 1 ? ic->eng.pp : 1);
+}
+
+/* GPUs placed together for one replica: its data-parallel ranks' side by
+ * side in one node (pp is 1 with data parallelism). */
+static inline int64_t lsim_scn_placed_gpus(const struct inst_cfg *ic)
+{
+	return lsim_scn_replica_gpus(ic) * ic->dp;
+}
+
+static inline int64_t lsim_scn_max_replicas(const struct inst_cfg *ic)
+{
+	return ic->max_replicas >= 0 ? ic->max_replicas : ic->replicas;
+}
+
+static inline int64_t lsim_scn_min_replicas(const struct inst_cfg *ic)
+{
+	return ic->min_replicas >= 0 ? ic->min_replicas : ic->replicas;
+}
+
+enum { PERF_ROOFLINE, PERF_TABLE, PERF_SERVICE };
+
+/* workload.models: requests assigned to models by share. */
+struct model_share {
+	const char *name;
+	double share;
+};
+
+struct wl_cfg {
+	int kind;
+	int arrival;
+	double rate, cv;
+	double rate_on, rate_off, amplitude, spike_factor;
+	lsim_time mean_on, mean_off, period, spike_every, spike_length;
+	lsim_time window_start, window_end;
+	const char *lengths_from;
+	double time_scale, keep, rate_scale;
+	int64_t repeat;
+	int on_error;
+	int zero_output;
+	int64_t count;
+	lsim_time duration;
+	const char *path;
+	int time_format;
+	const char *arrival_column, *prompt_column, *output_column, *class_column;
+	const char *model_column, *tenant_column;
+	bool jsonl_mapped; /* kind jsonl with arrival/prompt/output keys given */
+};
+enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
+
+struct len_cfg {
+	int dist;
+	double value, low, high, mean, stddev, exponent;
+	int64_t min, max;
+};
+
+struct power_cfg {
+	double pue, alpha, carbon_intensity;
+	const char *carbon_trace;
+	lsim_time carbon_period;
+	const char *prices;
+};
+
+/* network: the links of the cluster (sim/cluster/links.h); 0 bandwidths take the
+ * GPU profile's pcie_bw / nvlink_bw. */
+struct net_cfg {
+	int64_t gpus_per_switch, nodes_per_tor;
+	double pcie_bw, host_bw, nvlink_bw, nic_bw, oversubscription, spine_bw,
+		storage_bw;
+	lsim_time pcie_latency, host_latency, nvlink_latency, nic_latency,
+		tor_latency, spine_latency, storage_latency;
+	lsim_time util_window;
+	bool messages;
+	bool allreduce_on_links;
+};
+
+/* jobs: training and fine-tuning jobs on the cluster's GPUs (sim/jobs/jobs.h). */
+struct job_cfg {
+	int source;
+	const char *path;
+	const char *scheduler, *allocator;
+	int64_t count;
+	double load, mean_gpus;
+	lsim_time ckpt_interval, gpu_mtbf;
+	double efficiency, storage_bw;
+	const char *cluster_name, *quotas;
+	int traffic;
+};
+enum { JOBS_CSV, JOBS_ALIBABA, JOBS_PHILLY, JOBS_STATS };
+
+/* failures: instances and the coordinator fail. */
+struct fail_cfg {
+	lsim_time mtbf, coordinator_mtbf;
+	int distribution;
+	double shape;
+	const char *trace;
+	bool replace;
+	lsim_time spot_mtbr, spot_warning, node_mtbf, gpu_mtbf;
+};
+
+/* background: host <-> GPU copy streams sharing the links. */
+struct bg_cfg {
+	int64_t gpu;
+	int direction;
+	double block;
+	int64_t count, streams;
+	lsim_time gap, start;
+	double staging_bw;
+};
+
+struct output_cfg {
+	lsim_time sample_period;
+	int64_t records_in_memory;
+};
+
+/* ---- the scenario ---- */
+
+struct lsim_scenario {
+	struct lsim_doc *doc;
+	char *dir; /* folder of the scenario file */
+	struct top_cfg top;
+	struct node_cfg *nodes;
+	size_t n_nodes;
+	struct inst_cfg *insts;
+	size_t n_insts;
+	struct lsim_qos_class *classes;
+	size_t n_classes;
+	struct lsim_policy *policies[LSIM_ROLE_COUNT];
+	int32_t *placement; /* node of each replica's stages, in instance order
+			     * (with a cluster): pp entries per replica */
+	struct wl_cfg wl;
+	struct len_cfg len[2];
+	int32_t *len_values[2];
+	const char **traces; /* workload.traces: paths as written (tenants) */
+	struct model_share *model_shares; /* workload.models */
+	size_t n_model_shares;
+	/* distinct models of the instance groups, and the labels naming them
+	 * (model names, then group names) */
+	const char **model_names;
+	size_t n_models;
+	const char **model_labels;
+	int32_t *model_label_idx;
+	size_t n_model_labels;
+	double *model_share_by_idx; /* share of each model, or NULL */
+	int32_t *group_model;	    /* model index of each instance group */
+	size_t n_traces;
+	int32_t *pairs; /* workload.lengths_from: prompt, output, prompt, ... */
+	size_t n_pairs;
+	size_t n_len_values[2];
+	struct power_cfg power;
+	struct output_cfg output;
+	struct net_cfg net;
+	struct bg_cfg *bg;
+	size_t n_bg;
+	struct fail_cfg fail;
+	/* jobs */
+	bool have_jobs;
+	struct job_cfg jobs;
+	struct lsim_job_list job_list;
+	struct lsim_pool_spec pool;
+	struct lsim_gpu_profile *pool_profiles; /* per pool type */
+	const struct lsim_gpu_profile **pool_profile_ptrs;
+	struct lsim_jobs *js;
+	struct lsim_job_row *job_rows;
+	struct lsim_job_sample *job_ts;
+	size_t n_job_ts, cap_job_ts;
+	struct lsim_job_event_row *job_events;
+	struct lsim_prices *prices;
+	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */
+	struct lsim_carbon_series *carbon;
+	lsim_time *fail_t; /* failures.trace */
+	int32_t *fail_inst;
+	size_t n_fail;
+	int32_t *placement_gpu; /* first local GPU of each stage on its node */
+	int32_t gpus_per_node_max;
+	/* the nodes after the initial placement, and as the run changes them */
+	struct lsim_node_info *nodes_init, *rt_nodes;
+	uint64_t *used_init, *rt_used; /* per node: local GPUs taken (bit i) */
+	size_t n_rt_nodes;
+	struct lsim_group *groups; /* per instances[] entry, for the adaptor */
+	/* loaded data, parallel to insts */
+	struct lsim_gpu_profile *gpus;
+	char (*gpu_choice)[64]; /* per group: the kind gpu: cheapest chose */
+	struct lsim_model_arch *models;
+	char **table_dirs;
+	/* per group, during a run: the perf models its replicas share (one
+	 * holder each here; NULL until its first replica): its time model and,
+	 * with a table, the roofline its work comes from */
+	struct group_perf {
+		struct lsim_perf *time, *work;
+	} *group_perf;
+	struct lsim_buf effective;
+	char run_id[17];
+	char hw_names[256];
+	char hw_sources[1024];
+	char perf_desc[512];
+	/* results of the last run */
+	struct lsim_sim sim;
+	bool sim_live;
+	int runs;
+	bool hit_limit;	   /* it stopped at duration, events still queued */
+	int64_t serving;   /* instances neither stopped nor failed at its end */
+	double jobs_unfinished; /* training jobs queued or running at its end */
+	struct lsim_results res;
+	struct lsim_inst_record *rec_insts;
+	struct lsim_class_record *rec_classes;
+};
+
+/* What reopening the trace needs (shaping's repeat). */
+struct trace_ctx {
+	const struct lsim_scenario *sc;
+	char *path;
+};
+
+struct run_rngs {
+	gsl_rng *arrivals, *lengths;
+	gsl_rng *shaping[64]; /* one per superposed copy */
+	struct trace_ctx trace;
+};
+
+/* ---- scenario.c: the key tables, binding, the configuration ---- */
+
+/* The key tables a piece binds itself (the others are scenario.c's). */
+extern const struct lsim_keydef lsim_scn_model_share_keys[];
+extern const size_t lsim_scn_n_model_share_keys;
+extern const struct lsim_keydef lsim_scn_job_keys[];
+extern const size_t lsim_scn_n_job_keys;
+
+/* path relative to the scenario's folder (absolute ones as they are; ""
+ * for NULL or empty); the caller frees it, NULL when out of memory */
+char *lsim_scn_resolve(const struct lsim_scenario *sc, const char *p);
+int lsim_scn_bind_list_in(struct lsim_scenario *sc, const struct lsim_node *parent,
+			  const char *key, const char *path_name,
+			  const struct lsim_keydef *keys, size_t nkeys, void **out,
+			  size_t *n_out, size_t elem, bool required,
+			  struct lsim_diag *d);
+int lsim_scn_bind_section(struct lsim_scenario *sc, const struct lsim_node *parent,
+			  const char *key, const char *path,
+			  const struct lsim_keydef *keys, size_t nkeys,
+			  const char *const *also, void *obj, struct lsim_diag *d);
+void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bool for_id);
+
+/* ---- scenario_runid.c ---- */
+
+int lsim_scn_compute_run_id(struct lsim_scenario *sc);
+
+/* ---- scenario_cluster.c ---- */
+
+int lsim_scn_place(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_setup_fleet(struct lsim_scenario *sc);
+
+/* ---- scenario_instances.c ---- */
+
+int lsim_scn_data_paths(const struct lsim_scenario *sc, char *profiles, char *catalogue,
+			size_t size);
+int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+		      struct lsim_diag *d);
+int lsim_scn_check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_check_memory(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *node,
+			   const int32_t *gpu_local, struct lsim_instance **out,
+			   struct lsim_diag *d);
+int lsim_scn_build_instances(struct lsim_scenario *sc, struct lsim_diag *d);
+
+/* ---- scenario_workload.c ---- */
+
+int lsim_scn_check_jsonl_mapping(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_bind_traces(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_build_models(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_load_pairs(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
+			   struct lsim_workload **w, struct lsim_diag *d);
+
+/* ---- scenario_jobs.c ---- */
+
+int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_start_jobs(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_check_jobs(void *ctx, char *why, size_t n);
+void lsim_scn_sample_jobs(void *ctx, lsim_time now);
+int lsim_scn_job_results(struct lsim_scenario *sc);
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * scenario_runid.c - the run id of a scenario: the digest of its
+ * configuration (file paths left out) and of the contents of every file
+ * the run reads: hardware profiles, model entries, perf table folders,
+ * traces and the other data files.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "kernel/digest.h"
+#include "run/scenario_internal.h"
+
+/* Adds the digest of the file at path, labelled, to h. What is not a
+ * regular file (a pipe a trace streams through: reading it here would eat
+ * it), or cannot be read, adds its path instead (reading it for the run
+ * reports any error). */
+static void digest_file(struct lsim_digest *h, const char *label, const char *path)
+{
+	struct lsim_digest f;
+	struct stat st;
+	lsim_digest_init(&f);
+	lsim_digest_str(h, label);
+	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    lsim_digest_file(&f, path) != 0) {
+		lsim_digest_str(h, "not read");
+		lsim_digest_str(h, path);
+		return;
+	}
+	unsigned char v[8];
+	uint64_t x = lsim_digest_value(&f);
+	for (int i = 0; i < 8; i++)
+		v[i] = (unsigned char)(x >> (8 * i));
+	lsim_digest_add(h, v, sizeof v);
+}
+
+/* As digest_file for a path relative to the scenario. */
+static int digest_scenario_file(const struct lsim_scenario *sc, struct lsim_digest *h,
+				const char *label, const char *rel)
+{
+	char *path = lsim_scn_resolve(sc, rel);
+	if (!path)
+		return LSIM_ENOMEM;
+	digest_file(h, label, path);
+	free(path);
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The regular files of folder dir in name order (and, depth 1, those of
+ * its subfolders), each name with its digest. */
+static int digest_folder(struct lsim_digest *h, const char *dir, int depth)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		digest_file(h, "folder", NULL);
+		lsim_digest_str(h, dir);
+		return 0;
+	}
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(dp));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			char **p = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof *p);
+			if (!p)
+				rc = LSIM_ENOMEM;
+			else
+				names = p;
+		}
+		if (rc == 0 && !(names[n++] = strdup(e->d_name)))
+			rc = LSIM_ENOMEM;
+	}
+	closedir(dp);
+	if (rc == 0)
+		qsort(names, n, sizeof *names, cmp_names);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]) + 2;
+		char *path = malloc(len);
+		struct stat st;
+		if (!path) {
+			rc = LSIM_ENOMEM;
+			break;
+		}
+		snprintf(path, len, "%s/%s", dir, names[i]);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			digest_file(h, names[i], path);
+		} else if (depth > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			lsim_digest_str(h, names[i]);
+			rc = digest_folder(h, path, depth - 1);
+		}
+		free(path);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names ? names[i] : NULL);
+	free(names);
+	return rc;
+}
+
+/* A model catalogue entry, field by field. */
+static void digest_model(struct lsim_digest *h, const struct lsim_model_arch *m)
+{
+	char text[600];
+	snprintf(text, sizeof text,
+		 "%s|%s|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%a|%d|%d", m->name, m->source,
+		 m->n_layers, m->hidden, m->n_heads, m->n_kv_heads, m->head_dim,
+		 m->intermediate, m->vocab, (int)m->gated_mlp, m->n_experts,
+		 m->experts_per_token, m->params, m->bytes_per_param, m->max_context);
+	lsim_digest_str(h, "model");
+	lsim_digest_str(h, text);
+	if (m->tied_embeddings) /* untied entries keep the text they had */
+		lsim_digest_str(h, "tied");
+}
+
+/*
+ * The run id: XXH64 of the configuration (with the seed; file paths left
+ * out) and of the contents of what the run reads: each hardware profile
+ * file, each model's catalogue entry, each perf table folder, the traces
+ * and the other data files (lengths_from, failure and carbon traces, the
+ * price file, the job file). The same contents at another path give the
+ * same id; a changed byte gives another. Each file is read once more, in
+ * full (docs/output.md says what that costs).
+ */
+int lsim_scn_compute_run_id(struct lsim_scenario *sc)
+{
+	struct lsim_buf b = {0};
+	lsim_scn_dump_config(sc, &b, true);
+	int rc = b.failed ? LSIM_ENOMEM : 0;
+	struct lsim_digest h;
+	lsim_digest_init(&h);
+	lsim_digest_str(&h, "llmsim run id 2");
+	lsim_digest_add(&h, b.data ? b.data : "", b.len);
+	free(b.data);
+	char profiles[1024], catalogue[1024];
+	if (rc == 0)
+		rc = lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->gpus[i].name);
+		digest_file(&h, "gpu", path);
+		if (sc->insts[i].perf != PERF_SERVICE)
+			digest_model(&h, &sc->models[i]);
+		if (sc->insts[i].perf == PERF_TABLE) {
+			lsim_digest_str(&h, "perf_table");
+			rc = digest_folder(&h, sc->table_dirs[i], 1);
+		}
+	}
+	for (size_t t = 0; rc == 0 && sc->have_jobs && t < (size_t)sc->pool.n_types; t++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->pool.types[t]);
+		digest_file(&h, "pool gpu", path);
+	}
+	if (rc == 0 && sc->wl.kind != WL_GENERATOR && sc->wl.path[0])
+		rc = digest_scenario_file(sc, &h, "trace", sc->wl.path);
+	for (size_t k = 0; rc == 0 && sc->wl.kind != WL_GENERATOR && k < sc->n_traces; k++)
+		rc = digest_scenario_file(sc, &h, "trace", sc->traces[k]);
+	if (rc == 0 && sc->wl.lengths_from[0])
+		rc = digest_scenario_file(sc, &h, "lengths_from", sc->wl.lengths_from);
+	if (rc == 0 && sc->fail.trace[0])
+		rc = digest_scenario_file(sc, &h, "failures.trace", sc->fail.trace);
+	if (rc == 0 && sc->power.carbon_trace[0])
+		rc = digest_scenario_file(sc, &h, "carbon_trace", sc->power.carbon_trace);
+	if (rc == 0 && sc->prices) {
+		if (sc->power.prices[0]) {
+			rc = digest_scenario_file(sc, &h, "prices", sc->power.prices);
+		} else {
+			char shipped[1024];
+			snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+			digest_file(&h, "prices", shipped);
+		}
+	}
+	if (rc == 0 && sc->have_jobs && sc->jobs.path)
+		rc = digest_scenario_file(sc, &h, "jobs", sc->jobs.path);
+	snprintf(sc->run_id, sizeof sc->run_id, "%016llx",
+		 (unsigned long long)lsim_digest_value(&h));
+	return rc;
+}
