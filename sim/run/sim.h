@@ -332,6 +332,13 @@ int lsim_sim_set_network(struct lsim_sim *s, const struct lsim_topo_params *p,
  */
 int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			     struct lsim_diag *d);
+/* Energy and carbon of instance in from its energy_t to now at its GPUs'
+ * utilisation over that interval (run.c; busy: its busy_ns now, for
+ * service mode); returns that utilisation. */
+double lsim_sim_account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy);
+/* The record of request q as it stands (results.c). */
+void lsim_sim_to_record(const struct lsim_sim *s, const struct lsim_req *q,
+			struct lsim_req_record *o);
 /*
  * Fills r with records owned by s (the request store, ts) or allocated
  * for the caller (*insts_out, *classes_out: free them, also when it
