@@ -82,6 +82,12 @@ expect "scenario is a FIFO" 2 "fifo: is a FIFO" -- "$exe" check fifo
 expect "trace stats of a FIFO" 2 "fifo: workload.path: is a FIFO" -- "$exe" trace stats fifo
 expect "trace is a device" 2 "/dev/zero: workload.path: is a device" -- \
 	"$exe" trace stats /dev/zero
+# a measured run's requests.jsonl that is a FIFO: refused, not waited on
+mkdir -p fiforun && cp "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B/meta.json" fiforun/ &&
+	mkfifo fiforun/requests.jsonl
+expect "validate: requests.jsonl is a FIFO" 2 "fiforun/requests.jsonl: is a FIFO" -- \
+	"$exe" validate fiforun \
+	--profile "$src/calibrate/perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16"
 
 # --- a failed run leaves the previous run's files as they were ---------------
 # same_files DIR SUMS: DIR's files are those listed in SUMS (md5sum), no more.

@@ -21,6 +21,7 @@
 #include "cluster/collective.h"
 #include "run/sim.h"
 #include "cli/validate.h"
+#include "kernel/infile.h"
 
 static const char *const stat_names[] = {"mean", "p50", "p90", "p95", "p99"};
 static const char *const metric_names[] = {"ttft", "tpot", "e2e"};
@@ -98,7 +99,10 @@ static int key_line(const char *file, const char *path)
 	snprintf(buf, sizeof buf, "%s", path);
 	char *save = NULL, *part = strtok_r(buf, ".", &save);
 	int lineno = 0, found = 0;
-	while (part && getline(&line, &cap, f) > 0) {
+	ssize_t len = 0;
+	/* a position for a message only: a read error ends the search */
+	while (part && lsim_read_line(f, &line, &cap, &len, file, lineno + 1, NULL) == 0 &&
+	       len >= 0) {
 		lineno++;
 		char quoted[140];
 		snprintf(quoted, sizeof quoted, "\"%s\"", part);
@@ -424,13 +428,20 @@ static int real_num(json_object *o, const char *key, const char *path, int linen
  */
 static int read_real(const char *path, struct lat *l, struct lsim_diag *d)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return lsim_diag_set(d, LSIM_EIO, path, 0, 0, "", "cannot open file");
+	FILE *f = NULL;
+	int rc = lsim_open_input(path, "", &f, d);
+	if (rc)
+		return rc;
 	char *line = NULL;
 	size_t cap = 0;
-	int lineno = 0, rc = 0;
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
+	ssize_t len = 0;
+	int lineno = 0;
+	while (rc == 0) {
+		/* a failed read is an error, not the end: the measured requests
+		 * must not be cut short silently */
+		rc = lsim_read_line(f, &line, &cap, &len, path, lineno + 1, d);
+		if (rc || len < 0)
+			break;
 		lineno++;
 		if (line[strspn(line, " \t\r\n")] == '\0')
 			continue;
