@@ -70,6 +70,43 @@ static int open_labelled(void *ctx, struct lsim_workload **w, struct lsim_diag *
 	return rc;
 }
 
+/* A repeat that would take the clock past its end (292 years) is refused
+ * naming workload.repeat at the first repetition that would start beyond
+ * it, not wrapped to negative arrival times. A pass of two arrivals 50
+ * days apart has a period of 100 days (the span and one mean gap): pass
+ * k starts at k x 8.64e15 ns, and 1067 x 8.64e15 + 4.32e15 < 2^63 - 1 <
+ * 1068 x 8.64e15, so passes 1 .. 1068 fit and the 1069th is refused. */
+static void test_repeat_past_the_clock(void **state)
+{
+	(void)state;
+	strcpy(trace, "/tmp/lsim_shape_XXXXXX");
+	int fd = mkstemp(trace);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fprintf(f, "arrival_s,prompt_tokens,output_tokens\n0,100,10\n4320000,100,10\n");
+	fclose(f);
+	struct lsim_shape_params sp = {.time_scale = 1.0, .keep = 1.0, .repeat = 1000000};
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d), 0);
+	struct lsim_req_spec r;
+	lsim_time last = -1;
+	uint64_t n = 0;
+	int rc;
+	while ((rc = lsim_workload_next(w, &r, &d)) == 1) {
+		assert_true(r.arrival > last);
+		last = r.arrival;
+		n++;
+	}
+	assert_int_equal(rc, LSIM_EINVAL);
+	assert_string_equal(d.key, "workload.repeat");
+	assert_non_null(strstr(d.msg, "repetition 1069 of the trace"));
+	assert_non_null(strstr(d.msg, "write repeat: 1068 at most"));
+	assert_int_equal(n, 2 * 1068);
+	lsim_workload_destroy(w);
+	unlink(trace);
+}
+
 /* A repeated trace's later passes are replayed from its first, read
  * once: the same requests (labels included), the same skipped lines
  * (counted as each pass reaches them), the file opened once. */
@@ -193,6 +230,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_scale_repeat),
 		cmocka_unit_test(test_repeat_replays_first_pass),
+		cmocka_unit_test(test_repeat_past_the_clock),
 		cmocka_unit_test(test_thinning),
 		cmocka_unit_test(test_bad_params),
 	};

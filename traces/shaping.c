@@ -214,6 +214,17 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 							       : LSIM_S;
 				s->period = span + (gap > 0 ? gap : 1);
 			}
+			/* the clock ends at LSIM_TIME_MAX (292 years): a
+			 * repetition that would start past it is refused, not
+			 * wrapped to a negative time */
+			if (s->period > LSIM_TIME_MAX - s->p.offset - s->offset)
+				return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "workload.repeat",
+						     "repetition %llu of the trace (a period of %.6g s) "
+						     "would start past the simulated clock's end "
+						     "(292 years); write repeat: %llu at most",
+						     (unsigned long long)s->round + 1,
+						     lsim_time_to_s(s->period),
+						     (unsigned long long)s->round);
 			s->offset += s->period;
 			s->n_round = 0;
 			s->skipped_done = s->base.skipped;
@@ -246,6 +257,11 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 			s->first = t;
 		s->last = t;
 		s->n_round++;
+		if (t > LSIM_TIME_MAX - s->p.offset - s->offset)
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "workload.repeat",
+					     "repetition %llu of the trace reaches past the "
+					     "simulated clock's end (292 years); write a "
+					     "smaller repeat", (unsigned long long)s->round + 1);
 		*out = r;
 		out->arrival = s->p.offset + s->offset + t;
 		return 1;
