@@ -64,6 +64,13 @@ expect_fail bad-placement "$scen/bad_placement.yaml" "bad_placement.yaml:" "inst
 expect_fail bad-syntax "$scen/bad_syntax.yaml" "bad_syntax.yaml:"
 expect_fail bad-range "$scen/bad_range.yaml" "bad_range.yaml:4:" "gpu_memory_utilization"
 expect_fail bad-trace "$scen/bad_trace.yaml" "bad_tokens.csv:4" "prompt"
+# check reads the trace's lines as the run does: the same refusal, and
+# none when the run would skip the line
+out=$("$exe" check "$scen/bad_trace.yaml" 2>&1 >/dev/null); rc=$?
+[ "$rc" -eq 2 ] && case "$out" in *"bad_tokens.csv:4"*prompt*) true ;; *) false ;; esac &&
+	ok "check reads the trace: bad line refused" || bad "check bad trace: exit $rc: $out"
+"$exe" check "$scen/bad_trace.yaml" --set workload.on_error=skip >/dev/null 2>"$tmp/err" &&
+	ok "check reads the trace: on_error skip" || bad "check bad trace, skip: $(cat "$tmp/err")"
 "$exe" run "$scen/small.yaml" -o "$tmp/x" --set workload.rate=fast >/dev/null 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'workload.rate' "$tmp/err" && ok "bad --set value" || bad "bad --set value: $(cat "$tmp/err")"
 

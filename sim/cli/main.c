@@ -60,7 +60,9 @@ static const char usage_check[] =
 	"Validates the scenario (keys, units, bounds, hardware profiles, models,\n"
 	"placement) and assembles its run as `run` would (links, instances and their\n"
 	"memory, jobs, the workload opened) without simulating it: whatever `run`\n"
-	"refuses before its first event, `check` refuses too. Prints the effective\n"
+	"refuses before its first event, `check` refuses too, and it reads every line\n"
+	"of a request trace as the run reads it (a bad line is refused, or skipped\n"
+	"with workload.on_error: skip). Prints the effective\n"
 	"configuration as YAML, then a comment line per instance group with its\n"
 	"vLLM memory plan: the terms per GPU and the KV blocks they leave.\n";
 

@@ -1033,6 +1033,8 @@ int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d)
 	struct lsim_workload *w = NULL;
 	int rc = assemble(sc, &rngs, &w, d);
 	lsim_workload_destroy(w);
+	if (rc == 0 && sc->n_insts > 0) /* the lines a run would read */
+		rc = lsim_scn_read_trace(sc, d);
 	free_rngs(&rngs);
 	release_run(sc);
 	return rc != 0 ? lsim_diag_ensure(d, rc) : 0;

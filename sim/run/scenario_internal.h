@@ -345,6 +345,10 @@ int lsim_scn_load_pairs(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_load_failure_trace(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 			   struct lsim_workload **w, struct lsim_diag *d);
+/* check: every line of the request trace (none for a generator) through
+ * the run's reader, as the run reads them (format errors, on_error), in
+ * one streaming pass; nothing is simulated. */
+int lsim_scn_read_trace(struct lsim_scenario *sc, struct lsim_diag *d);
 
 /* ---- scenario_jobs.c ---- */
 

@@ -340,6 +340,19 @@ static int mean_gap(void *ctx, lsim_time *gap, struct lsim_diag *d)
 	return rc;
 }
 
+int lsim_scn_read_trace(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (sc->wl.kind == WL_GENERATOR)
+		return 0;
+	struct trace_ctx t = {.sc = sc, .path = lsim_scn_resolve(sc, sc->wl.path)};
+	if (!t.path)
+		return LSIM_ENOMEM;
+	lsim_time gap;
+	int rc = mean_gap(&t, &gap, d);
+	free(t.path);
+	return rc;
+}
+
 int lsim_scn_open_workload(struct lsim_scenario *sc, struct run_rngs *rngs,
 			   struct lsim_workload **w, struct lsim_diag *d)
 {
