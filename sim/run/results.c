@@ -3,17 +3,15 @@
  * requests, instances, QoS classes, tenants and links, and the summary
  * computed from them; the run itself is run.c.
  */
-#include <gsl/gsl_rng.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include "report/recstore.h"
-#include "kernel/rng.h"
-#include "run/sim.h"
 #include "report/steady.h"
+#include "run/sim.h"
 
 /* ---- results ---- */
 

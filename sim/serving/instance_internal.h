@@ -6,8 +6,6 @@
 #ifndef LLMSIM_INSTANCE_INTERNAL_H
 #define LLMSIM_INSTANCE_INTERNAL_H
 
-#include <stdlib.h>
-
 #include "kernel/array.h"
 #include "serving/serving.h"
 
