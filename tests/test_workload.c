@@ -918,6 +918,80 @@ static void test_csv_bad_input(void **state)
 	assert_string_equal(d.key, "workload.output_column");
 }
 
+/*
+ * Mooncake's CSV layout: hash_ids space-separated in one field, num_blocks
+ * their count; the same ids as its JSONL (ids past 2^63 exact, an empty
+ * field is no ids); a count that disagrees, a bad id or one of 2^64 - 1
+ * names the column, the line and the field.
+ */
+static void test_csv_hash_ids(void **state)
+{
+	(void)state;
+	static const struct lsim_csv_map mc = {.arrival_col = "timestamp_ms",
+					       .arrival_format = LSIM_TF_MILLISECONDS,
+					       .prompt_col = "input_length",
+					       .output_col = "output_length"};
+	char path[] = "/tmp/lsim_mccsv_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	assert_non_null(f);
+	fprintf(f, "timestamp_ms,input_length,output_length,num_blocks,hash_ids\n"
+		   "0,1536,2,3,7 9223372036854775808 18446744073709551614\n"
+		   "5,10,2,0,\n"
+		   "9,600,1,2,  7  8 \n"
+		   "12,600,1,3,7 8\n");
+	fclose(f);
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d;
+	assert_int_equal(lsim_workload_csv_open(path, &mc, &w, &d), 0);
+	struct lsim_req_spec r;
+	assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	assert_int_equal(r.n_hashes, 3);
+	assert_int_equal(r.hash_block_tokens, 512);
+	assert_true(r.hashes[0] == 7);
+	assert_true(r.hashes[1] == UINT64_C(9223372036854775808));
+	assert_true(r.hashes[2] == UINT64_C(18446744073709551614));
+	assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	assert_int_equal(r.n_hashes, 0);
+	assert_null(r.hashes);
+	assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	assert_int_equal(r.n_hashes, 2);
+	assert_true(r.hashes[0] == 7 && r.hashes[1] == 8);
+	assert_int_equal(r.arrival, 9 * LSIM_MS);
+	/* num_blocks 3 against two ids: field 4 starts at column 10 */
+	assert_int_equal(lsim_workload_next(w, &r, &d), LSIM_EFORMAT);
+	assert_int_equal(d.line, 5);
+	assert_int_equal(d.col, 10);
+	assert_string_equal(d.key, "num_blocks");
+	lsim_workload_destroy(w);
+
+	/* without num_blocks: a bad id, then 2^64 - 1 */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "timestamp_ms,input_length,output_length,hash_ids\n"
+		   "0,10,2,1 x2\n");
+	fclose(f);
+	assert_int_equal(lsim_workload_csv_open(path, &mc, &w, &d), 0);
+	assert_int_equal(lsim_workload_next(w, &r, &d), LSIM_EFORMAT);
+	assert_int_equal(d.line, 2);
+	assert_int_equal(d.col, 8);
+	assert_string_equal(d.key, "hash_ids");
+	assert_non_null(strstr(d.msg, "hash_ids[1]"));
+	lsim_workload_destroy(w);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "timestamp_ms,input_length,output_length,hash_ids\n"
+		   "0,10,2,18446744073709551615\n");
+	fclose(f);
+	assert_int_equal(lsim_workload_csv_open(path, &mc, &w, &d), 0);
+	assert_int_equal(lsim_workload_next(w, &r, &d), LSIM_EFORMAT);
+	assert_string_equal(d.key, "hash_ids");
+	assert_non_null(strstr(d.msg, "2^64 - 1"));
+	lsim_workload_destroy(w);
+	remove(path);
+}
+
 /* ---- JSONL reader ---- */
 
 static void test_jsonl_vllm_run(void **state)
@@ -1118,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_csv_bad_input),
 		cmocka_unit_test(test_jsonl_vllm_run),
 		cmocka_unit_test(test_jsonl_hash_ids_64bit),
+		cmocka_unit_test(test_csv_hash_ids),
 		cmocka_unit_test(test_jsonl_sorted),
 		cmocka_unit_test(test_jsonl_alt_fields),
 		cmocka_unit_test(test_jsonl_bad_input),

@@ -213,6 +213,11 @@ struct csv_reader {
 	enum lsim_time_format fmt;
 	bool have_first;
 	lsim_time t0, prev;
+	/* Mooncake's CSV layout: hash_ids (prefix-block ids, one per 512
+	 * tokens, space-separated) and num_blocks (their count), or -1 */
+	int hash_idx, nblocks_idx;
+	uint64_t *hashes;
+	size_t hash_cap;
 };
 
 /*
@@ -264,6 +269,78 @@ static int row_count(struct csv_reader *r, int which, const char *what,
 				     r->names[which], "%s token count '%s' %s", what, s,
 				     why[bad]);
 	*out = (int32_t)v;
+	return 0;
+}
+
+/*
+ * Mooncake's "hash_ids" column: the prompt's prefix-block ids, one per 512
+ * tokens, separated by spaces (the JSONL layout's list, written out); an
+ * empty field is a prompt with no ids. With a "num_blocks" column the count
+ * must match it: a cell cut short would otherwise shorten the prefix
+ * silently.
+ */
+static int row_hashes(struct csv_reader *r, struct lsim_req_spec *out,
+		      struct lsim_diag *d)
+{
+	out->hashes = NULL;
+	out->n_hashes = 0;
+	out->hash_block_tokens = 0;
+	if (r->hash_idx < 0)
+		return 0;
+	const char *path = lsim_csv_path(r->csv);
+	int line = lsim_csv_line(r->csv);
+	int col = lsim_csv_field_col(r->csv, r->hash_idx);
+	const char *s = lsim_csv_field(r->csv, r->hash_idx);
+	size_t n = 0;
+	for (const char *p = s; *p;) {
+		while (is_space(*p))
+			p++;
+		if (!*p)
+			break;
+		if (!is_digit(*p))
+			return lsim_diag_set(d, LSIM_EFORMAT, path, line, col, "hash_ids",
+					     "hash_ids[%zu] is not a non-negative integer "
+					     "(ids are separated by spaces)", n);
+		uint64_t id = 0;
+		for (; is_digit(*p); p++) {
+			unsigned dv = (unsigned)(*p - '0');
+			if (id > (UINT64_MAX - 1 - dv) / 10)
+				return lsim_diag_set(d, LSIM_EFORMAT, path, line, col,
+						     "hash_ids",
+						     "hash_ids[%zu] is 2^64 - 1 or more: ids must "
+						     "be below 18446744073709551615", n);
+			id = id * 10 + dv;
+		}
+		if (*p && !is_space(*p))
+			return lsim_diag_set(d, LSIM_EFORMAT, path, line, col, "hash_ids",
+					     "hash_ids[%zu] is not a non-negative integer "
+					     "(ids are separated by spaces)", n);
+		if (n >= (size_t)INT32_MAX / 2)
+			return lsim_diag_set(d, LSIM_EFORMAT, path, line, col, "hash_ids",
+					     "too many hash_ids");
+		if (n == r->hash_cap) {
+			size_t cap = r->hash_cap ? 2 * r->hash_cap : 64;
+			uint64_t *q = realloc(r->hashes, cap * sizeof *q);
+			if (!q)
+				return lsim_diag_set(d, LSIM_ENOMEM, path, line, col,
+						     "hash_ids", "out of memory");
+			r->hashes = q;
+			r->hash_cap = cap;
+		}
+		r->hashes[n++] = id;
+	}
+	if (r->nblocks_idx >= 0) {
+		const char *nb = lsim_csv_field(r->csv, r->nblocks_idx);
+		int64_t v = 0;
+		if (parse_count(nb, &v) != 0 || v != (int64_t)n)
+			return lsim_diag_set(d, LSIM_EFORMAT, path, line,
+					     lsim_csv_field_col(r->csv, r->nblocks_idx),
+					     "num_blocks",
+					     "num_blocks is '%s' but hash_ids has %zu ids", nb, n);
+	}
+	out->hashes = n ? r->hashes : NULL;
+	out->n_hashes = (int32_t)n;
+	out->hash_block_tokens = n ? 512 : 0;
 	return 0;
 }
 
@@ -327,6 +404,8 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 	rc = row_count(r, COL_PROMPT, "prompt", &out->prompt_tokens, d);
 	if (rc == 0)
 		rc = row_count(r, COL_OUTPUT, "output", &out->output_tokens, d);
+	if (rc == 0)
+		rc = row_hashes(r, out, d);
 	if (rc != 0)
 		return rc;
 	if (out->prompt_tokens == 0)
@@ -379,6 +458,7 @@ static void csv_destroy(struct lsim_workload *w)
 {
 	struct csv_reader *r = (struct csv_reader *)w;
 	lsim_csv_close(r->csv);
+	free(r->hashes);
 	for (int c = 0; c < N_COLS; c++)
 		free(r->names[c]);
 	for (int k = 0; k < LSIM_N_LABELS; k++)
@@ -452,6 +532,12 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 		rc = lsim_csv_require(r->csv, &cn, 1, &r->label_idx[k], d);
 		if (rc != 0 && d)
 			snprintf(d->key, sizeof d->key, "%s", label_keys[k]);
+	}
+	r->hash_idx = r->nblocks_idx = -1;
+	if (rc == 0) {
+		r->hash_idx = lsim_csv_column(r->csv, "hash_ids");
+		if (r->hash_idx >= 0)
+			r->nblocks_idx = lsim_csv_column(r->csv, "num_blocks");
 	}
 	for (int c = 0; c < N_COLS && rc == 0; c++)
 		if (r->idx[c] + 1 > r->need)
