@@ -630,7 +630,7 @@ case "$mix" in 0010*) ;; *) mix=bad ;; esac
 # nodes -> A100-80GB-SXM
 gc() { # scenario suffix, extra --set arguments...
 	local out=$1; shift
-	"$exe" run "$scen/gpu_cheapest$out.yaml" -o "$tmp/gc$out" --csv --quiet "$@" >/dev/null 2>"$tmp/err" \
+	"$exe" run "$scen/gpu_cheapest$out.yaml" -o "$tmp/gc$out" --csv --quiet --force "$@" >/dev/null 2>"$tmp/err" \
 		|| { echo "error: $(cat "$tmp/err")"; return; }
 	tail -n +2 "$tmp/gc$out/instances.csv" | cut -d, -f2 | sort -u | tr '\n' ' '
 }

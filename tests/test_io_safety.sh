@@ -99,31 +99,47 @@ same_files() {
 # the disk full at the CSV files (timeseries.csv.tmp is a link to /dev/full)
 ln -s /dev/full prev/timeseries.csv.tmp
 expect "disk full at the CSV files" 2 "timeseries.csv" "No space left on device" -- \
-	"$exe" run "$base" -o prev --csv --quiet --seed 2
+	"$exe" run "$base" -o prev --csv --quiet --seed 2 --force
 same_files prev prev.sums && ok "disk full at the CSV files: the previous run's files kept" ||
 	bad "disk full at the CSV files: the folder changed: $(ls prev)"
-# the disk full at the database: it is padded to 320 KB and files may not
-# grow past 300 KiB, so the report (40 KB) and the CSV files are written
-# and the database row is not. Before, this deleted the previous report.h5.
+# the disk full at the database: the new database (about 20 KB) is written
+# first, beside the old one, and files may not grow past 10 KiB. Before,
+# this deleted the previous report.h5.
 if command -v sqlite3 >/dev/null; then
 	rm -rf prevdb && cp -R prev prevdb
-	sqlite3 prevdb/results.sqlite "CREATE TABLE pad(x); INSERT INTO pad VALUES(zeroblob(300000));"
 	(cd prevdb && md5sum -- *) >prevdb.sums
-	expect "disk full at the database" 2 "results.sqlite" "cannot store the run" -- \
-		bash -c "trap '' XFSZ; ulimit -f 300; exec \"\$@\"" - "$exe" run "$base" -o prevdb --csv --quiet --seed 2
+	expect "disk full at the database" 2 "results.sqlite.tmp: cannot" -- \
+		bash -c "trap '' XFSZ; ulimit -f 10; exec \"\$@\"" - "$exe" run "$base" -o prevdb --csv --quiet --seed 2 --force
 	same_files prevdb prevdb.sums && ok "disk full at the database: the previous run's files kept" ||
 		bad "disk full at the database: the folder changed: $(ls prevdb)"
 else
 	ok "disk full at the database # SKIP no sqlite3 command"
 fi
+# a folder that holds a run is refused without --force, and left alone
+(cd prev && md5sum -- *) >prev2.sums
+expect "run into a folder holding a run" 2 "prev: -o: already holds a run (report.h5); write --force" -- \
+	"$exe" run "$base" -o prev --quiet --seed 3
+same_files prev prev2.sums && ok "refused without --force: the folder unchanged" ||
+	bad "refused without --force: the folder changed: $(ls prev)"
 # and a run that succeeds replaces them all
-"$exe" run "$base" -o prev --csv --quiet --seed 2 >/dev/null 2>&1 || bad "second run failed"
+"$exe" run "$base" -o prev --csv --quiet --seed 2 --force >/dev/null 2>&1 || bad "second run failed"
 if [ "$(cd prev && md5sum -- requests.csv)" = "$(grep ' requests.csv$' prev.sums)" ] ||
 	ls prev | grep -q '\.tmp$'; then
 	bad "a run that succeeds did not replace the files: $(ls prev)"
 else
 	ok "a run that succeeds replaces the files"
 fi
+# --force replaces the whole run: the database holds the new run's row only
+# (seed 2 and seed 4 have different run ids), and a run without --csv takes
+# the replaced run's CSV files away
+"$exe" run "$base" -o prev --quiet --seed 4 --force >/dev/null 2>&1 || bad "forced run failed"
+if command -v sqlite3 >/dev/null; then
+	[ "$(sqlite3 prev/results.sqlite "SELECT count(*), min(seed) FROM runs;")" = "1|4" ] &&
+		ok "--force: the database holds the new run only" ||
+		bad "--force: runs rows: $(sqlite3 prev/results.sqlite "SELECT run_id, seed FROM runs;")"
+fi
+[ "$(ls prev)" = "$(printf 'report.h5\nresults.sqlite')" ] && ok "--force without --csv: the old CSV files are gone" ||
+	bad "--force without --csv left: $(ls prev | tr '\n' ' ')"
 
 # --- -o replaces regular files only -----------------------------------------
 mkdir -p links && ln -s "$tmp/elsewhere.h5" links/report.h5

@@ -46,13 +46,16 @@ static const char usage_main[] =
 	"`llmsim COMMAND --help` describes one command.\n";
 
 static const char usage_run[] =
-	"usage: llmsim run SCENARIO.yaml [-o OUTDIR] [--seed N] [--set key=value]... [--csv] [--quiet]\n"
+	"usage: llmsim run SCENARIO.yaml [-o OUTDIR] [--force] [--seed N] [--set key=value]... [--csv] [--quiet]\n"
 	"\n"
 	"Simulates the scenario and writes OUTDIR/report.h5 (the run's full report),\n"
-	"appends a row to OUTDIR/results.sqlite (tables runs and metrics), and prints a\n"
+	"OUTDIR/results.sqlite (tables runs and metrics, one row), and prints a\n"
 	"summary. --csv also writes requests.csv, instances.csv, timeseries.csv and\n"
-	"summary.csv. OUTDIR defaults to llmsim-out. --set overrides any key by its\n"
-	"dotted path (list entries by index: instances.0.replicas=4).\n";
+	"summary.csv. OUTDIR defaults to llmsim-out. An OUTDIR that already holds a\n"
+	"run is refused unless --force, which replaces the whole run (report,\n"
+	"database and CSV files together, once the new run is complete). --set\n"
+	"overrides any key by its dotted path (list entries by index:\n"
+	"instances.0.replicas=4).\n";
 
 static const char usage_check[] =
 	"usage: llmsim check SCENARIO.yaml [--seed N] [--set key=value]...\n"
@@ -100,7 +103,7 @@ struct run_args {
 	const char **sets;
 	size_t n_sets;
 	char seed_set[64];
-	bool csv, quiet;
+	bool csv, quiet, force;
 };
 
 static int parse_scenario_args(int argc, char **argv, struct run_args *a,
@@ -124,6 +127,8 @@ static int parse_scenario_args(int argc, char **argv, struct run_args *a,
 			a->csv = true;
 		} else if (allow_out && !strcmp(arg, "--quiet")) {
 			a->quiet = true;
+		} else if (allow_out && !strcmp(arg, "--force")) {
+			a->force = true;
 		} else if (arg[0] == '-' || a->scenario) {
 			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", arg, usage);
 			return EXIT_BADINPUT;
@@ -260,12 +265,29 @@ static int cmd_run(int argc, char **argv)
 	}
 	/* What the run replaces must be a regular file or nothing: never a
 	 * symbolic link (written through), a device or a folder. */
-	char path[1200], db[1200];
+	char path[1200], db[1200], dbw[1300];
 	snprintf(path, sizeof path, "%s/report.h5", a.outdir);
 	snprintf(db, sizeof db, "%s/results.sqlite", a.outdir);
+	/* A run already there is replaced only when asked, and then whole:
+	 * the database is written afresh beside it and renamed over it, so
+	 * that it holds this run's row only (appending would leave two runs
+	 * the report command cannot tell apart). */
+	snprintf(dbw, sizeof dbw, "%s.tmp", db);
 	rc = lsim_check_output(path, "-o", &d);
 	if (rc == 0)
 		rc = lsim_check_output(db, "-o", &d);
+	if (rc == 0)
+		rc = lsim_check_output(dbw, "-o", &d);
+	struct stat st;
+	const char *held = lstat(path, &st) == 0 ? "report.h5"
+			   : lstat(db, &st) == 0 ? "results.sqlite" : NULL;
+	if (rc == 0 && held && !a.force)
+		rc = lsim_diag_set(&d, LSIM_EINVAL, a.outdir, 0, 0, "-o",
+				   "already holds a run (%s); write --force to replace it "
+				   "(report, database and CSV files together), or choose "
+				   "another -o", held);
+	if (rc == 0)
+		remove(dbw); /* a stale one from a run that stopped before its rename */
 	for (size_t i = 0; rc == 0 && a.csv && lsim_report_csv_name(i); i++) {
 		char p[1300];
 		snprintf(p, sizeof p, "%s/%s", a.outdir, lsim_report_csv_name(i));
@@ -280,17 +302,23 @@ static int cmd_run(int argc, char **argv)
 	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
 	if (tty)
 		fprintf(stderr, "\r%78s\r", "");
-	/* All or nothing (docs/reliability.md): the report and the CSV files
-	 * are written under .tmp names and synced, the database row is
-	 * committed, and only then are the files renamed over the previous
-	 * run's. A failure before the commit leaves the folder as it was. */
+	/* All or nothing (docs/reliability.md): the database is written
+	 * afresh under a .tmp name, the report and the CSV files likewise,
+	 * all synced; renaming the database over the previous run's is the
+	 * commit, and the files follow it. A failure before the commit
+	 * leaves the folder as it was. */
 	bool staged_h5 = false, staged_csv = false;
+	if (rc == 0)
+		rc = lsim_report_sqlite_append(dbw, res, &d);
 	if (rc == 0)
 		staged_h5 = (rc = lsim_report_h5_stage(path, res, &d)) == 0;
 	if (rc == 0 && a.csv)
 		staged_csv = (rc = lsim_report_csv_stage(a.outdir, res, &d)) == 0;
-	if (rc == 0)
-		rc = lsim_report_sqlite_append(db, res, &d);
+	if (rc == 0 && rename(dbw, db) != 0)
+		rc = lsim_diag_set(&d, LSIM_EIO, db, 0, 0, "-o",
+				   "cannot store the run: %s", strerror(errno));
+	if (rc != 0)
+		remove(dbw);
 	if (rc != 0 && staged_csv)
 		lsim_report_csv_unstage(a.outdir);
 	if (rc == 0 && staged_csv)
@@ -301,6 +329,15 @@ static int cmd_run(int argc, char **argv)
 		char tmp[1300];
 		snprintf(tmp, sizeof tmp, "%s.tmp", path);
 		remove(tmp);
+	}
+	/* the replaced run's CSV files, when this one writes none */
+	for (size_t i = 0; rc == 0 && a.force && !a.csv && lsim_report_csv_name(i); i++) {
+		char p[1300];
+		snprintf(p, sizeof p, "%s/%s", a.outdir, lsim_report_csv_name(i));
+		if (remove(p) != 0 && errno != ENOENT)
+			rc = lsim_diag_set(&d, LSIM_EIO, p, 0, 0, "-o",
+					   "cannot remove the replaced run's file: %s",
+					   strerror(errno));
 	}
 	if (rc == 0 && lsim_sync_path(a.outdir) != 0)
 		rc = lsim_diag_set(&d, LSIM_EIO, a.outdir, 0, 0, "-o",
