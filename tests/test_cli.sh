@@ -837,5 +837,21 @@ else
 	bad "golden summary differs:"; diff "$src/tests/golden/small_summary.csv" "$tmp/a/summary.csv" | head -20
 fi
 
+# one override grammar: a policy key set to a name switches the policy and
+# drops the old one's parameters; NAME.name switches it too; a parameter on
+# a plain name makes it a section (each of these was refused before)
+eff() { "$exe" check "$@" 2>&1 | awk -v k="$key" '$0 ~ "^" k ":" { on = 1; next } on && /^[^ ]/ { exit } on'; }
+key=adaptor
+a1=$(eff "$src/examples/autoscaling.yaml" --set adaptor=static | tr -d ' \n')
+a2=$(eff "$src/examples/autoscaling.yaml" --set adaptor.name=threshold --set adaptor.high=0.9 | tr -d ' \n')
+a3=$(eff "$src/examples/autoscaling.yaml" --set adaptor=threshold --set adaptor.high=0.9 | tr -d ' \n')
+key=scheduler
+r1=$(eff "$src/examples/quickstart.yaml" --set scheduler.router.name=prefix_affinity --set scheduler.router.max_load=4 | tr -d ' \n')
+[ "$a1" = "name:static" ] && [ "${a2#name:threshold}" != "$a2" ] && [ "$a2" = "$a3" ] \
+	&& grep -q "high:0.9" <<<"$a2" && ! grep -q "stabilization\|target:" <<<"$a2" \
+	&& grep -q "router:name:prefix_affinityblocks:2max_load:4" <<<"$r1" \
+	&& ok "--set switches a policy by name and drops the old one's parameters" \
+	|| bad "--set of policies: [$a1] [$a2] [$a3] [$r1]"
+
 echo "cli: $fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -173,6 +173,71 @@ static void test_overrides(void **state)
 	lsim_doc_destroy(doc);
 }
 
+/* Keys whose value is a choice by name (the policy keys): setting the key
+ * switches the choice and drops the old one's parameters; C.name to
+ * another name does too; C.K on a plain name makes it {name, K}; keys
+ * that are not choices keep the plain rules (a section cannot be set to a
+ * value, a list entry's name is only its name). */
+static void test_override_choices(void **state)
+{
+	(void)state;
+	static const char *const choices[] = {"adaptor", "scheduler.router", "qos", NULL};
+	struct lsim_doc *doc = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_doc_load_string(
+				 "adaptor: {name: target_tracking, target: 1.0, stabilization: 60s}\n"
+				 "scheduler:\n  router: least_outstanding\n"
+				 "qos: {name: slo_admission, margin: 2}\n"
+				 "other: {name: x, k: 1}\n"
+				 "cluster:\n  - {name: a, gpu: H100-SXM}\n",
+				 "c.yaml", &doc, &d), 0);
+	struct lsim_node *root = doc->root;
+	/* C=NAME: the section becomes the name */
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor=threshold", choices, &d), 0);
+	struct lsim_node *a = lsim_node_get(root, "adaptor");
+	assert_int_equal(a->kind, LSIM_NODE_SCALAR);
+	assert_string_equal(a->value, "threshold");
+	/* ... and C.K then makes it {name: threshold, K} */
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.high=0.8", choices, &d), 0);
+	a = lsim_node_get(root, "adaptor");
+	assert_int_equal(a->kind, LSIM_NODE_MAP);
+	assert_int_equal(a->n, 2);
+	assert_string_equal(lsim_node_get(a, "name")->value, "threshold");
+	assert_string_equal(lsim_node_get(a, "high")->value, "0.8");
+	/* C.name to the same name keeps the parameters, to another drops them */
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.name=threshold", choices, &d), 0);
+	assert_int_equal(a->n, 2);
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.name=static", choices, &d), 0);
+	assert_int_equal(a->n, 1);
+	assert_string_equal(lsim_node_get(a, "name")->value, "static");
+	assert_null(lsim_node_get(a, "high"));
+	/* a plain name under a section: C.name makes it a section */
+	assert_int_equal(lsim_doc_set_choices(doc, "scheduler.router.name=prefix_affinity",
+					      choices, &d), 0);
+	struct lsim_node *r = lsim_node_get(lsim_node_get(root, "scheduler"), "router");
+	assert_int_equal(r->kind, LSIM_NODE_MAP);
+	assert_int_equal(r->n, 1);
+	assert_string_equal(lsim_node_get(r, "name")->value, "prefix_affinity");
+	assert_int_equal(lsim_doc_set_choices(doc, "scheduler.router.max_load=4", choices, &d), 0);
+	assert_int_equal(r->n, 2);
+	/* C.K on a section keeps the name and the other parameters */
+	assert_int_equal(lsim_doc_set_choices(doc, "qos.margin=3", choices, &d), 0);
+	struct lsim_node *q = lsim_node_get(root, "qos");
+	assert_int_equal(q->n, 2);
+	assert_string_equal(lsim_node_get(q, "margin")->value, "3");
+	/* not a choice: the plain rules */
+	assert_int_equal(lsim_doc_set_choices(doc, "other=y", choices, &d), LSIM_EINVAL);
+	assert_non_null(strstr(d.msg, "is a section"));
+	assert_int_equal(lsim_doc_set_choices(doc, "other.name=y", choices, &d), 0);
+	assert_int_equal(lsim_node_get(root, "other")->n, 2);
+	assert_int_equal(lsim_doc_set_choices(doc, "cluster.0.name=b", choices, &d), 0);
+	assert_int_equal(lsim_node_get(root, "cluster")->items[0]->n, 2);
+	/* a choice not in the file is created as written */
+	assert_int_equal(lsim_doc_set_choices(doc, "monitor=ewma", (const char *const[]){"monitor", NULL}, &d), 0);
+	assert_string_equal(lsim_node_get(root, "monitor")->value, "ewma");
+	lsim_doc_destroy(doc);
+}
+
 static void test_dump_reparses(void **state)
 {
 	(void)state;
@@ -201,6 +266,7 @@ int main(void)
 		cmocka_unit_test(test_default_without_unit),
 		cmocka_unit_test(test_yaml_errors),
 		cmocka_unit_test(test_overrides),
+		cmocka_unit_test(test_override_choices),
 		cmocka_unit_test(test_dump_reparses),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

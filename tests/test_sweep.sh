@@ -257,5 +257,22 @@ b=$("$exe" sweep status "$tmp/rand.yaml" -o "$tmp/r" | md5sum)
 c=$("$exe" sweep status "$tmp/rand.yaml" -o "$tmp/r" | md5sum)
 [ "$a" = 3 ] && [ "$b" = "$c" ] && ok "random mode draws the same 3 points every time" || bad "random: $a"
 
+# --set on a sweep: applied to every run before its axes (an axis on the
+# same key wins), recorded in params, and part of the run ids (status sees
+# the same runs only with the same --set)
+printf 'scenario: %s\naxes:\n  scheduler.router: [round_robin, least_outstanding]\n  workload.count: [50]\n' \
+	"$src/tests/data/scenarios/small.yaml" > "$tmp/setsw.yaml"
+"$exe" sweep "$tmp/setsw.yaml" -o "$tmp/ss" --quiet --set adaptor=static --set workload.count=7 \
+	--set scheduler.queue=sjf >/dev/null 2>&1
+left=$("$exe" sweep status "$tmp/setsw.yaml" -o "$tmp/ss" --set adaptor=static --set workload.count=7 \
+	--set scheduler.queue=sjf | grep "runs,")
+other=$("$exe" sweep status "$tmp/setsw.yaml" -o "$tmp/ss" | grep "runs,")
+p=$(sqlite3 "$tmp/ss/results.sqlite" "SELECT group_concat(key || '=' || value, ' ') FROM (SELECT DISTINCT key, value FROM params ORDER BY key, value);")
+n=$(sqlite3 "$tmp/ss/results.sqlite" "SELECT min(value), max(value) FROM metrics WHERE name = 'requests';")
+[ "$p" = "adaptor=static scheduler.queue=sjf scheduler.router=least_outstanding scheduler.router=round_robin workload.count=50" ] \
+	&& [ "$n" = "50.0|50.0" ] && echo "$left" | grep -q "2 done, 0 to run" && echo "$other" | grep -q "0 done, 2 to run" \
+	&& ok "sweep --set: every run, axes win, recorded in params and run ids" \
+	|| bad "sweep --set: params [$p] requests [$n] status [$left] [$other]"
+
 [ $fails -eq 0 ] && echo "all sweep tests passed" || echo "$fails sweep tests failed"
 exit $((fails > 0))

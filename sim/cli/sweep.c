@@ -73,6 +73,8 @@ struct lsim_sweep {
 	char **drawn; /* random: n_points x n_axes values */
 	char **sets;  /* the current run's overrides, owned */
 	size_t n_sets;
+	const char *const *base; /* --set overrides before every run's (borrowed) */
+	size_t n_base;
 };
 
 #define T(f) offsetof(struct top, f)
@@ -418,6 +420,17 @@ bool lsim_sweep_where(const struct lsim_sweep *sw, size_t i, const char *key, in
 	return false;
 }
 
+int lsim_sweep_set_base(struct lsim_sweep *sw, const char *const *sets, size_t n)
+{
+	char **p = realloc(sw->sets, (n + sw->n_axes + 1) * sizeof *p);
+	if (!p)
+		return LSIM_ENOMEM;
+	sw->sets = p;
+	sw->base = sets;
+	sw->n_base = n;
+	return 0;
+}
+
 const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n)
 {
 	for (size_t k = 0; k < sw->n_sets; k++)
@@ -425,6 +438,12 @@ const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n)
 	sw->n_sets = 0;
 	size_t ns = sw->n_seeds ? sw->n_seeds : 1;
 	size_t point = i / ns;
+	for (size_t k = 0; k < sw->n_base; k++) {
+		sw->sets[sw->n_sets] = strdup(sw->base[k]);
+		if (!sw->sets[sw->n_sets])
+			return NULL;
+		sw->n_sets++;
+	}
 	for (size_t k = 0; k < sw->n_axes; k++) {
 		const struct axis *a = &sw->axes[k];
 		const char *v = sw->top.mode == MODE_RANDOM ? sw->drawn[point * sw->n_axes + k]
@@ -1255,8 +1274,8 @@ static int sweep_merge(const char *outdir, char **shards, int n)
 }
 
 static const char usage_sweep[] =
-	"usage: llmsim sweep SWEEP.yaml [-o DIR] [--jobs N] [--shard K/N] [--csv] [--quiet]\n"
-	"       llmsim sweep status SWEEP.yaml [-o DIR] [--shard K/N]\n"
+	"usage: llmsim sweep SWEEP.yaml [-o DIR] [--jobs N] [--shard K/N] [--set key=value]... [--csv] [--quiet]\n"
+	"       llmsim sweep status SWEEP.yaml [-o DIR] [--shard K/N] [--set key=value]...\n"
 	"       llmsim sweep merge -o DIR SHARD_DIR...\n"
 	"\n"
 	"Runs every run of the sweep (the base scenario with each point of its axes\n"
@@ -1267,6 +1286,9 @@ static const char usage_sweep[] =
 	"command resumes: recorded runs are skipped, half-written ones redone.\n"
 	"--shard K/N runs runs K, K + N, K + 2N ... (1-based) for a job array;\n"
 	"merge gathers the shards' folders into DIR. status counts what is left.\n"
+	"--set key=value applies to every run before its axes (an axis on the same\n"
+	"key wins), as `llmsim run --set` does: a policy key set to a name switches\n"
+	"the policy (--set adaptor=threshold --set adaptor.high=0.8).\n"
 #ifdef LSIM_HAVE_MPI
 	"Under mpirun (this build has MPI), rank 0 deals the runs out to the other\n"
 	"ranks and alone writes the database: mpirun -n 9 llmsim sweep SWEEP.yaml.\n"
@@ -1279,15 +1301,21 @@ int lsim_cli_sweep(int argc, char **argv)
 	const char *sub = argc > 1 ? argv[1] : NULL;
 	bool status = sub && !strcmp(sub, "status"), merge = sub && !strcmp(sub, "merge");
 	char **shards = calloc((size_t)argc + 1, sizeof *shards);
+	const char **base = calloc((size_t)argc + 1, sizeof *base);
 	int n_shards = 0;
-	if (!shards)
+	size_t n_base = 0;
+	if (!shards || !base) {
+		free(shards);
+		free(base);
 		return lsim_cli_nomem();
+	}
 	for (int i = status || merge ? 2 : 1; i < argc; i++) {
 		const char *a = argv[i];
 		char *end;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage_sweep, stdout);
 			free(shards);
+			free(base);
 			return 0;
 		} else if (!strcmp(a, "-o") && i + 1 < argc) {
 			o.outdir = argv[++i];
@@ -1297,6 +1325,7 @@ int lsim_cli_sweep(int argc, char **argv)
 				fprintf(stderr, "llmsim: --jobs: '%s' is not a number of processes (1 to 4096)\n",
 					argv[i]);
 				free(shards);
+				free(base);
 				return LSIM_EXIT_BADINPUT;
 			}
 			o.jobs = (int)v;
@@ -1307,8 +1336,11 @@ int lsim_cli_sweep(int argc, char **argv)
 			if (*end || o.shard_n < 1 || o.shard_k < 1 || o.shard_k > o.shard_n) {
 				fprintf(stderr, "llmsim: --shard: '%s' is not K/N with 1 <= K <= N\n", s);
 				free(shards);
+				free(base);
 				return LSIM_EXIT_BADINPUT;
 			}
+		} else if (!strcmp(a, "--set") && i + 1 < argc && !merge) {
+			base[n_base++] = argv[++i];
 		} else if (!strcmp(a, "--csv") && !status && !merge) {
 			o.csv = true;
 		} else if (!strcmp(a, "--quiet") && !status && !merge) {
@@ -1316,6 +1348,7 @@ int lsim_cli_sweep(int argc, char **argv)
 		} else if (a[0] == '-' || (!merge && o.sweep)) {
 			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", a, usage_sweep);
 			free(shards);
+			free(base);
 			return LSIM_EXIT_BADINPUT;
 		} else if (merge) {
 			shards[n_shards++] = argv[i];
@@ -1333,18 +1366,25 @@ int lsim_cli_sweep(int argc, char **argv)
 			rc = sweep_merge(o.outdir, shards, n_shards);
 		}
 		free(shards);
+		free(base);
 		return rc;
 	}
 	free(shards);
 	if (!o.sweep) {
 		fprintf(stderr, "llmsim: missing SWEEP.yaml\n%s", usage_sweep);
+		free(base);
 		return LSIM_EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
 	struct lsim_sweep *sw = NULL;
 	int rc = lsim_sweep_load(o.sweep, &sw, &d);
-	if (rc != 0)
+	if (rc == 0)
+		rc = lsim_sweep_set_base(sw, base, n_base);
+	if (rc != 0) {
+		lsim_sweep_destroy(sw);
+		free(base);
 		return lsim_cli_fail(&d, rc);
+	}
 	if (!o.outdir)
 		o.outdir = lsim_sweep_output(sw) ? lsim_sweep_output(sw) : "llmsim-sweep";
 #ifdef LSIM_HAVE_MPI
@@ -1362,10 +1402,12 @@ int lsim_cli_sweep(int argc, char **argv)
 		MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 		MPI_Finalize();
 		lsim_sweep_destroy(sw);
+		free(base);
 		return rc;
 	}
 #endif
 	rc = status ? sweep_status(sw, &o) : sweep_run(sw, &o);
 	lsim_sweep_destroy(sw);
+	free(base);
 	return rc;
 }

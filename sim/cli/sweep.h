@@ -29,10 +29,18 @@ size_t lsim_sweep_n_points(const struct lsim_sweep *sw);
 const int64_t *lsim_sweep_seeds(const struct lsim_sweep *sw, size_t *n);
 
 /*
- * The overrides of run i ("key=value" strings, the seed's last), valid
+ * The overrides of run i ("key=value" strings: the base ones, the axes',
+ * the seed's last), valid
  * until the next call or destroy; *n gets their count.
  */
 const char *const *lsim_sweep_sets(struct lsim_sweep *sw, size_t i, size_t *n);
+
+/*
+ * Overrides applied to every run before its axes and seed (`llmsim sweep
+ * --set`): the strings are borrowed and must outlive sw. They change the
+ * runs' ids, and params records them with each run.
+ */
+int lsim_sweep_set_base(struct lsim_sweep *sw, const char *const *sets, size_t n);
 
 /*
  * Where in the sweep file run i's value of the scenario key an error names

@@ -421,6 +421,128 @@ static bool is_index(const char *s)
 	return true;
 }
 
+/* The node at a dotted path, or NULL (nothing is created). */
+static struct lsim_node *node_at(struct lsim_node *cur, const char *path,
+				 size_t len)
+{
+	char part[256];
+	while (cur && len > 0) {
+		const char *dot = memchr(path, '.', len);
+		size_t n = dot ? (size_t)(dot - path) : len;
+		if (n == 0 || n >= sizeof part)
+			return NULL;
+		memcpy(part, path, n);
+		part[n] = '\0';
+		if (cur->kind == LSIM_NODE_MAP)
+			cur = lsim_node_get(cur, part);
+		else if (cur->kind == LSIM_NODE_SEQ && is_index(part) &&
+			 (size_t)atol(part) < cur->n)
+			cur = cur->items[atol(part)];
+		else
+			return NULL;
+		path += n + (dot ? 1 : 0);
+		len -= n + (dot ? 1 : 0);
+	}
+	return cur;
+}
+
+/* Drops every entry of a MAP but `keep` (NULL: all of them). */
+static void map_keep_only(struct lsim_node *map, const char *keep)
+{
+	size_t j = 0;
+	for (size_t i = 0; i < map->n; i++) {
+		if (keep && strcmp(map->keys[i], keep) == 0) {
+			map->keys[j] = map->keys[i];
+			map->key_lines[j] = map->key_lines[i];
+			map->items[j++] = map->items[i];
+			continue;
+		}
+		free(map->keys[i]);
+		node_free(map->items[i]);
+	}
+	/* the arrays keep their room: node_push grows them from any n */
+	map->n = j;
+	if (j == 0) {
+		free(map->keys);
+		free(map->key_lines);
+		free(map->items);
+		map->keys = NULL;
+		map->key_lines = NULL;
+		map->items = NULL;
+	}
+}
+
+/*
+ * Rewrites the choice at `c` (a node of the tree) for an assignment to its
+ * path itself (rest NULL) or to C.rest: see lsim_doc_set_choices.
+ */
+static int choice_rewrite(struct lsim_node *c, const char *rest,
+			  const char *value)
+{
+	if (!rest) { /* C=NAME: the section, if any, becomes the name */
+		if (c->kind == LSIM_NODE_MAP) {
+			map_keep_only(c, NULL);
+			c->kind = LSIM_NODE_SCALAR;
+		}
+		return 0;
+	}
+	if (c->kind == LSIM_NODE_SCALAR) { /* a plain name becomes {name: it} */
+		struct lsim_node *name = node_new(LSIM_NODE_SCALAR, c->line, c->col);
+		char *k = strdup("name");
+		if (!name || !k) {
+			free(k);
+			node_free(name);
+			return LSIM_ENOMEM;
+		}
+		name->value = c->value;
+		c->value = NULL;
+		c->kind = LSIM_NODE_MAP;
+		if (node_push(c, k, c->line, name) != 0) {
+			free(k);
+			node_free(name);
+			return LSIM_ENOMEM;
+		}
+	}
+	if (c->kind == LSIM_NODE_MAP && strcmp(rest, "name") == 0) {
+		const struct lsim_node *old = lsim_node_get(c, "name");
+		if (!old || old->kind != LSIM_NODE_SCALAR || !old->value ||
+		    strcmp(old->value, value) != 0)
+			map_keep_only(c, "name"); /* another choice: not its parameters */
+	}
+	return 0;
+}
+
+int lsim_doc_set_choices(struct lsim_doc *doc, const char *assignment,
+			 const char *const *choices, struct lsim_diag *d)
+{
+	const char *eq = strchr(assignment, '=');
+	for (size_t i = 0; eq && choices && choices[i]; i++) {
+		size_t n = strlen(choices[i]);
+		size_t plen = (size_t)(eq - assignment);
+		if (plen < n || strncmp(assignment, choices[i], n) != 0)
+			continue;
+		const char *rest = NULL;
+		if (plen > n) {
+			if (assignment[n] != '.')
+				continue;
+			rest = assignment + n + 1;
+		}
+		struct lsim_node *c = node_at(doc->root, choices[i], n);
+		if (!c)
+			break; /* not in the file: set as written */
+		char *r = rest ? strndup(rest, (size_t)(eq - rest)) : NULL;
+		if (rest && !r)
+			return LSIM_ENOMEM;
+		/* only C.name and C.K one level down are choices' keys */
+		int rc = !r || !strchr(r, '.') ? choice_rewrite(c, r, eq + 1) : 0;
+		free(r);
+		if (rc != 0)
+			return rc;
+		break;
+	}
+	return lsim_doc_set(doc, assignment, d);
+}
+
 int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 		 struct lsim_diag *d)
 {

@@ -51,6 +51,22 @@ struct lsim_node *lsim_node_get(const struct lsim_node *map, const char *key);
 int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
 		 struct lsim_diag *d);
 
+/*
+ * lsim_doc_set, where `choices` (NULL-terminated dotted paths, or NULL)
+ * name the keys whose value is a choice by name: a plain name
+ * (`adaptor: static`) or a section with `name` and the choice's parameters
+ * (`adaptor: {name: threshold, high: 0.8}`). For those:
+ *   "C=NAME" replaces the whole value, section or not, by the name (the
+ *     old choice's parameters go with it);
+ *   "C.name=NAME" to a different name drops the other keys of C's section
+ *     (they were the old choice's), and makes a plain name a section;
+ *   "C.K=V" on a plain name makes it a section {name: that name, K: V}.
+ * So `--set adaptor=threshold --set adaptor.high=0.8` switches the policy
+ * and sets its parameter, whatever the file had.
+ */
+int lsim_doc_set_choices(struct lsim_doc *doc, const char *assignment,
+			 const char *const *choices, struct lsim_diag *d);
+
 /* ---- values with units ---- */
 
 

@@ -609,8 +609,13 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 			rc = LSIM_ENOMEM;
 	}
 	free(tmp);
+	/* the policy keys are choices by name: --set adaptor=threshold
+	 * switches the policy and drops the old one's parameters */
+	const char *choices[LSIM_ROLE_COUNT + 1] = {NULL};
+	for (int r = 0; r < LSIM_ROLE_COUNT; r++)
+		choices[r] = lsim_policy_role_key((enum lsim_policy_role)r);
 	for (size_t i = 0; rc == 0 && i < n_overrides; i++)
-		rc = lsim_doc_set(sc->doc, overrides[i], d);
+		rc = lsim_doc_set_choices(sc->doc, overrides[i], choices, d);
 	struct lsim_node *root = rc == 0 ? sc->doc->root : NULL;
 	if (rc == 0)
 		rc = lsim_cfg_bind(sc->doc, root, "", top_keys, N_OF(top_keys),
