@@ -853,5 +853,23 @@ r1=$(eff "$src/examples/quickstart.yaml" --set scheduler.router.name=prefix_affi
 	&& ok "--set switches a policy by name and drops the old one's parameters" \
 	|| bad "--set of policies: [$a1] [$a2] [$a3] [$r1]"
 
+# progress off a terminal: status lines a log keeps, with the share of the
+# input read (the generator's 20,000 requests here) never going back, done
+# <= arrived <= 20,000, the last one's arrivals matching its share; none
+# with --progress 0 or --quiet; a bad --progress refused
+"$exe" run "$scen/small.yaml" -o "$tmp/prog" --set workload.count=20000 \
+	--set output.sample_period=0 --progress 0.0001 >/dev/null 2>"$tmp/prog.err"
+pl=$(awk '/^llmsim: progress/ { n++; p = $3 + 0; if (p < last) bad = 1; last = p
+	done = $9; arr = $12; if (done > arr || arr > 20000) bad = 1
+	if (p < 100 && (arr < 200 * (p - 1) || arr > 200 * (p + 1))) bad = 1 }
+	END { print (n >= 2 && !bad) ? "ok" : "bad " n }' "$tmp/prog.err")
+"$exe" run "$scen/small.yaml" -o "$tmp/prog" --force --progress 0 >/dev/null 2>"$tmp/prog0.err"
+"$exe" run "$scen/small.yaml" -o "$tmp/prog" --force --quiet --progress 0.0001 >/dev/null 2>"$tmp/progq.err"
+"$exe" run "$scen/small.yaml" -o "$tmp/prog" --force --progress soon >/dev/null 2>"$tmp/progb.err"; prc=$?
+[ "$pl" = ok ] && [ ! -s "$tmp/prog0.err" ] && [ ! -s "$tmp/progq.err" ] && [ "$prc" = 2 ] \
+	&& grep -q "progress: 'soon' is not a number of seconds" "$tmp/progb.err" \
+	&& ok "progress off a terminal: status lines with the share read, off with --progress 0 and --quiet" \
+	|| bad "progress: $pl rc=$prc $(head -c 300 "$tmp/prog.err") $(cat "$tmp/prog0.err" "$tmp/progq.err" "$tmp/progb.err" | head -3)"
+
 echo "cli: $fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -466,9 +466,15 @@ static void csv_destroy(struct lsim_workload *w)
 	free(r);
 }
 
+static double csv_fraction(struct lsim_workload *w)
+{
+	return lsim_csv_fraction(((struct csv_reader *)w)->csv);
+}
+
 static const struct lsim_workload_ops csv_ops = {
 	.next = csv_next,
 	.destroy = csv_destroy,
+	.fraction = csv_fraction,
 };
 
 int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,

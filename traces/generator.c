@@ -88,6 +88,15 @@ bool lsim_wl_skip_line(struct lsim_workload *w, int rc, struct lsim_diag *d)
 	return true;
 }
 
+double lsim_workload_fraction(struct lsim_workload *w)
+{
+	if (!w)
+		return -1;
+	if (w->done)
+		return 1;
+	return w->ops->fraction ? w->ops->fraction(w) : -1;
+}
+
 void lsim_workload_destroy(struct lsim_workload *w)
 {
 	if (w)
@@ -491,9 +500,25 @@ static void gen_destroy(struct lsim_workload *w)
 	free(g);
 }
 
+/* The further of its requests against count and its time against
+ * duration: it stops at whichever comes first. */
+static double gen_fraction(struct lsim_workload *w)
+{
+	const struct generator *g = (const struct generator *)w;
+	double f = -1;
+	if (g->count > 0)
+		f = (double)g->emitted / (double)g->count;
+	if (g->duration > 0) {
+		double t = g->t_s / lsim_time_to_s(g->duration);
+		f = t > f ? t : f;
+	}
+	return f > 1 ? 1 : f;
+}
+
 static const struct lsim_workload_ops gen_ops = {
 	.next = gen_next,
 	.destroy = gen_destroy,
+	.fraction = gen_fraction,
 };
 
 /*

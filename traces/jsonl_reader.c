@@ -20,6 +20,7 @@
 struct jsonl_reader {
 	struct lsim_workload base;
 	FILE *f;
+	double size; /* bytes of a regular file, else 0 */
 	char *path;
 	char *line; /* getline buffer */
 	size_t line_cap;
@@ -392,9 +393,16 @@ static void jsonl_destroy(struct lsim_workload *w)
 	free(r);
 }
 
+static double jsonl_fraction(struct lsim_workload *w)
+{
+	const struct jsonl_reader *r = (const struct jsonl_reader *)w;
+	return lsim_file_fraction(r->f, r->size);
+}
+
 static const struct lsim_workload_ops jsonl_ops = {
 	.next = jsonl_next,
 	.destroy = jsonl_destroy,
+	.fraction = jsonl_fraction,
 };
 
 int lsim_workload_jsonl_open(const char *path, struct lsim_workload **out,
@@ -470,6 +478,8 @@ int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *ma
 		return lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "workload.path",
 				     "is a folder, not a file");
 	}
+	if (fstat(fileno(r->f), &st) == 0 && S_ISREG(st.st_mode))
+		r->size = (double)st.st_size;
 	*out = &r->base;
 	return 0;
 }
@@ -504,9 +514,16 @@ static void sorted_destroy(struct lsim_workload *w)
 	free(s);
 }
 
+static double sorted_fraction(struct lsim_workload *w)
+{
+	const struct sorted_source *s = (const struct sorted_source *)w;
+	return s->n ? (double)s->next / (double)s->n : 1;
+}
+
 static const struct lsim_workload_ops sorted_ops = {
 	.next = sorted_next,
 	.destroy = sorted_destroy,
+	.fraction = sorted_fraction,
 };
 
 /* arrival, then the line order (the reader's ids count lines in order) */

@@ -65,9 +65,24 @@ static void merger_destroy(struct lsim_workload *w)
 	free(m);
 }
 
+/* The source furthest behind: the merged stream ends with the last. */
+static double merger_fraction(struct lsim_workload *w)
+{
+	const struct merger *m = (const struct merger *)w;
+	double f = 1;
+	for (size_t i = 0; i < m->n; i++) {
+		double x = m->ended[i] ? 1 : lsim_workload_fraction(m->src[i]);
+		if (x < 0)
+			return -1;
+		f = x < f ? x : f;
+	}
+	return f;
+}
+
 static const struct lsim_workload_ops merger_ops = {
 	.next = merger_next,
 	.destroy = merger_destroy,
+	.fraction = merger_fraction,
 };
 
 int lsim_workload_merge_create(struct lsim_workload **srcs, size_t n,

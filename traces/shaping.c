@@ -29,6 +29,7 @@ struct shaper {
 	lsim_time last;	      /* last arrival emitted in this repetition (scaled, re-based) */
 	lsim_time first;      /* first arrival of the first repetition */
 	uint64_t n_round;     /* requests emitted in this repetition */
+	lsim_time last_raw;   /* the source's last arrival read (its own clock) */
 	lsim_time period;     /* length of one repetition, from the first */
 	uint64_t skipped_done; /* bad lines skipped by sources already closed */
 	/* the first pass, for the later ones: each request with its
@@ -244,6 +245,7 @@ static int shaper_next(struct lsim_workload *w, struct lsim_req_spec *out,
 				return rc;
 			continue;
 		}
+		s->last_raw = r.arrival;
 		if (r.arrival < s->p.window_start)
 			continue;
 		lsim_time t = r.arrival - s->p.window_start;
@@ -277,9 +279,31 @@ static void shaper_destroy(struct lsim_workload *w)
 	free(s);
 }
 
+/* Repetitions done plus the current one's share: the source's (bytes
+ * read, or rows replayed), or with a window's end the source's time
+ * through the window, whichever is further. */
+static double shaper_fraction(struct lsim_workload *w)
+{
+	struct shaper *s = (struct shaper *)w;
+	double in = s->replaying ? (s->n_kept ? (double)s->pos / (double)s->n_kept : 1)
+		    : s->src	 ? lsim_workload_fraction(s->src)
+				 : 1;
+	if (s->p.window_end > s->p.window_start) {
+		double t = (double)(s->last_raw - s->p.window_start) /
+			   (double)(s->p.window_end - s->p.window_start);
+		t = t < 0 ? 0 : t > 1 ? 1 : t;
+		in = t > in ? t : in;
+	}
+	if (in < 0)
+		return -1;
+	double f = ((double)s->round + in) / (double)(s->p.repeat ? s->p.repeat : 1);
+	return f > 1 ? 1 : f;
+}
+
 static const struct lsim_workload_ops shaper_ops = {
 	.next = shaper_next,
 	.destroy = shaper_destroy,
+	.fraction = shaper_fraction,
 };
 
 int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,

@@ -50,6 +50,14 @@ int lsim_workload_next(struct lsim_workload *w, struct lsim_req_spec *out,
 		       struct lsim_diag *d);
 void lsim_workload_destroy(struct lsim_workload *w); /* accepts NULL */
 
+/*
+ * The share of the workload delivered so far, in [0, 1] (a generator's
+ * requests or time against its count or duration, a trace's bytes read,
+ * repetitions counted), or -1 when the source cannot tell. For progress
+ * reports: it moves with what has been read, not with the simulation.
+ */
+double lsim_workload_fraction(struct lsim_workload *w);
+
 /* ---- synthetic generator ---- */
 
 enum lsim_arrival_kind {

@@ -21,6 +21,9 @@ struct lsim_workload_ops {
 	int (*next)(struct lsim_workload *w, struct lsim_req_spec *out,
 		    struct lsim_diag *d);
 	void (*destroy)(struct lsim_workload *w); /* frees w itself */
+	/* The share of the source delivered so far, in [0, 1], or -1 when
+	 * it cannot tell (NULL: cannot tell). For progress reports only. */
+	double (*fraction)(struct lsim_workload *w);
 };
 
 /*

@@ -86,6 +86,13 @@ void lsim_set_after_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 void lsim_set_before_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 			   void *ctx);
 
+/* fn (NULL removes it) is called after the handler of every event whose
+ * count (lsim_events_processed) is a multiple of 2^log2_every, with now at
+ * that event's time: a run reports its progress there, at a cost per event
+ * of one test of the count. */
+void lsim_set_tick(struct lsim_engine *eng, unsigned log2_every,
+		   lsim_periodic_fn fn, void *ctx);
+
 /*
  * Runs events with time <= until (use LSIM_TIME_MAX for no limit) until the
  * queue is empty or lsim_stop is called. On return now is the time of the

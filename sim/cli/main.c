@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -46,7 +47,8 @@ static const char usage_main[] =
 	"`llmsim COMMAND --help` describes one command.\n";
 
 static const char usage_run[] =
-	"usage: llmsim run SCENARIO.yaml [-o OUTDIR] [--force] [--seed N] [--set key=value]... [--csv] [--quiet]\n"
+	"usage: llmsim run SCENARIO.yaml [-o OUTDIR] [--force] [--seed N] [--set key=value]... [--csv]\n"
+	"                  [--progress SECONDS] [--quiet]\n"
 	"\n"
 	"Simulates the scenario and writes OUTDIR/report.h5 (the run's full report),\n"
 	"OUTDIR/results.sqlite (tables runs and metrics, one row), and prints a\n"
@@ -55,7 +57,10 @@ static const char usage_run[] =
 	"run is refused unless --force, which replaces the whole run (report,\n"
 	"database and CSV files together, once the new run is complete). --set\n"
 	"overrides any key by its dotted path (list entries by index:\n"
-	"instances.0.replicas=4).\n";
+	"instances.0.replicas=4). Progress goes to stderr: on a terminal a bar\n"
+	"(share of the input read, simulated time, requests done / arrived,\n"
+	"events/s, ETA); otherwise one status line every --progress seconds\n"
+	"(default 10; 0: none), which a Slurm or nohup log keeps. --quiet: neither.\n";
 
 static const char usage_check[] =
 	"usage: llmsim check SCENARIO.yaml [--seed N] [--set key=value]...\n"
@@ -104,6 +109,7 @@ struct run_args {
 	size_t n_sets;
 	char seed_set[64];
 	bool csv, quiet, force;
+	double progress_s; /* status line period off a terminal (0: none) */
 };
 
 static int parse_scenario_args(int argc, char **argv, struct run_args *a,
@@ -129,6 +135,14 @@ static int parse_scenario_args(int argc, char **argv, struct run_args *a,
 			a->quiet = true;
 		} else if (allow_out && !strcmp(arg, "--force")) {
 			a->force = true;
+		} else if (allow_out && !strcmp(arg, "--progress") && i + 1 < argc) {
+			char *end;
+			a->progress_s = strtod(argv[++i], &end);
+			if (*end || !(a->progress_s >= 0) || a->progress_s > 1e6) {
+				fprintf(stderr, "llmsim: --progress: '%s' is not a number of seconds "
+						"(0 turns the status lines off)\n%s", argv[i], usage);
+				return EXIT_BADINPUT;
+			}
 		} else if (arg[0] == '-' || a->scenario) {
 			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", arg, usage);
 			return EXIT_BADINPUT;
@@ -161,11 +175,68 @@ static int load_from_args(int argc, char **argv, struct run_args *a,
 	return rc;
 }
 
-static void progress(void *ctx, double sim_s, size_t done, size_t arrived)
+/* Progress on stderr: on a terminal a bar redrawn in place; otherwise
+ * (a file, a Slurm log) one status line every `every` seconds. */
+struct progress_out {
+	bool tty;
+	double every;	     /* seconds between lines (not a terminal) */
+	double start, last;  /* wall clock, s */
+	double last_events;  /* at the last report, for events/s */
+	bool shown;
+};
+
+static double wall_s(void)
 {
-	(void)ctx;
-	fprintf(stderr, "\r  simulated %10.1f s  requests done %zu / arrived %zu   ",
-		sim_s, done, arrived);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void fmt_hms(char *buf, size_t n, double s)
+{
+	long t = s < 0 ? 0 : (long)(s + 0.5);
+	if (t >= 3600)
+		snprintf(buf, n, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, n, "%ld:%02ld", t / 60, t % 60);
+}
+
+static void progress(void *ctx, const struct lsim_progress *p)
+{
+	struct progress_out *o = ctx;
+	double now = wall_s();
+	if (now - o->last < (o->tty ? 0.25 : o->every))
+		return;
+	double rate = now > o->last ? ((double)p->events - o->last_events) / (now - o->last) : 0;
+	o->last = now;
+	o->last_events = (double)p->events;
+	double f = p->fraction, elapsed = now - o->start;
+	char pct[16] = "", eta[80] = "", el[64];
+	fmt_hms(el, sizeof el, elapsed);
+	if (f >= 0) {
+		snprintf(pct, sizeof pct, "%5.1f%%", 100 * f);
+		if (f > 0.005 && f < 1) {
+			char e[64];
+			fmt_hms(e, sizeof e, elapsed * (1 - f) / f);
+			snprintf(eta, sizeof eta, "  ETA %s", e);
+		} else if (f >= 1) {
+			snprintf(eta, sizeof eta, "  input read, draining");
+		}
+	}
+	if (o->tty) {
+		char bar[23] = "[....................]";
+		for (int i = 0; f >= 0 && i < (int)(20 * f + 1e-9) && i < 20; i++)
+			bar[1 + i] = '#';
+		fprintf(stderr, "\r  %s %s  sim %.1f s  done %llu / arrived %llu  %.2f M ev/s%s   ",
+			f >= 0 ? bar : "", pct, p->sim_s, (unsigned long long)p->done,
+			(unsigned long long)p->arrived, rate / 1e6, eta);
+	} else {
+		fprintf(stderr, "llmsim: progress %s  simulated %.1f s  requests done %llu / "
+				"arrived %llu  %.1f M events (%.2f M/s)  elapsed %s%s\n",
+			f >= 0 ? pct : "(unknown share)", p->sim_s, (unsigned long long)p->done,
+			(unsigned long long)p->arrived, (double)p->events / 1e6, rate / 1e6, el, eta);
+	}
+	o->shown = true;
 }
 
 /* x with prec decimals, or "n/a" when it is not defined (NaN). */
@@ -250,7 +321,7 @@ static void print_summary(const struct lsim_results *r)
 
 static int cmd_run(int argc, char **argv)
 {
-	struct run_args a = {.outdir = "llmsim-out"};
+	struct run_args a = {.outdir = "llmsim-out", .progress_s = 10};
 	struct lsim_diag d = {0};
 	struct lsim_scenario *sc = NULL;
 	int rc = load_from_args(argc, argv, &a, usage_run, true, &sc, &d);
@@ -298,10 +369,12 @@ static int cmd_run(int argc, char **argv)
 		return lsim_cli_fail(&d, rc);
 	}
 	const struct lsim_results *res = NULL;
-	bool tty = !a.quiet && isatty(2);
-	rc = lsim_scenario_run(sc, tty ? progress : NULL, NULL, &res, &d);
-	if (tty)
-		fprintf(stderr, "\r%78s\r", "");
+	struct progress_out po = {.tty = isatty(2), .every = a.progress_s};
+	po.start = po.last = wall_s();
+	bool report = !a.quiet && (po.tty || a.progress_s > 0);
+	rc = lsim_scenario_run(sc, report ? progress : NULL, &po, &res, &d);
+	if (po.tty && po.shown)
+		fprintf(stderr, "\r%110s\r", "");
 	/* All or nothing (docs/reliability.md): the database is written
 	 * afresh under a .tmp name, the report and the CSV files likewise,
 	 * all synced; renaming the database over the previous run's is the

@@ -17,6 +17,7 @@
 
 struct lsim_csv {
 	FILE *f;
+	double size; /* bytes of a regular file, else 0 */
 	char *path;
 	char *line; /* getline buffer */
 	size_t line_cap;
@@ -255,6 +256,7 @@ int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d)
 	} else if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		rc = lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "", "is a folder, not a file");
 	} else {
+		r->size = S_ISREG(st.st_mode) ? (double)st.st_size : 0;
 		rc = read_record(r, d);
 		if (rc == 0)
 			rc = lsim_diag_set(d, LSIM_EFORMAT, path, 1, 0, "",
@@ -268,6 +270,11 @@ int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d)
 	}
 	*out = r;
 	return 0;
+}
+
+double lsim_csv_fraction(const struct lsim_csv *r)
+{
+	return lsim_file_fraction(r->f, r->size);
 }
 
 const char *lsim_csv_path(const struct lsim_csv *r)

@@ -27,6 +27,10 @@ int lsim_csv_open(const char *path, struct lsim_csv **out, struct lsim_diag *d);
 /* Closes the file and frees the reader; NULL is fine. */
 void lsim_csv_close(struct lsim_csv *r);
 
+/* The share of the file read so far, in [0, 1]; -1 when not known (not a
+ * regular file). */
+double lsim_csv_fraction(const struct lsim_csv *r);
+
 /* The path given to lsim_csv_open. */
 const char *lsim_csv_path(const struct lsim_csv *r);
 

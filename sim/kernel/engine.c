@@ -119,6 +119,9 @@ struct lsim_engine {
 	void *periodic_ctx;
 	lsim_periodic_fn after;	/* after every event, or NULL */
 	void *after_ctx;
+	lsim_periodic_fn tick;	/* after every (tick_mask + 1)-th event, or NULL */
+	void *tick_ctx;
+	uint64_t tick_mask;
 	lsim_periodic_fn before; /* before every event's handler, or NULL */
 	void *before_ctx;
 };
@@ -641,6 +644,16 @@ void lsim_set_before_event(struct lsim_engine *eng, lsim_periodic_fn fn,
 	eng->before_ctx = fn ? ctx : NULL;
 }
 
+void lsim_set_tick(struct lsim_engine *eng, unsigned log2_every,
+		   lsim_periodic_fn fn, void *ctx)
+{
+	if (!eng)
+		return;
+	eng->tick = fn;
+	eng->tick_ctx = fn ? ctx : NULL;
+	eng->tick_mask = log2_every < 63 ? (UINT64_C(1) << log2_every) - 1 : UINT64_MAX;
+}
+
 /* Not re-entrant: a call from inside a handler returns 0 at once. */
 uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 {
@@ -685,6 +698,8 @@ uint64_t lsim_run(struct lsim_engine *eng, lsim_time until)
 		fill_hole(eng);
 		if (eng->after)
 			eng->after(eng, eng->after_ctx);
+		if (eng->tick && (eng->processed & eng->tick_mask) == 0)
+			eng->tick(eng, eng->tick_ctx);
 		eng->tag = 0;
 	}
 	if (!eng->stopped && lsim_pending(eng) > 0 && until > eng->now)

@@ -136,3 +136,14 @@ int lsim_make_dirs(const char *path)
 	}
 	return 0;
 }
+
+double lsim_file_fraction(FILE *f, double size)
+{
+	if (!f || !(size > 0))
+		return -1;
+	off_t at = ftello(f);
+	if (at < 0)
+		return -1;
+	double x = (double)at / size;
+	return x > 1 ? 1 : x;
+}

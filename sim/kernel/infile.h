@@ -19,6 +19,10 @@
  * errno set when it cannot be opened (callers word that message); or
  * LSIM_EINVAL with d naming path and key when it is anything else (a
  * FIFO, a socket, a device), which would block or never end. */
+/* The share of a file of `size` bytes read up to f's position, in [0, 1];
+ * -1 when size is 0 (not a regular file) or the position is not known. */
+double lsim_file_fraction(FILE *f, double size);
+
 int lsim_open_input(const char *path, const char *key, FILE **out,
 		    struct lsim_diag *d);
 

@@ -1225,14 +1225,18 @@ static int ts_record(struct lsim_sim *s)
 	return ts_append(s, s->ts_cur, s->n_ts_cur);
 }
 
+static void progress_tick(struct lsim_engine *eng, void *ctx)
+{
+	struct lsim_sim *s = ctx;
+	s->progress(s->progress_ctx, s, lsim_now(eng));
+}
+
 static void sample(struct lsim_engine *eng, void *ctx)
 {
 	struct lsim_sim *s = ctx;
 	lsim_time now = lsim_now(eng);
 	/* a sample comes before the events at its time, step ends too */
 	lsim_serving_catch_up(&s->sv, now, false);
-	if (s->progress)
-		s->progress(s->progress_ctx, s, now);
 	if (++s->n_samples > LSIM_MAX_SAMPLES) {
 		s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_ERANGE, "", 0, 0,
 					 "output.sample_period",
@@ -1391,7 +1395,11 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 #endif
 	if (s->sv.macro_steps)
 		lsim_set_before_event(s->sv.eng, before_event, s);
+	s->run_limit = limit;
+	if (s->progress)
+		lsim_set_tick(s->sv.eng, 16, progress_tick, s);
 	lsim_run(s->sv.eng, limit > 0 ? limit : LSIM_TIME_MAX);
+	lsim_set_tick(s->sv.eng, 0, NULL, NULL);
 	/* The request pulled but not arrived within the limit is not counted. */
 	if (limit > 0 && s->pending_slot >= 0 &&
 	    s->sv.reqs[s->pending_slot].arrival > limit) {

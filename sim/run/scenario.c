@@ -923,7 +923,19 @@ struct progress_bridge {
 static void progress_hook(void *ctx, const struct lsim_sim *s, lsim_time now)
 {
 	struct progress_bridge *b = ctx;
-	b->fn(b->ctx, lsim_time_to_s(now), s->n_done, s->n_reqs);
+	struct lsim_progress p = {
+		.sim_s = lsim_time_to_s(now),
+		.done = s->n_done,
+		/* n_reqs is the slots' high-water mark, not the arrivals */
+		.arrived = s->n_arrived - (s->pending_slot >= 0 ? 1 : 0),
+		.events = lsim_events_processed(s->sv.eng),
+		.fraction = s->workload_done ? 1 : lsim_workload_fraction(s->workload),
+	};
+	if (s->run_limit > 0) {
+		double t = (double)now / (double)s->run_limit;
+		p.fraction = t > p.fraction ? (t > 1 ? 1 : t) : p.fraction;
+	}
+	b->fn(b->ctx, &p);
 }
 
 static void free_rngs(struct run_rngs *rngs)

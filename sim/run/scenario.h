@@ -54,8 +54,21 @@ int64_t lsim_scenario_gpus(const struct lsim_scenario *sc);
  */
 int lsim_scenario_check(struct lsim_scenario *sc, struct lsim_diag *d);
 
-typedef void (*lsim_progress_fn)(void *ctx, double sim_s, size_t done,
-				 size_t arrived);
+/* Where a run is: reported every 2^16 events. */
+struct lsim_progress {
+	double sim_s;	   /* simulated time */
+	uint64_t done;	   /* requests ended (finished, rejected, failed) */
+	uint64_t arrived;  /* requests arrived so far */
+	uint64_t events;   /* events simulated so far */
+	/* share of the run's input in [0, 1]: the workload read (a
+	 * generator's count or duration, a trace's bytes, repetitions), or the
+	 * simulated time against `duration`, whichever is further; -1 when
+	 * neither can tell. Requests still in flight when the input is all
+	 * read are shown by done < arrived. */
+	double fraction;
+};
+
+typedef void (*lsim_progress_fn)(void *ctx, const struct lsim_progress *p);
 
 /*
  * Runs the scenario once. *res points into memory owned by sc, valid until

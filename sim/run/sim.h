@@ -202,9 +202,10 @@ struct lsim_sim {
 	size_t inv_cap_kv;
 	int (*check_hook)(void *ctx, char *why, size_t n);
 	void *check_hook_ctx;
-	/* Called at every sample (the CLI draws a progress bar). */
+	/* Called every 2^16 events (the CLI reports progress from it). */
 	void (*progress)(void *ctx, const struct lsim_sim *s, lsim_time now);
 	void *progress_ctx;
+	lsim_time run_limit; /* lsim_sim_run's limit (0: none) */
 };
 
 /* Checks the simulation's invariants (invariants.c): 0, or LSIM_ESTATE
