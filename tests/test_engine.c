@@ -884,6 +884,55 @@ static void test_two_engines(void **state)
 	lsim_engine_destroy(NULL);
 }
 
+/* The tick: after every 2^k-th event (by the count processed), with now
+ * at that event, not after periodic callbacks; removed with NULL. */
+struct tick_log {
+	int n;
+	lsim_time at[8];
+	uint64_t count[8];
+};
+
+static void tick_nop(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)eng;
+	(void)subject;
+	(void)arg;
+}
+
+static void tick_rec(struct lsim_engine *eng, void *ctx)
+{
+	struct tick_log *l = ctx;
+	if (l->n < 8) {
+		l->at[l->n] = lsim_now(eng);
+		l->count[l->n] = lsim_events_processed(eng);
+	}
+	l->n++;
+}
+
+static void test_tick(void **state)
+{
+	(void)state;
+	struct lsim_engine *eng = lsim_engine_create();
+	assert_non_null(eng);
+	struct tick_log l = {0}, p = {0};
+	for (int i = 1; i <= 10; i++)
+		assert_true(lsim_schedule(eng, i * 100, tick_nop, NULL, 0) != 0);
+	lsim_set_periodic(eng, 50, tick_rec, &p); /* samples do not count */
+	lsim_set_tick(eng, 2, tick_rec, &l);	  /* every 4th event */
+	lsim_run(eng, 1000);
+	assert_int_equal(l.n, 2);
+	assert_int_equal(l.at[0], 400);
+	assert_int_equal(l.count[0], 4);
+	assert_int_equal(l.at[1], 800);
+	assert_int_equal(l.count[1], 8);
+	assert_int_equal(p.n, 20); /* samples at 50 .. 1000 (before the event at 1000) */
+	lsim_set_tick(eng, 0, NULL, NULL);
+	assert_true(lsim_schedule(eng, 2000, tick_nop, NULL, 0) != 0);
+	lsim_run(eng, LSIM_TIME_MAX);
+	assert_int_equal(l.n, 2);
+	lsim_engine_destroy(eng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -904,6 +953,7 @@ int main(void)
 		cmocka_unit_test(test_random_cross_check_tiered),
 		cmocka_unit_test(test_pool_reuse),
 		cmocka_unit_test(test_two_engines),
+		cmocka_unit_test(test_tick),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

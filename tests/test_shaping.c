@@ -225,6 +225,36 @@ static void test_bad_params(void **state)
 	unlink(trace);
 }
 
+/* lsim_workload_fraction: a CSV's share is its bytes read (each row of
+ * "i,100+i,10\n" here); with repeat 2 a pass counts half; the end is 1. */
+static void test_fraction(void **state)
+{
+	(void)state;
+	write_trace(100); /* header 38 bytes; rows 0-9 take 9 bytes, 10-99 10 */
+	struct lsim_workload *w = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(open_it(NULL, &w, &d), 0);
+	double size = 38 + 10 * 9 + 90 * 10;
+	struct lsim_req_spec r;
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	/* the reader has taken the 50th row's line: header + 10 x 9 + 40 x 10 */
+	assert_true(fabs(lsim_workload_fraction(w) - (38 + 90 + 400) / size) < 1e-12);
+	while (lsim_workload_next(w, &r, &d) == 1)
+		;
+	assert_true(lsim_workload_fraction(w) == 1);
+	lsim_workload_destroy(w);
+	struct lsim_shape_params sp = {.time_scale = 1, .keep = 1, .repeat = 2};
+	assert_int_equal(lsim_workload_shape_create(open_it, NULL, &sp, NULL, &w, &d), 0);
+	for (int i = 0; i < 150; i++)
+		assert_int_equal(lsim_workload_next(w, &r, &d), 1);
+	/* the second pass replays the first from memory: 50 of 100 rows */
+	assert_true(fabs(lsim_workload_fraction(w) - 0.75) < 1e-12);
+	lsim_workload_destroy(w);
+	assert_true(lsim_workload_fraction(NULL) == -1);
+	unlink(trace);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -233,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_repeat_past_the_clock),
 		cmocka_unit_test(test_thinning),
 		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_fraction),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
