@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "kernel/config.h"
 #include "cluster/hw.h"
@@ -20,10 +21,33 @@
 #define LSIM_DATA_DIR "calibrate"
 #endif
 
+/* Whether this process's executable lies in the build tree it was built
+ * in (a development binary or a test), from /proc/self/exe. */
+static bool in_build_tree(void)
+{
+#if defined(LSIM_BUILD_ROOT) && defined(LSIM_INSTALL_DATA_DIR)
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return true; /* cannot tell: the build tree's data, as before */
+	exe[n] = '\0';
+	size_t k = strlen(LSIM_BUILD_ROOT);
+	return strncmp(exe, LSIM_BUILD_ROOT, k) == 0 && exe[k] == '/';
+#else
+	return true;
+#endif
+}
+
 const char *lsim_data_dir(void)
 {
 	const char *env = getenv("LLMSIM_DATA_DIR");
-	return env && *env ? env : LSIM_DATA_DIR;
+	if (env && *env)
+		return env;
+#ifdef LSIM_INSTALL_DATA_DIR
+	if (!in_build_tree())
+		return LSIM_INSTALL_DATA_DIR;
+#endif
+	return LSIM_DATA_DIR;
 }
 
 double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m)

@@ -140,7 +140,9 @@ int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
 
 /*
  * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if
- * set, else the source tree's calibrate/ as configured at build time.
+ * set; else, for a binary in the build tree it was built in (a development
+ * build, the tests), the source tree's calibrate/; else (installed)
+ * PREFIX/share/llmsim, where `meson install` puts that data.
  */
 const char *lsim_data_dir(void);
 
