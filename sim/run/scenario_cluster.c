@@ -239,6 +239,18 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->sim.sv.util_window = c->util_window;
 	sc->sim.messages = c->messages;
 	int rc = lsim_sim_set_network(&sc->sim, &p, d);
+	struct lsim_net *net = sc->sim.sv.net;
+	/* the QoS manager's link scheduling: a class per configured kind */
+	for (size_t i = 0; rc == 0 && i < sc->n_lc; i++) {
+		const struct lc_cfg *k = &sc->lc[i];
+		struct lsim_link_class lc = {k->priority, k->weight, k->rate, k->burst};
+		int32_t id;
+		rc = lsim_net_add_class(net, &lc, &id, d);
+		if (rc == 0)
+			rc = lsim_net_map_kind(net, (enum lsim_flow_kind)k->kind, id, d);
+		if (rc != 0)
+			snprintf(d->key, sizeof d->key, "network.link_classes[%zu]", i);
+	}
 	for (size_t i = 0; rc == 0 && i < sc->n_bg; i++) {
 		const struct bg_cfg *b = &sc->bg[i];
 		struct lsim_bg_cfg bc = {
@@ -246,6 +258,16 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 			.block = b->block, .count = b->count, .streams = b->streams,
 			.gap = b->gap, .staging_bw = b->staging_bw, .start = b->start,
 		};
+		/* an entry with its own priority, weight or rate is a class of
+		 * its own; otherwise its copies are background flows */
+		if (b->priority != LSIM_QOS_DEFAULT_LEVEL || b->weight != 1 || b->rate > 0) {
+			struct lsim_link_class lc = {b->priority, b->weight, b->rate, b->burst};
+			rc = lsim_net_add_class(net, &lc, &bc.cls, d);
+			if (rc != 0) {
+				snprintf(d->key, sizeof d->key, "background[%zu]", i);
+				break;
+			}
+		}
 		rc = lsim_sim_add_background(&sc->sim, &bc, d);
 		if (rc != 0)
 			snprintf(d->key, sizeof d->key, "background[%zu].gpu", i);

@@ -276,6 +276,7 @@ struct lsim_bg_cfg {
 	lsim_time gap;
 	double staging_bw;    /* B/s; 0: no staging time */
 	lsim_time start;
+	int32_t cls;	      /* traffic class of the copies (0: by kind) */
 };
 int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 			    struct lsim_diag *d);

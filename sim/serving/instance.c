@@ -551,6 +551,7 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
+			.kind = LSIM_FLOW_KV,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {
