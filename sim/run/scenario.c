@@ -64,6 +64,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
+	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster)"},
+	{"io_out_bytes", LSIM_K_DOUBLE, I(eng.io_out_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied GPU to host after its kernels; the step ends when they arrive (0: none)"},
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
 	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
