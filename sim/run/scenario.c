@@ -559,14 +559,17 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 
 static const char *const net_also[] = {"link_classes", NULL};
 
-/* A rate written as 0 limits nothing: refused, naming what to write. */
+/* A rate written as 0 would stop the flows: refused, naming what to write.
+ * rate: entry 0's rate; the entries are elem bytes apart. */
 static int refuse_zero_rate(const struct lsim_scenario *sc, const struct lsim_node *list,
-			    const char *path, struct lsim_diag *d)
+			    const char *path, const double *rate, size_t elem,
+			    struct lsim_diag *d)
 {
 	for (size_t i = 0; list && list->kind == LSIM_NODE_SEQ && i < list->n; i++) {
 		const struct lsim_node *r = lsim_node_get(list->items[i], "rate");
-		const double *v = path[0] == 'b' ? &sc->bg[i].rate : &sc->lc[i].rate;
-		if (!r || *v > 0)
+		double v;
+		memcpy(&v, (const char *)rate + i * elem, sizeof v);
+		if (!r || v > 0)
 			continue;
 		char key[64];
 		snprintf(key, sizeof key, "%s[%zu].rate", path, i);
@@ -582,7 +585,9 @@ static int check_link_classes(struct lsim_scenario *sc, const struct lsim_node *
 			      struct lsim_diag *d)
 {
 	const struct lsim_node *list = lsim_node_get(lsim_node_get(root, "network"), "link_classes");
-	int rc = refuse_zero_rate(sc, list, "network.link_classes", d);
+	int rc = sc->n_lc ? refuse_zero_rate(sc, list, "network.link_classes", &sc->lc[0].rate,
+					     sizeof *sc->lc, d)
+			  : 0;
 	for (size_t i = 0; rc == 0 && i < sc->n_lc; i++)
 		for (size_t j = 0; j < i; j++)
 			if (sc->lc[j].kind == sc->lc[i].kind) {
@@ -751,7 +756,9 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
 			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
 	if (rc == 0)
-		rc = refuse_zero_rate(sc, lsim_node_get(root, "background"), "background", d);
+		rc = sc->n_bg ? refuse_zero_rate(sc, lsim_node_get(root, "background"), "background",
+						 &sc->bg[0].rate, sizeof *sc->bg, d)
+			      : 0;
 	if (rc == 0 && sc->n_bg > 0 && !lsim_node_get(root, "cluster"))
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "background"),
 				    "background", LSIM_EINVAL,
