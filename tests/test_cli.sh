@@ -284,6 +284,27 @@ io=$(paste -d, "$tmp/io0/requests.csv" "$tmp/io1/requests.csv" | sed -n 2p | awk
 [ "$io" = 35483 ] && ok "a step's inputs and outputs cross PCIe before and after its kernels" \
 	|| bad "io: finish moved by $io ns, want 35483"
 
+# a tenant's class (network.link_classes[].tenant): the one trace is
+# tenant 0, so its inference flows at high priority move as the kind's do
+# at high priority (the same requests.csv), and ahead of 2 streams of
+# background copies that fair sharing lets slow them (a later finish)
+for lc in none kind tenant; do
+	case $lc in
+	none) add= ;;
+	kind) add='  link_classes: [{kind: inference, priority: high}]' ;;
+	tenant) add='  link_classes: [{kind: inference, tenant: "0", priority: high}]' ;;
+	esac
+	awk -v add="$add" '{ print } /^  gpus_per_switch:/ && add != "" { print add }' \
+		"$src/examples/pcie_contention.yaml" > "$tmp/lc_$lc.yaml"
+	"$exe" run "$tmp/lc_$lc.yaml" -o "$tmp/lc_$lc" --csv --quiet --set workload.count=20 \
+		--set background.0.streams=2 --set background.0.block=32MiB \
+		>/dev/null 2>"$tmp/err" || bad "link class run $lc: $(cat "$tmp/err")"
+done
+cmp -s "$tmp/lc_kind/requests.csv" "$tmp/lc_tenant/requests.csv" \
+	&& ! cmp -s "$tmp/lc_none/requests.csv" "$tmp/lc_tenant/requests.csv" \
+	&& ok "a tenant's link class takes its requests' inference flows" \
+	|| bad "tenant link class: requests differ from the kind's, or equal fair sharing's"
+
 # prefill/decode disaggregation: the KV moves across nodes over a 10 GB/s
 # PCIe link (26.2144 ms); a background copy on the prefill GPU halves its
 # share, so every request finishes exactly 26.2144 ms later, with the same

@@ -139,6 +139,11 @@ struct lsim_flow_req {
 	uint64_t arg;
 	enum lsim_flow_kind kind; /* its class unless cls > 0 */
 	int32_t cls;		  /* > 0: this traffic class */
+	/* for_tenant: made for a request of this tenant; its class is the
+	 * one lsim_net_map_tenant gave (kind, tenant), if any, before its
+	 * kind's */
+	bool for_tenant;
+	int32_t tenant;
 };
 
 /*
@@ -222,6 +227,17 @@ struct lsim_class_info {
 int lsim_net_class_get(const struct lsim_net *net, int32_t cls,
 		       struct lsim_class_info *out);
 int32_t lsim_net_n_classes(const struct lsim_net *net);
+
+/* Flows of this kind made for this tenant's requests (for_tenant) join
+ * class cls, in preference to the kind's class. */
+int lsim_net_map_tenant(struct lsim_net *net, enum lsim_flow_kind kind, int32_t tenant,
+			int32_t cls, struct lsim_diag *d);
+/* Whether some tenant of this kind has a class of its own. */
+bool lsim_net_kind_by_tenant(const struct lsim_net *net, enum lsim_flow_kind kind);
+/* The class a flow of this kind (made for tenant when for_tenant) joins
+ * unless it names one. */
+int32_t lsim_net_class_of(const struct lsim_net *net, enum lsim_flow_kind kind,
+			  bool for_tenant, int32_t tenant);
 
 /* ---- messages ---- */
 

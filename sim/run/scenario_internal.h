@@ -186,6 +186,7 @@ struct lc_cfg {
 	int kind; /* enum lsim_flow_kind */
 	int priority;
 	double weight, rate, burst;
+	const char *tenant; /* "": every tenant */
 };
 
 struct output_cfg {

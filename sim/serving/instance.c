@@ -272,6 +272,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->sched);
 	free(in->sched_n);
 	free(in->pf_chunk);
+	free(in->io_cls);
 	free(in->pf_ctx);
 	free(in->dec_ctx);
 	free(in->hash_buf);
@@ -556,7 +557,7 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
-			.kind = LSIM_FLOW_KV,
+			.kind = LSIM_FLOW_KV, .for_tenant = true, .tenant = r->tenant,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {

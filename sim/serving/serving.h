@@ -261,6 +261,8 @@ struct lsim_instance {
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
 	lsim_time io_dt;       /* the kernels' time of the step in flight (io) */
+	int32_t io_pending;    /* its io flows still moving */
+	double *io_cls;	       /* per traffic class: the step's tokens (per tenant io) */
 	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
 	 * steps of one batch, m_step[k] its step k (0: the one formed when
 	 * the run was planned): its time, end and work, and the running sums
