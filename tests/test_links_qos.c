@@ -3,7 +3,8 @@
  * (sim/cluster/links_qos.c): strict priority, weighted sharing and token
  * buckets on one link and on a path, with rates and completion times
  * computed by hand in the comments; a bucket's burst, then its rate, then
- * its refill on a timeline; flow kinds mapped to classes; bad input; and
+ * its refill on a timeline; flow kinds, and a tenant's flows of a kind,
+ * mapped to classes; bad input; and
  * the incremental priority-aware solver against a from-scratch solve of
  * the same semantics after every instant of many random runs.
  *
@@ -299,6 +300,59 @@ static void test_kinds(void **state)
 	assert_int_equal(lsim_flow_start(f->net, &r, &inf, NULL), 0);
 	run_to(f, 0);
 	assert_true(gb(f, bg) == 0 && gb(f, inf) == 10);
+	fx_free(f);
+}
+
+/* ---- per tenant classes ---- */
+
+/* One 10 GB/s link. kv flows take class kvc (level 1, weight 1); tenant
+ * 1's kv flows take t1 (level 1, weight 3), tenant 2's t2 (level 0);
+ * inference flows have no class (class 0: level 1, weight 1), whatever
+ * their tenant.
+ *   C (kv, tenant 2, 10 GB): level 0, alone: 10 GB/s, done at 1 s; the
+ *     others get 0 until then.
+ *   from 1 s, level 1 by weight 1 : 3 : 1 of 10 GB/s: A (kv, tenant 0,
+ *     7 GB) 2, B (kv, tenant 1, 6 GB) 6, D (inference, tenant 1, 7 GB) 2;
+ *     B done at 1 + 6/6 = 2 s, A and D have 5 GB left,
+ *   from 2 s, 5 GB/s each: done at 2 + 5/5 = 3 s. */
+static void test_tenants(void **state)
+{
+	(void)state;
+	struct fx *f = fx_new();
+	int32_t l = link(f, 10);
+	int32_t kvc = cls(f, 1, 1, 0, 0), t1 = cls(f, 1, 3, 0, 0), t2 = cls(f, 0, 1, 0, 0);
+	assert_int_equal(lsim_net_map_kind(f->net, LSIM_FLOW_KV, kvc, NULL), 0);
+	assert_false(lsim_net_kind_by_tenant(f->net, LSIM_FLOW_KV));
+	assert_int_equal(lsim_net_map_tenant(f->net, LSIM_FLOW_KV, 1, t1, NULL), 0);
+	assert_int_equal(lsim_net_map_tenant(f->net, LSIM_FLOW_KV, 2, t2, NULL), 0);
+	assert_int_equal(lsim_net_map_tenant(f->net, LSIM_FLOW_KV, 3, 9, NULL), LSIM_EINVAL);
+	assert_int_equal(lsim_net_map_tenant(f->net, LSIM_FLOW_KV, -1, t1, NULL), LSIM_EINVAL);
+	assert_true(lsim_net_kind_by_tenant(f->net, LSIM_FLOW_KV));
+	assert_false(lsim_net_kind_by_tenant(f->net, LSIM_FLOW_INFERENCE));
+	assert_int_equal(lsim_net_class_of(f->net, LSIM_FLOW_KV, true, 1), t1);
+	assert_int_equal(lsim_net_class_of(f->net, LSIM_FLOW_KV, true, 0), kvc);
+	assert_int_equal(lsim_net_class_of(f->net, LSIM_FLOW_KV, false, 1), kvc);
+	assert_int_equal(lsim_net_class_of(f->net, LSIM_FLOW_INFERENCE, true, 1), 0);
+	struct lsim_flow_req r = {.path = &l, .n_hops = 1, .done = done, .ctx = f,
+				  .kind = LSIM_FLOW_KV, .for_tenant = true};
+	lsim_flow_id a, b, c, dd;
+	r.bytes = 7e9, r.tenant = 0, r.arg = 'A';
+	assert_int_equal(lsim_flow_start(f->net, &r, &a, NULL), 0);
+	r.bytes = 6e9, r.tenant = 1, r.arg = 'B';
+	assert_int_equal(lsim_flow_start(f->net, &r, &b, NULL), 0);
+	r.bytes = 10e9, r.tenant = 2, r.arg = 'C';
+	assert_int_equal(lsim_flow_start(f->net, &r, &c, NULL), 0);
+	r.bytes = 7e9, r.tenant = 1, r.arg = 'D', r.kind = LSIM_FLOW_INFERENCE;
+	assert_int_equal(lsim_flow_start(f->net, &r, &dd, NULL), 0);
+	run_to(f, 0);
+	assert_true(gb(f, c) == 10 && gb(f, a) == 0 && gb(f, b) == 0 && gb(f, dd) == 0);
+	run_to(f, 1000000000);
+	assert_true(gb(f, a) == 2 && gb(f, b) == 6 && gb(f, dd) == 2);
+	lsim_run(f->eng, INT64_MAX);
+	assert_int_equal(done_at(f, 'C'), 1000000000);
+	assert_int_equal(done_at(f, 'B'), 2000000000);
+	assert_int_equal(done_at(f, 'A'), 3000000000);
+	assert_int_equal(done_at(f, 'D'), 3000000000);
 	fx_free(f);
 }
 
@@ -619,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_bucket_timeline),
 		cmocka_unit_test(test_rate_limit_path),
 		cmocka_unit_test(test_kinds),
+		cmocka_unit_test(test_tenants),
 		cmocka_unit_test(test_bad_classes),
 		cmocka_unit_test(test_random_vs_scratch),
 	};

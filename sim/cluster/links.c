@@ -185,15 +185,58 @@ void lsim_lk_ensure_settle(struct lsim_net *net)
 				       settle_fire, net, 0);
 }
 
+/* Moves link l's lane at `from` to `to`. */
+static void lane_move(struct lsim_net *net, struct link *l, int32_t from, int32_t to)
+{
+	struct lane mv = l->lanes[from];
+	l->lanes[to] = mv;
+	net->flows[mv.flow].pos[mv.hop] = to;
+}
+
+/* With classes the lanes stay grouped by level (struct lq): the hole a
+ * lane leaves in its level is filled by that level's last lane, whose
+ * place the next level's last lane fills, and so on: one move a level. */
 static void lane_remove(struct lsim_net *net, int32_t link, int32_t p)
 {
 	struct link *l = &net->links[link];
-	int32_t last = --l->n_lanes;
-	if (p != last) {
-		struct lane mv = l->lanes[last];
-		l->lanes[p] = mv;
-		net->flows[mv.flow].pos[mv.hop] = p;
+	if (net->qos) {
+		int32_t *lend = net->lq[link].lend;
+		int q = net->fq[l->lanes[p].flow].lvl;
+		int32_t hole = p;
+		for (int g = q; g < LSIM_QOS_LEVELS; g++) {
+			int32_t last = --lend[g];
+			if (last != hole && last >= (g ? lend[g - 1] : 0))
+				lane_move(net, l, last, hole);
+			hole = last;
+		}
+		l->n_lanes--;
+		return;
 	}
+	int32_t last = --l->n_lanes;
+	if (p != last)
+		lane_move(net, l, last, p);
+}
+
+/* Adds a lane (slot's hop h) at the end of its level's group: each less
+ * urgent level's first lane moves to that level's end. */
+static void lane_add(struct lsim_net *net, int32_t link, int32_t slot, int32_t h)
+{
+	struct link *l = &net->links[link];
+	int32_t hole = l->n_lanes++;
+	if (net->qos) {
+		int32_t *lend = net->lq[link].lend;
+		int q = net->fq[slot].lvl;
+		for (int g = LSIM_QOS_LEVELS - 1; g > q; g--) {
+			int32_t first = lend[g - 1];
+			if (first != hole && first < lend[g])
+				lane_move(net, l, first, hole);
+			lend[g]++;
+			hole = first;
+		}
+		lend[q]++;
+	}
+	net->flows[slot].pos[h] = hole;
+	l->lanes[hole] = (struct lane){slot, h};
 }
 
 /* Takes an active flow off its links: statistics up to now, its rate out
@@ -289,6 +332,7 @@ void lsim_net_destroy(struct lsim_net *net)
 	free(sv->wsum);
 	free(net->lq);
 	free(net->fq);
+	free(net->tmap);
 	for (int q = 0; q < LSIM_QOS_LEVELS; q++)
 		free(net->qd[q]);
 	lsim_lk_qos_free(net);
@@ -806,8 +850,7 @@ static void activate(struct lsim_net *net, int32_t slot)
 		int32_t id = f->hop[h];
 		struct link *l = &net->links[id];
 		link_advance(l, now);
-		f->pos[h] = l->n_lanes;
-		l->lanes[l->n_lanes++] = (struct lane){slot, h};
+		lane_add(net, id, slot, h);
 		mark_dirty(net, id);
 		watch_link(net, id);
 	}
@@ -894,7 +937,8 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 	if ((int)req->kind < 0 || req->kind >= LSIM_FLOW_KIND_COUNT)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kind",
 				     "unknown flow kind %d", (int)req->kind);
-	int32_t cls = req->cls > 0 ? req->cls : net->kind_cls[req->kind];
+	int32_t cls = req->cls > 0 ? req->cls
+				   : lsim_net_class_of(net, req->kind, req->for_tenant, req->tenant);
 	if (cls < 0 || (cls > 0 && cls >= net->n_cls))
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "class",
 				     "no traffic class %d", (int)cls);

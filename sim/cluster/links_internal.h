@@ -174,6 +174,11 @@ struct qclass {
 	lsim_event_id ev; /* the bucket running dry */
 };
 
+/* A tenant's class for a kind of flow. */
+struct tmap {
+	int32_t kind, tenant, cls;
+};
+
 /* Per flow slot, with classes: its weight, class and level. */
 struct fq {
 	double w;
@@ -186,6 +191,10 @@ struct fq {
 struct lq {
 	double freed[LSIM_QOS_LEVELS]; /* rate given up by more urgent flows */
 	int32_t nlv[LSIM_QOS_LEVELS];
+	/* the link's lanes grouped by level: level q's are
+	 * [lend[q - 1], lend[q]) (lend[-1] = 0), so that a level's pass
+	 * reads its own flows and the more urgent ones' only */
+	int32_t lend[LSIM_QOS_LEVELS];
 	uint8_t dmask; /* levels for which the link is in net->qd */
 	uint8_t cmask; /* levels whose capacity here changed */
 	double cap_min; /* a bucket link: its smaller capacity of this settle */
@@ -225,6 +234,9 @@ struct lsim_net {
 	struct qclass *cls;
 	int32_t n_cls;
 	int32_t kind_cls[LSIM_FLOW_KIND_COUNT];
+	struct tmap *tmap; /* per tenant classes (lsim_net_map_tenant) */
+	int32_t n_tmap;
+	bool kind_tenant[LSIM_FLOW_KIND_COUNT]; /* some tmap entry has this kind */
 	struct fq *fq; /* cap_flows */
 	struct lq *lq; /* cap_links */
 	int32_t *qd[LSIM_QOS_LEVELS]; /* dirty links per level, cap_links */

@@ -111,6 +111,47 @@ int lsim_net_map_kind(struct lsim_net *net, enum lsim_flow_kind kind,
 	return 0;
 }
 
+int lsim_net_map_tenant(struct lsim_net *net, enum lsim_flow_kind kind, int32_t tenant,
+			int32_t cls, struct lsim_diag *d)
+{
+	if (!net || (int)kind < 0 || kind >= LSIM_FLOW_KIND_COUNT)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kind",
+				     "unknown flow kind %d", (int)kind);
+	if (cls < 0 || (cls > 0 && cls >= net->n_cls) || tenant < 0)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "class",
+				     "no traffic class %d for tenant %d", (int)cls, (int)tenant);
+	for (int32_t i = 0; i < net->n_tmap; i++)
+		if (net->tmap[i].kind == (int32_t)kind && net->tmap[i].tenant == tenant) {
+			net->tmap[i].cls = cls;
+			return 0;
+		}
+	if (net->n_tmap == INT32_MAX)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "too many tenant classes");
+	struct tmap *t = realloc(net->tmap, ((size_t)net->n_tmap + 1) * sizeof *t);
+	if (!t)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	net->tmap = t;
+	t[net->n_tmap++] = (struct tmap){(int32_t)kind, tenant, cls};
+	net->kind_tenant[kind] = true;
+	return 0;
+}
+
+bool lsim_net_kind_by_tenant(const struct lsim_net *net, enum lsim_flow_kind kind)
+{
+	return net && (int)kind >= 0 && kind < LSIM_FLOW_KIND_COUNT && net->kind_tenant[kind];
+}
+
+/* A linear search: the entries are the ones the scenario configured. */
+int32_t lsim_net_class_of(const struct lsim_net *net, enum lsim_flow_kind kind,
+			  bool for_tenant, int32_t tenant)
+{
+	if (for_tenant && net->kind_tenant[kind])
+		for (int32_t i = 0; i < net->n_tmap; i++)
+			if (net->tmap[i].kind == (int32_t)kind && net->tmap[i].tenant == tenant)
+				return net->tmap[i].cls;
+	return net->kind_cls[kind];
+}
+
 int32_t lsim_net_n_classes(const struct lsim_net *net)
 {
 	return !net ? 0 : net->n_cls ? net->n_cls : 1;
@@ -306,10 +347,9 @@ static double qwater(const struct lsim_net *net, const struct link *l, int q,
 	for (int it = 0; it < 8 && x < bound; it++) {
 		double below = 0, wa = 0, top = 0;
 		int32_t nb = 0, nq = 0;
-		for (int32_t k = 0; k < l->n_lanes; k++) {
+		const struct lq *g = &net->lq[l - net->links];
+		for (int32_t k = q ? g->lend[q - 1] : 0; k < g->lend[q]; k++) {
 			int32_t s = l->lanes[k].flow;
-			if (net->fq[s].lvl != q)
-				continue;
 			nq++;
 			double r = net->frate[s], w = net->fq[s].w;
 			if (r == INFINITY && net->fm[s].cap > 0)
@@ -438,7 +478,7 @@ static int32_t qdivergence(struct lsim_net *net, int q, double *theta)
 		reach_link(net, id, &nL);
 		bool fresh = false;
 		double hi = 0;
-		for (int32_t k = 0; k < l->n_lanes; k++) {
+		for (int32_t k = 0; k < x->lend[q]; k++) {
 			int32_t s = l->lanes[k].flow;
 			int lv = net->fq[s].lvl;
 			if (lv < q)
@@ -490,7 +530,7 @@ static void qsolve_level(struct lsim_net *net, int q, lsim_time now)
 		const struct link *l = &net->links[sv->link[i]];
 		double rem = l->bw, wsum = 0;
 		int32_t k0 = sv->off[i] = nfl;
-		for (int32_t k = 0; k < l->n_lanes; k++) {
+		for (int32_t k = 0; k < net->lq[sv->link[i]].lend[q]; k++) {
 			int32_t slot = l->lanes[k].flow;
 			const struct fq *c = &net->fq[slot];
 			double r = net->frate[slot];
