@@ -11,6 +11,12 @@
  *     so one component holds most flows: the worst case.
  *   mix "local": GPU -> GPU in a node (50%) and swaps (50%) only:
  *     components stay within a PCIe switch or a node's NVLinks.
+ *   "fabric-classes", "local-classes": the same flows (the same random
+ *     draws) in five traffic classes, so that the priority-aware solver
+ *     runs: GPU -> GPU in a node at level 0; across nodes at level 1,
+ *     weight 1 or 4 (by the source's parity); swaps at level 2; storage
+ *     loads at level 1, weight 2, through a token bucket of 100 GB/s with
+ *     a 1 GiB burst.
  *
  * After all sources have started (over the first 10 ms) and a warm-up of
  * 2,000 completions, measures a fixed number of completions and prints
@@ -22,7 +28,8 @@
  * (per-second rates over wall-clock time, the cpu_ ones over the process's
  * CPU time, which other processes on the machine disturb less; flows
  * re-solved and links visited are per recomputation).
- * Usage: bench_links [completions [fabric|local]] (default 10000 fabric).
+ * Usage: bench_links [completions [fabric|local[-classes]]] (default 10000
+ * fabric).
  */
 #include <errno.h>
 #include <gsl/gsl_randist.h>
@@ -46,6 +53,8 @@ struct bench {
 	gsl_rng *rng;
 	uint64_t completions, stop_at;
 	bool local;
+	bool classes;
+	int32_t cls[5];
 	double in_flight_sum; /* samples of flows in flight, every 1 ms */
 	uint64_t n_samples;
 	int failed;
@@ -86,19 +95,25 @@ static void next_flow(struct lsim_engine *eng, void *subject, uint64_t src)
 	double u = gsl_rng_uniform(b->rng);
 	if (b->local)
 		u = 0.5 + 0.4 * u; /* [0.5, 0.9): the node-local kinds */
-	int n;
-	if (u < 0.5)
+	int n, k;
+	if (u < 0.5) {
 		n = lsim_topo_path_gpu_to_gpu(&b->topo, g,
 					      other_gpu(b, g, false), path);
-	else if (u < 0.7)
+		k = 1 + (int)(src % 2);
+	} else if (u < 0.7) {
 		n = lsim_topo_path_gpu_to_gpu(&b->topo, g,
 					      other_gpu(b, g, true), path);
-	else if (u < 0.8)
+		k = 0;
+	} else if (u < 0.8) {
 		n = lsim_topo_path_gpu_to_host(&b->topo, g, path);
-	else if (u < 0.9)
+		k = 3;
+	} else if (u < 0.9) {
 		n = lsim_topo_path_host_to_gpu(&b->topo, g, path);
-	else
+		k = 3;
+	} else {
 		n = lsim_topo_path_storage_to_gpu(&b->topo, g, path);
+		k = 4;
+	}
 	struct lsim_flow_req r = {
 		.path = path,
 		.n_hops = n,
@@ -106,6 +121,7 @@ static void next_flow(struct lsim_engine *eng, void *subject, uint64_t src)
 		.done = flow_done,
 		.ctx = b,
 		.arg = src,
+		.cls = b->classes ? b->cls[k] : 0,
 	};
 	if (n < 1 || lsim_flow_start(b->net, &r, NULL, NULL)) {
 		b->failed = 1;
@@ -138,15 +154,17 @@ int main(int argc, char **argv)
 		errno = 0;
 		unsigned long long v = strtoull(argv[1], &end, 10);
 		if (errno || *end || v == 0 || argc > 3 ||
-		    (strcmp(mix, "fabric") && strcmp(mix, "local"))) {
-			fprintf(stderr, "usage: %s [completions [fabric|local]]\n",
+		    (strcmp(mix, "fabric") && strcmp(mix, "local") &&
+		     strcmp(mix, "fabric-classes") && strcmp(mix, "local-classes"))) {
+			fprintf(stderr, "usage: %s [completions [fabric|local[-classes]]]\n",
 				argv[0]);
 			return 2;
 		}
 		measured = v;
 	}
 	struct bench b = {0};
-	b.local = strcmp(mix, "local") == 0;
+	b.local = strncmp(mix, "local", 5) == 0;
+	b.classes = strstr(mix, "-classes") != NULL;
 	b.eng = lsim_engine_create();
 	b.net = b.eng ? lsim_net_create(b.eng) : NULL;
 	b.rng = gsl_rng_alloc(gsl_rng_mt19937);
@@ -166,6 +184,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench links: %s\n", d.msg);
 		return 1;
 	}
+	static const struct lsim_link_class cl[5] = {
+		{0, 1, 0, 0}, {1, 1, 0, 0}, {1, 4, 0, 0}, {2, 1, 0, 0},
+		{1, 2, 100e9, 1024.0 * 1024 * 1024},
+	};
+	for (int k = 0; b.classes && k < 5; k++)
+		if (lsim_net_add_class(b.net, &cl[k], &b.cls[k], &d)) {
+			fprintf(stderr, "bench links: %s\n", d.msg);
+			return 1;
+		}
 	/* sources start at Poisson times over the first 10 ms */
 	lsim_time t = 0;
 	for (uint64_t s = 0; s < SOURCES; s++) {

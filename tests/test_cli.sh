@@ -268,6 +268,43 @@ e0=$(sed -n 2p "$tmp/if0/requests.csv" | awk -F, '{print $5 - $2}')
 awk -v a="$e1" -v b="$e0" 'BEGIN { r = a / b; d = r - 15.85; if (d < 0) d = -d; exit !(d < 1e-4) }' \
 	&& ok "PCIe interference slows the step 15.85x on a saturated link" || bad "interference: $e1 / $e0"
 
+# a step's inputs and outputs as flows (io_in_bytes, io_out_bytes): one
+# BERT-base request of 128 tokens on the P100 finishes later by the upload,
+# 1.5 us of path latency (host 0.5 + PCIe 1) and 128 x 24 B at 12.2 B/ns
+# (251.8, rounded up to 252 ns), plus the download, 1.5 us and 128 x
+# 3072 B at 12.2 B/ns (32,230.8 -> 32,231 ns): 35,483 ns in all
+for io in 0 1; do
+	"$exe" run "$src/examples/pcie_contention.yaml" -o "$tmp/io$io" --csv --quiet \
+		--set workload.count=1 --set background.0.streams=0 \
+		--set instances.0.io_in_bytes=$((24 * io)) --set instances.0.io_out_bytes=$((3072 * io)) \
+		>/dev/null 2>"$tmp/err" || bad "io run $io: $(cat "$tmp/err")"
+done
+io=$(paste -d, "$tmp/io0/requests.csv" "$tmp/io1/requests.csv" | sed -n 2p | awk -F, '
+	{ n = NF / 2; printf "%.0f", ($(n + 5) - $5) * 1e9 }')
+[ "$io" = 35483 ] && ok "a step's inputs and outputs cross PCIe before and after its kernels" \
+	|| bad "io: finish moved by $io ns, want 35483"
+
+# a tenant's class (network.link_classes[].tenant): the one trace is
+# tenant 0, so its inference flows at high priority move as the kind's do
+# at high priority (the same requests.csv), and ahead of 2 streams of
+# background copies that fair sharing lets slow them (a later finish)
+for lc in none kind tenant; do
+	case $lc in
+	none) add= ;;
+	kind) add='  link_classes: [{kind: inference, priority: high}]' ;;
+	tenant) add='  link_classes: [{kind: inference, tenant: "0", priority: high}]' ;;
+	esac
+	awk -v add="$add" '{ print } /^  gpus_per_switch:/ && add != "" { print add }' \
+		"$src/examples/pcie_contention.yaml" > "$tmp/lc_$lc.yaml"
+	"$exe" run "$tmp/lc_$lc.yaml" -o "$tmp/lc_$lc" --csv --quiet --set workload.count=20 \
+		--set background.0.streams=2 --set background.0.block=32MiB \
+		>/dev/null 2>"$tmp/err" || bad "link class run $lc: $(cat "$tmp/err")"
+done
+cmp -s "$tmp/lc_kind/requests.csv" "$tmp/lc_tenant/requests.csv" \
+	&& ! cmp -s "$tmp/lc_none/requests.csv" "$tmp/lc_tenant/requests.csv" \
+	&& ok "a tenant's link class takes its requests' inference flows" \
+	|| bad "tenant link class: requests differ from the kind's, or equal fair sharing's"
+
 # prefill/decode disaggregation: the KV moves across nodes over a 10 GB/s
 # PCIe link (26.2144 ms); a background copy on the prefill GPU halves its
 # share, so every request finishes exactly 26.2144 ms later, with the same

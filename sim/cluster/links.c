@@ -24,186 +24,13 @@
  * scratch is reserved when a flow is started, so event handlers never
  * allocate (except inside the engine).
  */
-#include "cluster/links.h"
+#include "cluster/links_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A rate within this relative distance of the old one counts as unchanged
- * (recomputation in another order differs by rounding only). */
-#define RATE_RTOL 1e-12
-
-/* Flows with a rate this far (relative) below the divergence level are
- * re-solved too: rates computed along different paths through the links
- * differ by rounding, and a flow kept by mistake would keep a wrong rate,
- * while one re-solved needlessly only costs time. */
-#define THETA_RTOL 1e-9
-
-/* A hint to fetch what p points to into the cache (flow records are read
- * in an order the hardware cannot guess). */
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)(p))
-#endif
-
-enum { FLOW_FREE = -1 };
-
-/* A flow crossing a link: which flow, and at which hop of its path. */
-struct lane {
-	int32_t flow;
-	int32_t hop;
-};
-
-/* Per flow slot, dense and apart from struct flow: what a recomputation
- * reads of each flow it reaches, besides the path. */
-struct fmark {
-	uint32_t seen; /* == net->epoch: reached by this recomputation */
-	int32_t idx;   /* then its index in the local problem */
-	double cap;    /* bytes/ns; 0: none */
-	uint64_t recomputed;
-};
-
-/* Per link, dense: == net->epoch when reached, and its local index. */
-struct lmark {
-	uint32_t mark;
-	int32_t loc;
-};
-
-/* What a recomputation and a rate change read and update comes first. */
-struct link {
-	double bw;     /* bytes/ns */
-	struct lane *lanes;
-	int32_t n_lanes;
-	bool dirty;
-	double rate_sum; /* bytes/ns */
-	/* statistics, integrated up to t_last */
-	lsim_time t_last;
-	double bytes;
-	double util_ns;
-	lsim_time busy_ns;
-	int32_t cap_lanes;
-	int32_t n_reserved; /* unfinished flows whose path crosses it */
-	lsim_time latency;
-	enum lsim_link_kind kind;
-	double util_sampled; /* util_ns at the last sample */
-	lsim_time t_sampled;
-	bool watched; /* in the net's watch list */
-	/* message queue */
-	lsim_time msg_free_at;
-	/* the serialization time of the last message size seen: a serving
-	 * run's token messages come in a handful of sizes */
-	double memo_bytes;
-	lsim_time memo_ser;
-	double msg_bytes;
-	int64_t n_msgs;
-	lsim_time msg_busy_ns;
-};
-
-/* Four cache lines (the array is aligned to them): the path, which is
- * all a recomputation's search reads (ended by -1 when shorter than
- * LSIM_PATH_MAX); the lane positions; what a rate change updates; the
- * rest. */
-struct flow {
-	int32_t hop[LSIM_PATH_MAX];
-	int32_t pos[LSIM_PATH_MAX]; /* index in links[hop[i]].lanes */
-	int32_t n_hops;
-	int32_t state; /* FLOW_FREE or enum lsim_flow_state */
-	double rate;   /* bytes/ns */
-	double left;   /* bytes left as of `last` */
-	lsim_time last, finish;
-	lsim_event_id ev;
-	uint64_t rate_changes;
-	_Alignas(64) double bytes;
-	lsim_time start;
-	uint32_t gen;
-	int32_t next_free;
-	lsim_flow_done_fn done;
-	void *ctx;
-	uint64_t arg;
-};
-
-struct msg {
-	lsim_msg_done_fn done;
-	void *ctx;
-	uint64_t arg;
-	double bytes;
-	int32_t hop[LSIM_PATH_MAX];
-	int32_t n_hops, cur;
-	int32_t next_free;
-	uint32_t tag; /* of its delivery event */
-	lsim_event_id ev;
-};
-
-struct heap_ent {
-	double key;
-	int32_t link;
-};
-
-struct capped {
-	double cap;
-	int32_t flow;
-};
-
-/*
- * The problem one recomputation solves, renumbered: local links 0 .. nL-1
- * and local flows 0 .. nF-1 in the order the search reached them, so that
- * the filling runs on small dense arrays. Sized to the pools.
- */
-struct solve {
-	/* per local link (cap_links; off cap_links + 1) */
-	int32_t *link; /* its id */
-	double *rem;   /* capacity left */
-	int32_t *nu;   /* flows on it not yet frozen */
-	int32_t *off;  /* its flows: fl[off[i] .. off[i + 1]) */
-	struct heap_ent *heap;
-	/* per local flow (cap_flows; hoff + 1; hop and fl LSIM_PATH_MAX
-	 * times cap_flows, room for every lane) */
-	int32_t *slot;
-	double *old;   /* rate before (INFINITY: fresh) */
-	double *rate;  /* new rate */
-	bool *frozen;
-	int32_t *hoff; /* its links: hop[hoff[i] .. hoff[i + 1]) */
-	int32_t *hop;  /* local link ids */
-	int32_t *fl;   /* local flow ids, by link (see off) */
-	int32_t *changed; /* the flows whose rate moved */
-	/* capped[i].cap is flow i's cap (0: none) until the filling packs
-	 * the capped flows to the front, sorted by cap */
-	struct capped *capped;
-	int32_t n_heap, n_changed;
-};
-
-struct lsim_net {
-	struct lsim_engine *eng;
-	struct link *links;
-	int32_t n_links, cap_links;
-	struct flow *flows;
-	int32_t n_slots, cap_flows, free_flow;
-	struct msg *msgs;
-	int32_t n_msg_slots, cap_msgs, free_msg;
-	int32_t *dirty;
-	int32_t n_dirty;
-	lsim_event_id settle_ev;
-	uint32_t epoch;
-	struct fmark *fm; /* cap_flows */
-	/* cap_flows: each active flow's rate as the solver sees it, dense so
-	 * that a recomputation can tell the flows it keeps from the ones it
-	 * re-solves without touching their records; INFINITY while the flow
-	 * is fresh (active, not yet given a rate) */
-	double *frate;
-	struct lmark *lm; /* cap_links */
-	struct solve sv;
-	/* smallest old rate of the flows that left since the last settle */
-	double theta_gone;
-	/* lsim_net_sample_active: the links that had flows since its last
-	 * call (or whose last sample was not 0), and the time of that call */
-	int32_t *watch;
-	int32_t n_watch;
-	lsim_time t_sample;
-	struct lsim_net_stats st;
-};
 
 const char *lsim_link_kind_name(enum lsim_link_kind k)
 {
@@ -275,8 +102,13 @@ static int grow_links(struct lsim_net *net, int32_t want)
 	    grow_to((void **)&sv->rem, n, sizeof *sv->rem) ||
 	    grow_to((void **)&sv->nu, n, sizeof *sv->nu) ||
 	    grow_to((void **)&sv->off, n + 1, sizeof *sv->off) ||
-	    grow_to((void **)&sv->heap, n, sizeof *sv->heap))
+	    grow_to((void **)&sv->heap, n, sizeof *sv->heap) ||
+	    grow_to((void **)&sv->wsum, n, sizeof *sv->wsum) ||
+	    grow_to((void **)&net->lq, n, sizeof *net->lq))
 		return LSIM_ENOMEM;
+	for (int q = 0; q < LSIM_QOS_LEVELS; q++)
+		if (grow_to((void **)&net->qd[q], n, sizeof *net->qd[q]))
+			return LSIM_ENOMEM;
 	return 0;
 }
 
@@ -297,34 +129,14 @@ static int grow_flows(struct lsim_net *net, int32_t want)
 	    grow_to((void **)&sv->hop, np, sizeof *sv->hop) ||
 	    grow_to((void **)&sv->fl, np, sizeof *sv->fl) ||
 	    grow_to((void **)&sv->changed, n, sizeof *sv->changed) ||
-	    grow_to((void **)&sv->capped, n, sizeof *sv->capped))
+	    grow_to((void **)&sv->capped, n, sizeof *sv->capped) ||
+	    grow_to((void **)&sv->w, n, sizeof *sv->w) ||
+	    grow_to((void **)&net->fq, n, sizeof *net->fq))
 		return LSIM_ENOMEM;
 	return 0;
 }
 
-/* Nanoseconds to move `bytes` at `rate` bytes/ns, rounded up, where a
- * quotient within 1e-6 ns above an integer counts as that integer (so
- * that 1e9 B at 10 B/ns is 1e8 ns, not 1e8 + 1). */
-static lsim_time xfer_ns(double bytes, double rate)
-{
-	if (bytes <= 0)
-		return 0;
-	if (rate <= 0)
-		return LSIM_TIME_MAX;
-	double x = ceil(bytes / rate - 1e-6);
-	if (x <= 0)
-		return 0;
-	if (x >= 9.0e18)
-		return LSIM_TIME_MAX;
-	return (lsim_time)x;
-}
 
-static lsim_time add_time(lsim_time a, lsim_time b)
-{
-	if (b >= LSIM_TIME_MAX - a)
-		return LSIM_TIME_MAX;
-	return a + b;
-}
 
 static lsim_flow_id flow_handle(const struct lsim_net *net, int32_t slot)
 {
@@ -346,30 +158,10 @@ static int32_t flow_lookup(const struct lsim_net *net, lsim_flow_id id)
 	return (int32_t)slot;
 }
 
-/* Integrates a link's statistics up to now. */
-static void link_advance(struct link *l, lsim_time now)
-{
-	lsim_time dt = now - l->t_last;
-	if (dt <= 0)
-		return;
-	l->bytes += l->rate_sum * (double)dt;
-	l->util_ns += l->rate_sum / l->bw * (double)dt;
-	if (l->n_lanes > 0)
-		l->busy_ns += dt;
-	l->t_last = now;
-}
 
 static void settle_fire(struct lsim_engine *eng, void *subject,
 			uint64_t arg);
 
-static void mark_dirty(struct lsim_net *net, int32_t link)
-{
-	struct link *l = &net->links[link];
-	if (l->dirty)
-		return;
-	l->dirty = true;
-	net->dirty[net->n_dirty++] = link;
-}
 
 /* A flow crosses the link: lsim_net_sample_active samples it from now
  * on. Idle since its last sample (no flow, so its statistics did not
@@ -377,7 +169,7 @@ static void mark_dirty(struct lsim_net *net, int32_t link)
 static void watch_link(struct lsim_net *net, int32_t link)
 {
 	struct link *l = &net->links[link];
-	if (l->watched)
+	if (l->watched || link >= net->n_real)
 		return;
 	l->watched = true;
 	net->watch[net->n_watch++] = link;
@@ -385,7 +177,7 @@ static void watch_link(struct lsim_net *net, int32_t link)
 		l->t_sampled = net->t_sample;
 }
 
-static void ensure_settle(struct lsim_net *net)
+void lsim_lk_ensure_settle(struct lsim_net *net)
 {
 	if (net->settle_ev || net->n_dirty == 0)
 		return;
@@ -393,15 +185,58 @@ static void ensure_settle(struct lsim_net *net)
 				       settle_fire, net, 0);
 }
 
+/* Moves link l's lane at `from` to `to`. */
+static void lane_move(struct lsim_net *net, struct link *l, int32_t from, int32_t to)
+{
+	struct lane mv = l->lanes[from];
+	l->lanes[to] = mv;
+	net->flows[mv.flow].pos[mv.hop] = to;
+}
+
+/* With classes the lanes stay grouped by level (struct lq): the hole a
+ * lane leaves in its level is filled by that level's last lane, whose
+ * place the next level's last lane fills, and so on: one move a level. */
 static void lane_remove(struct lsim_net *net, int32_t link, int32_t p)
 {
 	struct link *l = &net->links[link];
-	int32_t last = --l->n_lanes;
-	if (p != last) {
-		struct lane mv = l->lanes[last];
-		l->lanes[p] = mv;
-		net->flows[mv.flow].pos[mv.hop] = p;
+	if (net->qos) {
+		int32_t *lend = net->lq[link].lend;
+		int q = net->fq[l->lanes[p].flow].lvl;
+		int32_t hole = p;
+		for (int g = q; g < LSIM_QOS_LEVELS; g++) {
+			int32_t last = --lend[g];
+			if (last != hole && last >= (g ? lend[g - 1] : 0))
+				lane_move(net, l, last, hole);
+			hole = last;
+		}
+		l->n_lanes--;
+		return;
 	}
+	int32_t last = --l->n_lanes;
+	if (p != last)
+		lane_move(net, l, last, p);
+}
+
+/* Adds a lane (slot's hop h) at the end of its level's group: each less
+ * urgent level's first lane moves to that level's end. */
+static void lane_add(struct lsim_net *net, int32_t link, int32_t slot, int32_t h)
+{
+	struct link *l = &net->links[link];
+	int32_t hole = l->n_lanes++;
+	if (net->qos) {
+		int32_t *lend = net->lq[link].lend;
+		int q = net->fq[slot].lvl;
+		for (int g = LSIM_QOS_LEVELS - 1; g > q; g--) {
+			int32_t first = lend[g - 1];
+			if (first != hole && first < lend[g])
+				lane_move(net, l, first, hole);
+			lend[g]++;
+			hole = first;
+		}
+		lend[q]++;
+	}
+	net->flows[slot].pos[h] = hole;
+	l->lanes[hole] = (struct lane){slot, h};
 }
 
 /* Takes an active flow off its links: statistics up to now, its rate out
@@ -409,6 +244,8 @@ static void lane_remove(struct lsim_net *net, int32_t link, int32_t p)
 static void flow_detach(struct lsim_net *net, int32_t slot, lsim_time now)
 {
 	struct flow *f = &net->flows[slot];
+	if (net->qos)
+		lsim_lk_qos_leave(net, slot);
 	if (f->rate < net->theta_gone && net->frate[slot] != INFINITY)
 		net->theta_gone = f->rate;
 	for (int32_t h = 0; h < f->n_hops; h++) {
@@ -449,6 +286,8 @@ struct lsim_net *lsim_net_create(struct lsim_engine *eng)
 	net->free_flow = -1;
 	net->free_msg = -1;
 	net->theta_gone = INFINITY;
+	for (int q = 0; q < LSIM_QOS_LEVELS; q++)
+		net->tg[q] = INFINITY;
 	return net;
 }
 
@@ -489,6 +328,14 @@ void lsim_net_destroy(struct lsim_net *net)
 	free(sv->fl);
 	free(sv->changed);
 	free(sv->capped);
+	free(sv->w);
+	free(sv->wsum);
+	free(net->lq);
+	free(net->fq);
+	free(net->tmap);
+	for (int q = 0; q < LSIM_QOS_LEVELS; q++)
+		free(net->qd[q]);
+	lsim_lk_qos_free(net);
 	free(net);
 }
 
@@ -497,6 +344,18 @@ int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 {
 	if (!net)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "", "no network");
+	if (net->n_links != net->n_real)
+		return lsim_diag_set(d, LSIM_ESTATE, "", 0, 0, "",
+				     "links must be added before the traffic classes with a rate");
+	int rc = lsim_lk_link_add(net, kind, bw, latency, id, d);
+	if (rc == 0)
+		net->n_real = net->n_links;
+	return rc;
+}
+
+int lsim_lk_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
+		     lsim_time latency, int32_t *id, struct lsim_diag *d)
+{
 	if ((int)kind < 0 || kind >= LSIM_LINK_KIND_COUNT)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kind",
 				     "unknown link kind %d", (int)kind);
@@ -521,6 +380,8 @@ int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 	struct link *l = &net->links[n];
 	memset(l, 0, sizeof *l);
 	net->lm[n] = (struct lmark){0, 0};
+	memset(&net->lq[n], 0, sizeof net->lq[n]);
+	net->lq[n].cap_min = INFINITY;
 	l->bw = bw / 1e9;
 	l->memo_bytes = -1.0;
 	l->latency = latency;
@@ -535,7 +396,7 @@ int lsim_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 
 int32_t lsim_net_n_links(const struct lsim_net *net)
 {
-	return net ? net->n_links : 0;
+	return net ? net->n_real : 0;
 }
 
 int lsim_link_get(const struct lsim_net *net, int32_t link,
@@ -666,58 +527,7 @@ void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out)
 
 /* ---- max-min fair rates by progressive filling ---- */
 
-/* A min-heap of local links by key (ties in any order: links with equal
- * shares freeze their flows at the same rate either way). */
-static void heap_push(struct solve *sv, double key, int32_t link)
-{
-	struct heap_ent *h = sv->heap;
-	int32_t i = sv->n_heap++;
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-		if (h[p].key <= key)
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = (struct heap_ent){key, link};
-}
 
-/* Takes the top off: the hole it leaves goes down along the smaller
- * children to a leaf, and the last entry goes up from there (fewer
- * comparisons than sifting the last entry down from the root). */
-static struct heap_ent heap_pop(struct solve *sv)
-{
-	struct heap_ent *h = sv->heap;
-	struct heap_ent top = h[0];
-	int32_t n = --sv->n_heap, i = 0;
-	struct heap_ent e = h[n];
-	for (;;) {
-		int32_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && h[c + 1].key < h[c].key)
-			c++;
-		h[i] = h[c];
-		i = c;
-	}
-	while (i > 0) {
-		int32_t p = (i - 1) / 2;
-		if (h[p].key <= e.key)
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = e;
-	return top;
-}
-
-static int cmp_capped(const void *a, const void *b)
-{
-	const struct capped *x = a, *y = b;
-	if (x->cap != y->cap)
-		return x->cap < y->cap ? -1 : 1;
-	return (x->flow > y->flow) - (x->flow < y->flow);
-}
 
 /* Fixes local flow i's rate; a flow whose rate moves (or that had none
  * yet) joins the changed list. */
@@ -801,8 +611,8 @@ static void complete_fire(struct lsim_engine *eng, void *subject,
 
 /* Gives a flow its new rate nr: bytes left up to now at the old rate,
  * link sums and statistics, and its completion event moved. */
-static void set_rate(struct lsim_net *net, int32_t slot, double nr,
-		     lsim_time now)
+void lsim_lk_set_rate(struct lsim_net *net, int32_t slot, double nr,
+		      lsim_time now)
 {
 	struct flow *f = &net->flows[slot];
 	f->left -= f->rate * (double)(now - f->last);
@@ -868,29 +678,7 @@ static double water_level(const struct lsim_net *net, const struct link *l,
 	return x;
 }
 
-/* r if keep, else 0, without a branch (compilers tend to branch on a
- * conditional expression, and here the outcome is a coin toss). */
-static inline double masked(double r, bool keep)
-{
-	uint64_t b;
-	memcpy(&b, &r, sizeof b);
-	b &= (uint64_t)0 - (uint64_t)keep;
-	memcpy(&r, &b, sizeof r);
-	return r;
-}
 
-/* Adds link id to the local problem if the search has not reached it
- * yet; returns its local index. */
-static int32_t reach_link(struct lsim_net *net, int32_t id, int32_t *nL)
-{
-	struct lmark *m = &net->lm[id];
-	if (m->mark != net->epoch) {
-		m->mark = net->epoch;
-		m->loc = (*nL)++;
-		net->sv.link[m->loc] = id;
-	}
-	return m->loc;
-}
 
 /*
  * The level below which nothing changes at this settle (docs/links.md):
@@ -1003,7 +791,7 @@ static void settle(struct lsim_net *net)
 			PREFETCH(g->hop);
 			PREFETCH(&g->n_hops);
 		}
-		set_rate(net, sv->slot[k], sv->rate[k], now);
+		lsim_lk_set_rate(net, sv->slot[k], sv->rate[k], now);
 	}
 }
 
@@ -1011,7 +799,10 @@ static void settle_fire(struct lsim_engine *eng, void *subject, uint64_t arg)
 {
 	struct lsim_net *net = subject;
 	net->settle_ev = 0;
-	settle(net);
+	if (net->qos)
+		lsim_lk_qos_settle(net);
+	else
+		settle(net);
 }
 
 /* ---- flows ---- */
@@ -1042,7 +833,7 @@ static void finish(struct lsim_net *net, int32_t slot, double left)
 	uint64_t arg = f->arg;
 	lsim_flow_id id = flow_handle(net, slot);
 	flow_free(net, slot);
-	ensure_settle(net);
+	lsim_lk_ensure_settle(net);
 	if (done)
 		done(ctx, id, arg);
 }
@@ -1059,12 +850,13 @@ static void activate(struct lsim_net *net, int32_t slot)
 		int32_t id = f->hop[h];
 		struct link *l = &net->links[id];
 		link_advance(l, now);
-		f->pos[h] = l->n_lanes;
-		l->lanes[l->n_lanes++] = (struct lane){slot, h};
+		lane_add(net, id, slot, h);
 		mark_dirty(net, id);
 		watch_link(net, id);
 	}
-	ensure_settle(net);
+	if (net->qos)
+		lsim_lk_qos_join(net, slot);
+	lsim_lk_ensure_settle(net);
 }
 
 static void activate_fire(struct lsim_engine *eng, void *subject,
@@ -1142,6 +934,19 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "rate_cap",
 				     "rate cap must be finite, got %g",
 				     req->rate_cap);
+	if ((int)req->kind < 0 || req->kind >= LSIM_FLOW_KIND_COUNT)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kind",
+				     "unknown flow kind %d", (int)req->kind);
+	int32_t cls = req->cls > 0 ? req->cls
+				   : lsim_net_class_of(net, req->kind, req->for_tenant, req->tenant);
+	if (cls < 0 || (cls > 0 && cls >= net->n_cls))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "class",
+				     "no traffic class %d", (int)cls);
+	int32_t vlink = net->qos ? net->cls[cls].vlink : -1;
+	if (vlink >= 0 && req->n_hops >= LSIM_PATH_MAX)
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "path",
+				     "a flow of a class with a rate crosses at most %d links, got %d",
+				     LSIM_PATH_MAX - 1, (int)req->n_hops);
 	/* Room for this flow in every structure an event may touch. */
 	int32_t slot = net->free_flow;
 	if (slot < 0) {
@@ -1163,8 +968,11 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 		net->flows[slot].next_free = net->free_flow;
 		net->free_flow = slot;
 	}
-	for (int32_t h = 0; h < req->n_hops; h++) {
-		struct link *l = &net->links[req->path[h]];
+	for (int32_t h = 0; h <= req->n_hops; h++) {
+		int32_t lid = h < req->n_hops ? req->path[h] : vlink;
+		if (lid < 0)
+			break;
+		struct link *l = &net->links[lid];
 		if (reserve((void **)&l->lanes, &l->cap_lanes,
 			    l->n_reserved + 1, sizeof *l->lanes))
 			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
@@ -1176,8 +984,13 @@ int lsim_flow_start(struct lsim_net *net, const struct lsim_flow_req *req,
 	f->state = LSIM_FLOW_LATENT;
 	f->n_hops = req->n_hops;
 	memcpy(f->hop, req->path, (size_t)req->n_hops * sizeof *f->hop);
-	for (int32_t h = req->n_hops; h < LSIM_PATH_MAX; h++)
+	if (vlink >= 0)
+		f->hop[f->n_hops++] = vlink;
+	for (int32_t h = f->n_hops; h < LSIM_PATH_MAX; h++)
 		f->hop[h] = -1;
+	net->fq[slot] = net->qos ? (struct fq){net->cls[cls].w, cls,
+					       net->cls[cls].lvl}
+				 : (struct fq){1.0, 0, LSIM_QOS_DEFAULT_LEVEL};
 	f->bytes = req->bytes;
 	f->left = req->bytes;
 	f->rate = 0;
@@ -1230,7 +1043,7 @@ int lsim_flow_cancel(struct lsim_net *net, lsim_flow_id id,
 	}
 	net->st.flows_cancelled++;
 	flow_free(net, slot);
-	ensure_settle(net);
+	lsim_lk_ensure_settle(net);
 	if (delivered)
 		*delivered = moved;
 	return 0;

@@ -113,6 +113,22 @@ lsim_time lsim_path_latency(const struct lsim_net *net, const int32_t *path,
 
 /* ---- flows ---- */
 
+/* What a flow carries; the network maps each kind to a traffic class
+ * (lsim_net_map_kind), class 0 unless mapped. */
+enum lsim_flow_kind {
+	LSIM_FLOW_INFERENCE,  /* a request's inputs and outputs, pipeline stages */
+	LSIM_FLOW_KV,	      /* KV swap and KV transfer */
+	LSIM_FLOW_WEIGHTS,    /* weight loads (cold start) */
+	LSIM_FLOW_COLLECTIVE, /* all-reduce and other collectives */
+	LSIM_FLOW_CHECKPOINT, /* training checkpoints */
+	LSIM_FLOW_BACKGROUND, /* background copies */
+	LSIM_FLOW_KIND_COUNT
+};
+
+const char *lsim_flow_kind_name(enum lsim_flow_kind k);
+/* The kind named s ("inference", "kv", ...); LSIM_EINVAL if none. */
+int lsim_flow_kind_parse(const char *s, enum lsim_flow_kind *out);
+
 struct lsim_flow_req {
 	const int32_t *path; /* link ids, source to destination, no repeats */
 	int32_t n_hops;	     /* 1 .. LSIM_PATH_MAX */
@@ -121,6 +137,13 @@ struct lsim_flow_req {
 	lsim_flow_done_fn done; /* may be NULL */
 	void *ctx;
 	uint64_t arg;
+	enum lsim_flow_kind kind; /* its class unless cls > 0 */
+	int32_t cls;		  /* > 0: this traffic class */
+	/* for_tenant: made for a request of this tenant; its class is the
+	 * one lsim_net_map_tenant gave (kind, tenant), if any, before its
+	 * kind's */
+	bool for_tenant;
+	int32_t tenant;
 };
 
 /*
@@ -155,6 +178,66 @@ struct lsim_flow_info {
 
 int lsim_flow_get(const struct lsim_net *net, lsim_flow_id id,
 		  struct lsim_flow_info *out);
+
+/* ---- traffic classes (docs/links.md, "Traffic classes") ---- */
+
+/* Strict priority levels: 0 is the most urgent. */
+#define LSIM_QOS_LEVELS 8
+/* The level of class 0, the class of every flow nothing else claims. */
+#define LSIM_QOS_DEFAULT_LEVEL 1
+
+/*
+ * A traffic class: its flows share each link's bandwidth after every
+ * flow of a more urgent level has had its share, weighted max-min fairly
+ * with the other flows of their level (rate = weight x the level's
+ * filling). With rate > 0, a token bucket limits the class's flows
+ * together: while it holds tokens they are not limited by it, and tokens
+ * drain at (their total rate - rate); once empty they are held to `rate`
+ * in total, and it refills at (rate - their total rate), up to burst.
+ */
+struct lsim_link_class {
+	int32_t level;	/* 0 .. LSIM_QOS_LEVELS - 1 */
+	double weight;	/* > 0 */
+	double rate;	/* bytes/s; 0: no bucket */
+	double burst;	/* bytes, >= 0; the bucket starts full */
+};
+
+/*
+ * Adds a class (ids 1, 2, ...; class 0 is level LSIM_QOS_DEFAULT_LEVEL,
+ * weight 1, no bucket). Only before the first flow starts. A network with
+ * classes solves rates with the priority-aware solver (links_qos.c); one
+ * without runs the plain max-min solver. A class with a bucket adds a
+ * link of its own at the end (not counted by lsim_net_n_links), so links
+ * cannot be added after it, and its flows' paths have at most
+ * LSIM_PATH_MAX - 1 links.
+ */
+int lsim_net_add_class(struct lsim_net *net, const struct lsim_link_class *c,
+		       int32_t *id, struct lsim_diag *d);
+/* Flows of this kind (whose request names no class) join class cls. */
+int lsim_net_map_kind(struct lsim_net *net, enum lsim_flow_kind kind,
+		      int32_t cls, struct lsim_diag *d);
+
+struct lsim_class_info {
+	struct lsim_link_class c;
+	bool limited;	/* its bucket is empty: held to rate */
+	double tokens;	/* bytes, as of now */
+	double rate_sum; /* bytes/s, its flows' rates added up */
+};
+
+int lsim_net_class_get(const struct lsim_net *net, int32_t cls,
+		       struct lsim_class_info *out);
+int32_t lsim_net_n_classes(const struct lsim_net *net);
+
+/* Flows of this kind made for this tenant's requests (for_tenant) join
+ * class cls, in preference to the kind's class. */
+int lsim_net_map_tenant(struct lsim_net *net, enum lsim_flow_kind kind, int32_t tenant,
+			int32_t cls, struct lsim_diag *d);
+/* Whether some tenant of this kind has a class of its own. */
+bool lsim_net_kind_by_tenant(const struct lsim_net *net, enum lsim_flow_kind kind);
+/* The class a flow of this kind (made for tenant when for_tenant) joins
+ * unless it names one. */
+int32_t lsim_net_class_of(const struct lsim_net *net, enum lsim_flow_kind kind,
+			  bool for_tenant, int32_t tenant);
 
 /* ---- messages ---- */
 

@@ -321,6 +321,7 @@ static bool start_job_flows(struct lsim_jobs *js, int32_t j, int32_t n, bool rin
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = hops, .bytes = bytes,
 			.done = flow_arrived, .ctx = js, .arg = (uint64_t)j,
+			.kind = ring ? LSIM_FLOW_COLLECTIVE : LSIM_FLOW_CHECKPOINT,
 		};
 		if (hops < 0 || lsim_flow_start(js->net, &fr, &jb->flows[k], NULL) != 0) {
 			abandon_flows(js, jb);

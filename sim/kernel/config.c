@@ -906,12 +906,48 @@ static void format_value(const struct lsim_keydef *k, const void *obj,
 	}
 }
 
+/* Whether k's field in obj holds its declared default (a required key
+ * never does). */
+static bool at_default(const struct lsim_keydef *k, const void *obj)
+{
+	const char *field = (const char *)obj + k->offset;
+	if (!k->def)
+		return false;
+	switch (k->type) {
+	case LSIM_K_STRING: {
+		const char *s = *(const char *const *)(const void *)field;
+		return strcmp(s ? s : "", k->def) == 0;
+	}
+	case LSIM_K_BOOL: {
+		bool b;
+		return parse_bool(k->def, &b) == 0 && b == *(const bool *)(const void *)field;
+	}
+	case LSIM_K_ENUM:
+		return lsim_choice_index(k->choices, k->def) == *(const int *)(const void *)field;
+	default:
+		break;
+	}
+	double v;
+	if (lsim_units_parse(k->type, k->def, &v, NULL) != 0)
+		return false;
+	switch (k->type) {
+	case LSIM_K_INT:
+		return (int64_t)v == *(const int64_t *)(const void *)field;
+	case LSIM_K_TIME:
+		return (lsim_time)llround(v) == *(const lsim_time *)(const void *)field;
+	default:
+		return v == *(const double *)(const void *)field;
+	}
+}
+
 void lsim_cfg_dump(struct lsim_buf *b, int indent,
 		   const struct lsim_keydef *keys, size_t nkeys,
 		   const void *obj)
 {
 	char val[128];
 	for (size_t j = 0; j < nkeys; j++) {
+		if (keys[j].quiet && at_default(&keys[j], obj))
+			continue;
 		format_value(&keys[j], obj, val, sizeof val);
 		lsim_buf_printf(b, "%*s%s: %s\n", indent, "", keys[j].name, val);
 	}

@@ -117,7 +117,8 @@ void lsim_buf_release(struct lsim_buf *b);
 
 /*
  * Appends obj's values as YAML "key: value" lines at the given indent,
- * in table order, with units. The effective-config dump.
+ * in table order, with units, leaving out the quiet keys at their
+ * defaults. The effective-config dump.
  */
 void lsim_cfg_dump(struct lsim_buf *b, int indent,
 		   const struct lsim_keydef *keys, size_t nkeys,

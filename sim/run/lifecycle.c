@@ -79,7 +79,7 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 					     (int)in->id, (int)lsim_instance_gpu(in, k));
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
-			.done = weights_loaded, .ctx = in,
+			.done = weights_loaded, .ctx = in, .kind = LSIM_FLOW_WEIGHTS,
 		};
 		lsim_flow_id id;
 		int rc = lsim_flow_start(s->sv.net, &fr, &id, d);
@@ -475,6 +475,7 @@ struct lsim_bg_stream {
 	double block;
 	int64_t left;
 	lsim_time pause; /* gap + staging time before each copy */
+	int32_t cls;	 /* traffic class of its copies (0: by kind) */
 };
 
 static void bg_copy(struct lsim_engine *eng, void *subject, uint64_t arg);
@@ -498,7 +499,7 @@ static void bg_copy(struct lsim_engine *eng, void *subject, uint64_t arg)
 	struct lsim_bg_stream *b = subject;
 	struct lsim_flow_req fr = {
 		.path = b->path, .n_hops = b->n_hops, .bytes = b->block,
-		.done = bg_copied, .ctx = b,
+		.done = bg_copied, .ctx = b, .kind = LSIM_FLOW_BACKGROUND, .cls = b->cls,
 	};
 	lsim_flow_id id;
 	b->left--;
@@ -540,6 +541,7 @@ int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 		b->block = c->block;
 		b->left = c->count;
 		b->pause = c->gap + staging;
+		b->cls = c->cls;
 		/* the first copy after the staging of its block */
 		if (c->count > 0 && !lsim_schedule(s->sv.eng, c->start + b->pause, bg_copy, b, 0))
 			return LSIM_ENOMEM;

@@ -166,6 +166,7 @@ void lsim_sim_release(struct lsim_sim *s)
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);
+	free(s->tenant_cls);
 	memset(s, 0, sizeof *s);
 }
 
@@ -542,6 +543,14 @@ static int resolve_tenant(struct lsim_sim *s, const struct lsim_req_spec *spec,
 		return s->sv.error = LSIM_ENOMEM;
 	r->tenant = (int32_t)s->n_tenant_names;
 	s->tenant_names[s->n_tenant_names++] = name;
+	/* its traffic classes, if network.link_classes names it */
+	for (size_t i = 0; i < s->n_tenant_cls; i++)
+		if (strcmp(s->tenant_cls[i].name, name) == 0) {
+			int rc = lsim_net_map_tenant(s->sv.net, (enum lsim_flow_kind)s->tenant_cls[i].kind,
+						     r->tenant, s->tenant_cls[i].cls, &s->sv.diag);
+			if (rc != 0)
+				return s->sv.error = rc;
+		}
 	return 0;
 }
 

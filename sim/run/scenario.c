@@ -64,6 +64,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
+	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster)", NULL, true},
+	{"io_out_bytes", LSIM_K_DOUBLE, I(eng.io_out_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied GPU to host after its kernels; the step ends when they arrive (0: none)", NULL, true},
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
 	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
@@ -247,8 +249,23 @@ static const struct lsim_keydef bg_keys[] = {
 	{"gap", LSIM_K_TIME, B(gap), "0s", 0, 1e13, NULL, "pause before each copy"},
 	{"staging_bw", LSIM_K_BW, B(staging_bw), "0", 0, 1e13, NULL, "host-side staging before each copy (pageable memory): block/staging_bw more pause (0: none)"},
 	{"start", LSIM_K_TIME, B(start), "0s", 0, 9e18, NULL, "when the streams begin"},
+	{"priority", LSIM_K_ENUM, B(priority), "normal", LSIM_NOBOUNDS, "high|normal|low", "strict priority of the copies on the links (levels 0, 1, 2; every other flow is normal unless network.link_classes says otherwise)", NULL, true},
+	{"weight", LSIM_K_DOUBLE, B(weight), "1", 1e-6, 1e6, NULL, "weight of the copies among the flows of their priority (weighted max-min; others weigh 1)", NULL, true},
+	{"rate", LSIM_K_BW, B(rate), "0", 0, 1e13, NULL, "token bucket: all the entry's copies together limited to this rate once burst is spent (absent: no limit)", NULL, true},
+	{"burst", LSIM_K_BYTES, B(burst), "0", 0, 1e15, NULL, "token bucket depth: bytes the copies may move above rate (full at the start; 0: a pure rate limit)", NULL, true},
 };
 #undef B
+
+#define LC(f) offsetof(struct lc_cfg, f)
+static const struct lsim_keydef lc_keys[] = {
+	{"kind", LSIM_K_ENUM, LC(kind), NULL, LSIM_NOBOUNDS, "inference|kv|weights|collective|checkpoint|background", "the flows of this class: inference (inputs and outputs), kv (swap, KV transfer), weights (cold start), collective (all-reduce, pipeline sends), checkpoint, background"},
+	{"priority", LSIM_K_ENUM, LC(priority), "normal", LSIM_NOBOUNDS, "high|normal|low", "strict priority on the links: a more urgent level's flows are served first on every link they cross"},
+	{"weight", LSIM_K_DOUBLE, LC(weight), "1", 1e-6, 1e6, NULL, "weight among the flows of the same priority (weighted max-min)"},
+	{"rate", LSIM_K_BW, LC(rate), "0", 0, 1e13, NULL, "token bucket: the kind's flows together limited to this rate once burst is spent (absent: no limit)"},
+	{"burst", LSIM_K_BYTES, LC(burst), "0", 0, 1e15, NULL, "token bucket depth in bytes (full at the start; 0: a pure rate limit)"},
+	{"tenant", LSIM_K_STRING, LC(tenant), "", LSIM_NOBOUNDS, NULL, "kind inference or kv: only the flows made for this tenant's requests (its workload.tenant_column value, or its trace's position 0, 1, ... in workload.traces); they take this class rather than the kind's (empty: every tenant)", NULL, true},
+};
+#undef LC
 
 static const struct lsim_keydef output_keys[] = {
 	{"sample_period", LSIM_K_TIME, offsetof(struct output_cfg, sample_period), "1s", 0, 1e13, NULL, "time-series sampling period (0: off)"},
@@ -523,6 +540,10 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
 	lsim_buf_printf(b, "network:\n");
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
+	for (size_t i = 0; i < sc->n_lc; i++) {
+		lsim_buf_printf(b, i ? "    -\n" : "  link_classes:\n    -\n");
+		lsim_cfg_dump(b, 6, lc_keys, N_OF(lc_keys), &sc->lc[i]);
+	}
 	lsim_buf_printf(b, "failures:\n");
 	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &fail);
 	if (sc->have_jobs) {
@@ -535,6 +556,72 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		lsim_buf_printf(b, "  -\n");
 		lsim_cfg_dump(b, 4, bg_keys, N_OF(bg_keys), &sc->bg[i]);
 	}
+}
+
+static const char *const net_also[] = {"link_classes", NULL};
+
+/* A rate written as 0 would stop the flows: refused, naming what to write.
+ * rate: entry 0's rate; the entries are elem bytes apart. */
+static int refuse_zero_rate(const struct lsim_scenario *sc, const struct lsim_node *list,
+			    const char *path, const double *rate, size_t elem,
+			    struct lsim_diag *d)
+{
+	for (size_t i = 0; list && list->kind == LSIM_NODE_SEQ && i < list->n; i++) {
+		const struct lsim_node *r = lsim_node_get(list->items[i], "rate");
+		double v;
+		memcpy(&v, (const char *)rate + i * elem, sizeof v);
+		if (!r || v > 0)
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "%s[%zu].rate", path, i);
+		return lsim_cfg_error(d, sc->doc, r, key, LSIM_EINVAL,
+				      "a rate of 0 would stop the flows: give a positive "
+				      "rate (e.g. 1GB/s), or leave rate out for no limit");
+	}
+	return 0;
+}
+
+/* network.link_classes[]: one entry per kind, a positive rate if any. */
+static int check_link_classes(struct lsim_scenario *sc, const struct lsim_node *root,
+			      struct lsim_diag *d)
+{
+	const struct lsim_node *list = lsim_node_get(lsim_node_get(root, "network"), "link_classes");
+	int rc = sc->n_lc ? refuse_zero_rate(sc, list, "network.link_classes", &sc->lc[0].rate,
+					     sizeof *sc->lc, d)
+			  : 0;
+	for (size_t i = 0; rc == 0 && i < sc->n_lc; i++) {
+		const struct lc_cfg *c = &sc->lc[i];
+		char key[64];
+		if (c->tenant[0]) {
+			const struct lsim_node *t = lsim_node_get(list->items[i], "tenant");
+			snprintf(key, sizeof key, "network.link_classes[%zu].tenant", i);
+			if (c->kind != LSIM_FLOW_INFERENCE && c->kind != LSIM_FLOW_KV)
+				return lsim_cfg_error(d, sc->doc, t, key, LSIM_EINVAL,
+						      "%s flows are not made for a request: a tenant's "
+						      "class is for kind inference or kv (leave tenant out)",
+						      lsim_flow_kind_name((enum lsim_flow_kind)c->kind));
+			if (!sc->wl.tenant_column[0]) {
+				size_t n = sc->n_traces ? sc->n_traces : 1;
+				char *end;
+				unsigned long v = strtoul(c->tenant, &end, 10);
+				if (*end || c->tenant[0] < '0' || c->tenant[0] > '9' || v >= n)
+					return lsim_cfg_error(d, sc->doc, t, key, LSIM_EINVAL,
+							      "'%s' is not a tenant: without workload.tenant_column "
+							      "a tenant is its trace's position, 0 to %zu",
+							      c->tenant, n - 1);
+			}
+		}
+		for (size_t j = 0; j < i; j++)
+			if (sc->lc[j].kind == c->kind && strcmp(sc->lc[j].tenant, c->tenant) == 0) {
+				snprintf(key, sizeof key, "network.link_classes[%zu].kind", i);
+				return lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
+						      "%s%s%s already has a class (entry %zu): one entry per kind "
+						      "and tenant",
+						      lsim_flow_kind_name((enum lsim_flow_kind)c->kind),
+						      c->tenant[0] ? " of tenant " : "", c->tenant, j);
+			}
+	}
+	return rc;
 }
 
 static int check_classes(struct lsim_scenario *sc, struct lsim_diag *d)
@@ -678,7 +765,13 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 					   N_OF(output_keys), NULL, &sc->output, d);
 	if (rc == 0)
 		rc = lsim_scn_bind_section(sc, root, "network", "network", net_keys,
-					   N_OF(net_keys), NULL, &sc->net, d);
+					   N_OF(net_keys), net_also, &sc->net, d);
+	if (rc == 0)
+		rc = lsim_scn_bind_list_in(sc, lsim_node_get(root, "network"), "link_classes",
+					   "network.link_classes", lc_keys, N_OF(lc_keys),
+					   (void **)&sc->lc, &sc->n_lc, sizeof *sc->lc, false, d);
+	if (rc == 0)
+		rc = check_link_classes(sc, root, d);
 	if (rc == 0)
 		rc = lsim_scn_bind_section(sc, root, "failures", "failures", fail_keys,
 					   N_OF(fail_keys), NULL, &sc->fail, d);
@@ -691,6 +784,10 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	if (rc == 0)
 		rc = bind_list(sc, "background", bg_keys, N_OF(bg_keys),
 			       (void **)&sc->bg, &sc->n_bg, sizeof *sc->bg, false, d);
+	if (rc == 0)
+		rc = sc->n_bg ? refuse_zero_rate(sc, lsim_node_get(root, "background"), "background",
+						 &sc->bg[0].rate, sizeof *sc->bg, d)
+			      : 0;
 	if (rc == 0 && sc->n_bg > 0 && !lsim_node_get(root, "cluster"))
 		rc = lsim_cfg_error(d, sc->doc, lsim_node_get(root, "background"),
 				    "background", LSIM_EINVAL,
@@ -846,6 +943,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->rt_used);
 	free(sc->groups);
 	free(sc->bg);
+	free(sc->lc);
 	free(sc->fail_t);
 	lsim_job_list_release(&sc->job_list);
 	lsim_pool_spec_release(&sc->pool);
@@ -1176,6 +1274,7 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"power", power_keys, N_OF(power_keys)},
 		{"output", output_keys, N_OF(output_keys)},
 		{"network (the cluster's links)", net_keys, N_OF(net_keys)},
+		{"network.link_classes[] (link scheduling per flow kind)", lc_keys, N_OF(lc_keys)},
 		{"background[] (host-GPU copy streams)", bg_keys, N_OF(bg_keys)},
 		{"failures", fail_keys, N_OF(fail_keys)},
 		{"jobs (training and fine-tuning)", lsim_scn_job_keys, lsim_scn_n_job_keys},

@@ -239,6 +239,34 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->sim.sv.util_window = c->util_window;
 	sc->sim.messages = c->messages;
 	int rc = lsim_sim_set_network(&sc->sim, &p, d);
+	struct lsim_net *net = sc->sim.sv.net;
+	/* the QoS manager's link scheduling: a class per configured kind
+	 * (and tenant: by its trace's position now, by name when the trace
+	 * first names it, run.c) */
+	size_t n_named = 0;
+	for (size_t i = 0; i < sc->n_lc; i++)
+		n_named += sc->lc[i].tenant[0] && sc->wl.tenant_column[0];
+	free(sc->sim.tenant_cls);
+	sc->sim.n_tenant_cls = 0;
+	sc->sim.tenant_cls = n_named ? malloc(n_named * sizeof *sc->sim.tenant_cls) : NULL;
+	if (rc == 0 && n_named && !sc->sim.tenant_cls)
+		rc = lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	for (size_t i = 0; rc == 0 && i < sc->n_lc; i++) {
+		const struct lc_cfg *k = &sc->lc[i];
+		struct lsim_link_class lc = {k->priority, k->weight, k->rate, k->burst};
+		enum lsim_flow_kind kind = (enum lsim_flow_kind)k->kind;
+		int32_t id;
+		rc = lsim_net_add_class(net, &lc, &id, d);
+		if (rc == 0 && !k->tenant[0])
+			rc = lsim_net_map_kind(net, kind, id, d);
+		else if (rc == 0 && !sc->wl.tenant_column[0])
+			rc = lsim_net_map_tenant(net, kind, (int32_t)strtol(k->tenant, NULL, 10), id, d);
+		else if (rc == 0)
+			sc->sim.tenant_cls[sc->sim.n_tenant_cls++] =
+				(struct lsim_tenant_class){k->tenant, (int32_t)kind, id};
+		if (rc != 0)
+			snprintf(d->key, sizeof d->key, "network.link_classes[%zu]", i);
+	}
 	for (size_t i = 0; rc == 0 && i < sc->n_bg; i++) {
 		const struct bg_cfg *b = &sc->bg[i];
 		struct lsim_bg_cfg bc = {
@@ -246,6 +274,16 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 			.block = b->block, .count = b->count, .streams = b->streams,
 			.gap = b->gap, .staging_bw = b->staging_bw, .start = b->start,
 		};
+		/* an entry with its own priority, weight or rate is a class of
+		 * its own; otherwise its copies are background flows */
+		if (b->priority != LSIM_QOS_DEFAULT_LEVEL || b->weight != 1 || b->rate > 0) {
+			struct lsim_link_class lc = {b->priority, b->weight, b->rate, b->burst};
+			rc = lsim_net_add_class(net, &lc, &bc.cls, d);
+			if (rc != 0) {
+				snprintf(d->key, sizeof d->key, "background[%zu]", i);
+				break;
+			}
+		}
 		rc = lsim_sim_add_background(&sc->sim, &bc, d);
 		if (rc != 0)
 			snprintf(d->key, sizeof d->key, "background[%zu].gpu", i);

@@ -177,6 +177,16 @@ struct bg_cfg {
 	int64_t count, streams;
 	lsim_time gap, start;
 	double staging_bw;
+	int priority; /* traffic class (docs/links.md, "Traffic classes") */
+	double weight, rate, burst;
+};
+
+/* network.link_classes[]: the traffic class of a kind of flow. */
+struct lc_cfg {
+	int kind; /* enum lsim_flow_kind */
+	int priority;
+	double weight, rate, burst;
+	const char *tenant; /* "": every tenant */
 };
 
 struct output_cfg {
@@ -222,6 +232,8 @@ struct lsim_scenario {
 	struct output_cfg output;
 	struct net_cfg net;
 	struct bg_cfg *bg;
+	struct lc_cfg *lc;
+	size_t n_lc;
 	size_t n_bg;
 	struct fail_cfg fail;
 	/* jobs */

@@ -61,6 +61,13 @@ struct lsim_fleet_ops {
 	void *ctx;
 };
 
+/* A traffic class of a named tenant's flows of one kind. */
+struct lsim_tenant_class {
+	const char *name;
+	int32_t kind; /* enum lsim_flow_kind */
+	int32_t cls;
+};
+
 struct lsim_sim {
 	/* What its instances share with it (first: see lsim_sim_of). */
 	struct lsim_serving sv;
@@ -164,6 +171,10 @@ struct lsim_sim {
 	 * appearance; owned. */
 	char **tenant_names;
 	size_t n_tenant_names;
+	/* network.link_classes entries naming a tenant by name: mapped on
+	 * the links when the trace first names it (owned; names borrowed) */
+	struct lsim_tenant_class *tenant_cls;
+	size_t n_tenant_cls;
 	struct lsim_workload *workload;
 	bool workload_done;
 	/* time series */
@@ -277,6 +288,7 @@ struct lsim_bg_cfg {
 	lsim_time gap;
 	double staging_bw;    /* B/s; 0: no staging time */
 	lsim_time start;
+	int32_t cls;	      /* traffic class of the copies (0: by kind) */
 };
 int lsim_sim_add_background(struct lsim_sim *s, const struct lsim_bg_cfg *c,
 			    struct lsim_diag *d);

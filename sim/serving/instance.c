@@ -157,6 +157,11 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 	in->model = model;
 	in->tp = tp;
 	in->pp = cfg->pp > 1 ? (int32_t)cfg->pp : 1;
+	if ((cfg->io_in_bytes > 0 || cfg->io_out_bytes > 0) && (!sim->net || tp > 1 || in->pp > 1))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "io_in_bytes",
+				     "a step's inputs and outputs move over the cluster's links "
+				     "for an instance of tp 1 and pp 1 in a scenario with a "
+				     "cluster: set io_in_bytes and io_out_bytes to 0 here");
 	in->n_gpus = tp * in->pp;
 	in->energy.gpus = in->n_gpus;
 	in->billing.price_per_hour *= in->n_gpus;
@@ -267,6 +272,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	free(in->sched);
 	free(in->sched_n);
 	free(in->pf_chunk);
+	free(in->io_cls);
 	free(in->pf_ctx);
 	free(in->dec_ctx);
 	free(in->hash_buf);
@@ -551,6 +557,7 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
 			.done = swap_moved, .ctx = in, .arg = (uint64_t)ri,
+			.kind = LSIM_FLOW_KV, .for_tenant = true, .tenant = r->tenant,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {
@@ -1012,6 +1019,10 @@ void lsim_inst_schedule_step(struct lsim_instance *in)
 		return;
 	}
 	in->step_work = work;
+	if (lsim_inst_io_on(in)) {
+		lsim_inst_io_step(in, dt, tokens);
+		return;
+	}
 	bool ring = lsim_inst_ring_on(in);
 	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : lsim_inst_plan_run(in, &b, dt, now);
 	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,

@@ -33,6 +33,10 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 			      int64_t tokens, struct lsim_iter_work *work, lsim_time *stages);
 /* The end of the step in flight (pp 1): an event. */
 void lsim_inst_step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+/* instance_io.c: whether the steps move their inputs and outputs as flows,
+ * and a step of kernel time dt and `tokens` tokens started that way. */
+bool lsim_inst_io_on(const struct lsim_instance *in);
+void lsim_inst_io_step(struct lsim_instance *in, lsim_time dt, int64_t tokens);
 /* Adds a step's work (in ns per GPU) to the instance's counters. */
 void lsim_inst_add_work(struct lsim_instance *in, const struct lsim_iter_work *w);
 /* Forms and starts the instance's next step, if it has one to run. */

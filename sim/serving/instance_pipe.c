@@ -46,6 +46,7 @@ static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
 		struct lsim_flow_req fr = {
 			.path = path, .n_hops = n, .bytes = bytes,
 			.done = done, .ctx = in, .arg = arg,
+			.kind = LSIM_FLOW_COLLECTIVE,
 		};
 		lsim_flow_id id;
 		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {

@@ -43,6 +43,9 @@ struct lsim_engine_cfg {
 	int kv_reserve;	     /* enum lsim_kv_reserve */
 	int32_t experts_per_rank; /* MoE under expert parallelism: whole experts
 				   * a rank holds (0: all, sharded over tp) */
+	/* bytes per token of a step moved host -> GPU before its kernels and
+	 * GPU -> host after them, as flows (instance_io.c; 0: none) */
+	double io_in_bytes, io_out_bytes;
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or
@@ -257,6 +260,9 @@ struct lsim_instance {
 	bool busy;
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
+	lsim_time io_dt;       /* the kernels' time of the step in flight (io) */
+	int32_t io_pending;    /* its io flows still moving */
+	double *io_cls;	       /* per traffic class: the step's tokens (per tenant io) */
 	/* A macro step (sim->macro_steps, instance.c): a run of m_n decode
 	 * steps of one batch, m_step[k] its step k (0: the one formed when
 	 * the run was planned): its time, end and work, and the running sums
