@@ -1,0 +1,214 @@
+/*
+ * test_share.c - GPU sharing (sim/run/scenario_share.c, the shared step
+ * times of sim/serving/instance.c, sim/cluster/mig.c): a MIG 3g.40gb
+ * slice's prefill against the roofline of an A100 80GB with 3/7 of its
+ * FLOP/s and 4/8 of its bandwidth and memory; two MPS instances of 0.5
+ * alone and together; time slicing alone and together; the refusals of a
+ * model that does not fit its slice, of unknown profiles and GPU kinds
+ * without MIG, and of memory admission.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serving/memplan.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+
+/* The A100 80GB SXM profile and a model of the catalogue. */
+static void load(const char *model, struct lsim_gpu_profile *g, struct lsim_model_arch *m)
+{
+	char dir[1024];
+	struct lsim_diag d = {0};
+	snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
+	assert_int_equal(lsim_gpu_profile_load(dir, "A100-80GB-SXM", g, &d), 0);
+	snprintf(dir, sizeof dir, "%s/models.yaml", lsim_data_dir());
+	assert_int_equal(lsim_model_load(dir, model, m, &d), 0);
+	/* the datasheet figures the hand values scale */
+	assert_float_equal(g->bf16_flops, 312e12, 1);
+	assert_float_equal(g->hbm_bw, 2039e9, 1);
+}
+
+/* One prefill of 2,000 tokens on g (the roofline, tp 1). */
+static lsim_time prefill(const struct lsim_model_arch *m, const struct lsim_gpu_profile *g)
+{
+	struct lsim_roofline_params rp = {.tp = 1};
+	struct lsim_perf *p = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_perf_roofline_create(m, g, &rp, &p, &d), 0);
+	int32_t chunk = 2000, ctx = 0;
+	struct lsim_batch b = {.n_prefill = 1, .prefill_chunk = &chunk, .prefill_ctx = &ctx};
+	lsim_time t = lsim_perf_iter_time(p, &b);
+	lsim_perf_destroy(p);
+	return t;
+}
+
+static const struct lsim_results *run(const char *file, const char *const *sets, size_t n,
+				      struct lsim_scenario **sc)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/tests/data/scenarios/%s", getenv("LSIM_SOURCE_ROOT"),
+		 file);
+	struct lsim_diag d = {0};
+	if (lsim_scenario_load(path, sets, n, sc, &d) != 0)
+		fail_msg("load: %s: %s: %s", d.file, d.key, d.msg);
+	const struct lsim_results *r = NULL;
+	if (lsim_scenario_run(*sc, NULL, NULL, &r, &d) != 0)
+		fail_msg("run: %s", d.msg);
+	return r;
+}
+
+static double ttft(const struct lsim_results *r, size_t i)
+{
+	return r->reqs[i].first_token - r->reqs[i].arrival;
+}
+
+/* The 3g.40gb slice: 3/7 x 312 TFLOP/s, 4/8 x 2,039 GB/s, 4/8 x 80 GiB. */
+static void test_mig_3g(void **state)
+{
+	(void)state;
+	struct lsim_gpu_profile g;
+	struct lsim_model_arch m;
+	load("Llama-3.1-8B", &g, &m);
+	struct lsim_gpu_profile s = g;
+	s.bf16_flops = 312e12 * 3.0 / 7.0;
+	s.hbm_bw = 2039e9 * 4.0 / 8.0;
+	s.hbm_bytes = 81920.0 * 1048576.0 / 2.0;
+	lsim_time want = prefill(&m, &s), whole = prefill(&m, &g);
+	assert_true(want > whole * 2); /* compute-bound: about 7/3 as long */
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_mig.yaml", NULL, 0, &sc);
+	assert_float_equal(ttft(r, 0), (double)want / 1e9, 1e-9);
+	/* the memory plan of 40 GiB */
+	struct lsim_engine_cfg eng = {.gpu_memory_utilization = 0.9,
+				      .max_num_batched_tokens = 2048, .max_num_seqs = 256,
+				      .block_size = 16, .pp = 1};
+	struct lsim_memplan_in mi = lsim_memplan_in_for(&eng, &s, &m, 1);
+	struct lsim_memplan plan;
+	lsim_memplan_compute(&mi, &plan);
+	assert_true(plan.blocks > 0);
+	assert_int_equal(r->insts[0].kv_blocks, plan.blocks);
+	lsim_scenario_destroy(sc);
+}
+
+/* MPS, 0.5 each: a alone (half the FLOP/s, all the bandwidth), b while a
+ * computes (half the FLOP/s, half the bandwidth). */
+static void test_mps_half(void **state)
+{
+	(void)state;
+	struct lsim_gpu_profile g, h;
+	struct lsim_model_arch ma, mb;
+	load("Llama-3.1-8B", &g, &ma);
+	load("Mistral-7B", &h, &mb);
+	g.bf16_flops = 312e12 * 0.5;
+	h.bf16_flops = 312e12 * 0.5;
+	h.hbm_bw = 2039e9 / 2;
+	lsim_time a1 = prefill(&ma, &g), b2 = prefill(&mb, &h);
+	struct lsim_gpu_profile hb = h;
+	hb.hbm_bw = 2039e9;
+	assert_true(b2 > prefill(&mb, &hb)); /* the shared bandwidth shows */
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_mps.yaml", NULL, 0, &sc);
+	assert_int_equal(r->reqs[0].instance, 0);
+	assert_int_equal(r->reqs[1].instance, 1);
+	assert_float_equal(ttft(r, 0), (double)a1 / 1e9, 1e-9);
+	assert_float_equal(ttft(r, 1), (double)b2 / 1e9, 1e-9);
+	lsim_scenario_destroy(sc);
+}
+
+/* Two MIG slices of one GPU are isolated: b in 3g.40gb while a computes
+ * in 4g.40gb has 3/7 of the FLOP/s and 4/8 of the bandwidth. */
+static void test_mig_pair(void **state)
+{
+	(void)state;
+	struct lsim_gpu_profile g;
+	struct lsim_model_arch m;
+	load("Mistral-7B", &g, &m);
+	g.bf16_flops = 312e12 * 3.0 / 7.0;
+	g.hbm_bw = 2039e9 * 4.0 / 8.0;
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_mig_pair.yaml", NULL, 0, &sc);
+	assert_true(r->reqs[0].first_token > r->reqs[1].arrival); /* a computes */
+	assert_float_equal(ttft(r, 1), (double)prefill(&m, &g) / 1e9, 1e-9);
+	lsim_scenario_destroy(sc);
+}
+
+/* Time slicing with 2 ms slices and a 0.1 ms switch: a alone has the
+ * whole GPU; b, with a busy, 2 x 2.1 / 2 of its time alone. */
+static void test_time_slice(void **state)
+{
+	(void)state;
+	struct lsim_gpu_profile g;
+	struct lsim_model_arch ma, mb;
+	load("Llama-3.1-8B", &g, &ma);
+	load("Mistral-7B", &g, &mb);
+	lsim_time a1 = prefill(&ma, &g), b1 = prefill(&mb, &g);
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_ts.yaml", NULL, 0, &sc);
+	assert_float_equal(ttft(r, 0), (double)a1 / 1e9, 1e-9);
+	assert_float_equal(ttft(r, 1), (double)llround((double)b1 * 2 * 2.1 / 2) / 1e9, 1e-9);
+	lsim_scenario_destroy(sc);
+}
+
+/* A refusal of file with sets: LSIM_EINVAL naming key, with fragment. */
+static void refused(const char *file, const char *const *sets, size_t n, const char *key,
+		    const char *fragment)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/tests/data/scenarios/%s", getenv("LSIM_SOURCE_ROOT"),
+		 file);
+	struct lsim_scenario *sc = NULL;
+	struct lsim_diag d = {0};
+	int rc = lsim_scenario_load(path, sets, n, &sc, &d);
+	if (rc == 0)
+		lsim_scenario_destroy(sc);
+	assert_int_equal(rc, LSIM_EINVAL);
+	assert_string_equal(d.key, key);
+	if (!strstr(d.msg, fragment))
+		fail_msg("'%s' not in '%s'", fragment, d.msg);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	/* 16 GB of Llama-3.1-8B weights in a 10 GiB slice */
+	const char *small[] = {"instances.0.mig=1g.10gb"};
+	refused("share_mig.yaml", small, 1, "instances[0].mig", "does not fit");
+	const char *unknown[] = {"instances.0.mig=5g.50gb"};
+	refused("share_mig.yaml", unknown, 1, "instances[0].mig",
+		"valid: 1g.10gb, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb");
+	const char *nomig[] = {"instances.0.gpu=L4", "instances.0.mig=1g.5gb"};
+	refused("share_mig.yaml", nomig, 2, "instances[0].mig", "L4 has no MIG profiles");
+	const char *memory[] = {"instances.1.gpu_memory_utilization=0.6"};
+	refused("share_mps.yaml", memory, 1, "instances[1].gpu_memory_utilization",
+		"memory admission");
+	const char *fraction[] = {"instances.1.gpu_fraction=0.6"};
+	refused("share_mps.yaml", fraction, 1, "instances[1].gpu_fraction", "sum to 1.1");
+	const char *slices[] = {"instances.1.mig=4g.40gb"};
+	refused("share_mig_pair.yaml", slices, 1, "instances[1].mig", "8 of 7 compute");
+	const char *mixed[] = {"instances.1.share=mps"};
+	refused("share_mig_pair.yaml", mixed, 1, "instances[1].share", "use one of mig and share");
+	const char *frac[] = {"instances.0.gpu_fraction=0.5"};
+	refused("share_ts.yaml", frac, 1, "instances[0].gpu_fraction", "only with share: mps");
+	const char *slice0[] = {"instances.1.time_slice=0s"};
+	refused("share_ts.yaml", slice0, 1, "instances[1].time_slice", "above 0");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mig_3g),
+		cmocka_unit_test(test_mig_pair),
+		cmocka_unit_test(test_mps_half),
+		cmocka_unit_test(test_time_slice),
+		cmocka_unit_test(test_refusals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
