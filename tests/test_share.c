@@ -5,7 +5,9 @@
  * FLOP/s and 4/8 of its bandwidth and memory; two MPS instances of 0.5
  * alone and together; time slicing alone and together; the refusals of a
  * model that does not fit its slice, of unknown profiles and GPU kinds
- * without MIG, and of memory admission.
+ * without MIG, and of memory admission; the energy and cost of a shared
+ * GPU counted once: idle members split one GPU's idle power and price,
+ * busy ones its power at their utilisation together.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,6 +50,30 @@ static lsim_time prefill(const struct lsim_model_arch *m, const struct lsim_gpu_
 	lsim_time t = lsim_perf_iter_time(p, &b);
 	lsim_perf_destroy(p);
 	return t;
+}
+
+/* got within tol of want, in double precision (cmocka's float macro
+ * rounds to float). */
+static void near(double got, double want, double tol)
+{
+	if (!(fabs(got - want) <= tol))
+		fail_msg("%.17g != %.17g (tolerance %g)", got, want, tol);
+}
+
+/* The work of that prefill at g's peak rates (s): FLOPs / peak FLOP/s or
+ * bytes / peak bandwidth, the larger, operator by operator. */
+static double prefill_work(const struct lsim_model_arch *m, const struct lsim_gpu_profile *g)
+{
+	struct lsim_roofline_params rp = {.tp = 1};
+	struct lsim_perf *p = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_perf_roofline_create(m, g, &rp, &p, &d), 0);
+	int32_t chunk = 2000, ctx = 0;
+	struct lsim_batch b = {.n_prefill = 1, .prefill_chunk = &chunk, .prefill_ctx = &ctx};
+	struct lsim_iter_work w = lsim_perf_iter_work(p, &b);
+	lsim_perf_destroy(p);
+	assert_true(w.s > 0);
+	return w.s;
 }
 
 static const struct lsim_results *run(const char *file, const char *const *sets, size_t n,
@@ -157,6 +183,80 @@ static void test_time_slice(void **state)
 	lsim_scenario_destroy(sc);
 }
 
+/* share_idle.yaml under sets: a and b idle for the run's T, with weights
+ * wa and wb of their GPU, on gpus GPUs. Together they draw 60 W of idle
+ * power a GPU (PUE 1) and pay $1.59 an hour a GPU for T, no more; each
+ * its part. */
+static void idle_once(const char *const *sets, size_t n, double wa, double wb, int gpus)
+{
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_idle.yaml", sets, n, &sc);
+	assert_int_equal(r->n_insts, 3);
+	const struct lsim_inst_record *a = &r->insts[0], *b = &r->insts[1];
+	assert_int_equal(a->iterations + b->iterations, 0);
+	assert_int_equal(r->insts[2].iterations, 2);
+	double t = a->stop - a->start;
+	assert_true(t > 100);
+	near(b->stop - b->start, t, 1e-12);
+	near(a->energy_j + b->energy_j, gpus * 60 * t, 1e-6);
+	near(a->energy_j, wa * 60 * t, 1e-6);
+	near(b->energy_j, wb * 60 * t, 1e-6);
+	near(a->cost_usd + b->cost_usd, gpus * 1.59 * t / 3600, 1e-12);
+	near(a->cost_usd, wa * 1.59 * t / 3600, 1e-12);
+	/* the dedicated c draws and pays a whole GPU, as before */
+	near(r->insts[2].cost_usd, 1.59 * t / 3600, 1e-12);
+	assert_true(r->insts[2].energy_j > 60 * t);
+	lsim_scenario_destroy(sc);
+}
+
+static void test_idle_once(void **state)
+{
+	(void)state;
+	idle_once(NULL, 0, 3.0 / 7, 4.0 / 7, 1); /* MIG: compute slices */
+	const char *mps[] = {"instances.0.mig=", "instances.1.mig=",
+			     "instances.0.share=mps", "instances.1.share=mps",
+			     "instances.0.gpu_fraction=0.25", "instances.1.gpu_fraction=0.5",
+			     "instances.0.gpu_memory_utilization=0.45",
+			     "instances.1.gpu_memory_utilization=0.45"};
+	idle_once(mps, 8, 1.0 / 3, 2.0 / 3, 1); /* 0.25 and 0.5 of 0.75 */
+	const char *ts[] = {"instances.0.mig=", "instances.1.mig=",
+			    "instances.0.share=time_slice", "instances.1.share=time_slice",
+			    "instances.0.time_slice=2ms", "instances.1.time_slice=2ms",
+			    "instances.0.switch_cost=0s", "instances.1.switch_cost=0s",
+			    "instances.0.gpu_memory_utilization=0.45",
+			    "instances.1.gpu_memory_utilization=0.45"};
+	idle_once(ts, 10, 0.5, 0.5, 1);
+	/* a slice alone on its GPU pays the whole GPU (its other slices idle) */
+	const char *alone[] = {"instances.0.gpu_group=", "instances.1.gpu_group="};
+	idle_once(alone, 2, 1, 1, 2);
+}
+
+/* share_mps.yaml's two prefills, one interval of the energy (no sample
+ * before the end): the GPU draws P(U) = 60 + 340 U^0.7 W for T with U the
+ * work of both prefills at the whole A100's peak rates over T; a gets its
+ * 1/2 of the idle 60 W and W_a / (W_a + W_b) of the rest. */
+static void test_mps_energy(void **state)
+{
+	(void)state;
+	struct lsim_gpu_profile g;
+	struct lsim_model_arch ma, mb;
+	load("Llama-3.1-8B", &g, &ma);
+	load("Mistral-7B", &g, &mb);
+	double wa = prefill_work(&ma, &g), wb = prefill_work(&mb, &g);
+	struct lsim_scenario *sc = NULL;
+	const struct lsim_results *r = run("share_mps.yaml", NULL, 0, &sc);
+	const struct lsim_inst_record *a = &r->insts[0], *b = &r->insts[1];
+	near(a->work_s, wa, 1e-9);
+	near(b->work_s, wb, 1e-9);
+	double t = a->stop - a->start;
+	assert_true(t < 1); /* before the first sample */
+	double u = (wa + wb) / t, dyn = 340 * pow(u, 0.7);
+	near(a->energy_j + b->energy_j, (60 + dyn) * t, 1e-6);
+	near(a->energy_j, (30 + dyn * wa / (wa + wb)) * t, 1e-6);
+	near(a->cost_usd + b->cost_usd, 1.59 * t / 3600, 1e-12);
+	lsim_scenario_destroy(sc);
+}
+
 /* A refusal of file with sets: LSIM_EINVAL naming key, with fragment. */
 static void refused(const char *file, const char *const *sets, size_t n, const char *key,
 		    const char *fragment)
@@ -208,6 +308,8 @@ int main(void)
 		cmocka_unit_test(test_mig_pair),
 		cmocka_unit_test(test_mps_half),
 		cmocka_unit_test(test_time_slice),
+		cmocka_unit_test(test_idle_once),
+		cmocka_unit_test(test_mps_energy),
 		cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

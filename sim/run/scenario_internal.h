@@ -69,6 +69,9 @@ struct inst_cfg {
 	const char *gpu_group;	/* co-located groups name the same one */
 	double gpu_fraction;	/* MPS: its share of the SMs */
 	lsim_time time_slice, switch_cost; /* time slicing */
+	/* the whole GPU's FLOP/s, bandwidth and memory, before its MIG slice
+	 * or MPS share (the members' work is counted at its peak rates) */
+	double whole_flops, whole_bw, whole_bytes;
 };
 
 /* The instance keys of GPU sharing, the last of the table (the effective

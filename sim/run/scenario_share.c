@@ -92,6 +92,9 @@ static int check_group(struct lsim_scenario *sc, size_t i, struct lsim_diag *d)
 	int rc = check_alone(sc, i, ic->mig[0] ? "mig" : "share", d);
 	if (rc != 0)
 		return rc;
+	ic->whole_flops = sc->gpus[i].bf16_flops;
+	ic->whole_bw = sc->gpus[i].hbm_bw;
+	ic->whole_bytes = sc->gpus[i].hbm_bytes;
 	if (ic->mig[0]) {
 		if (ic->share)
 			return refuse(sc, d, i, "share", "MPS or time slicing inside a MIG "
@@ -168,6 +171,10 @@ static int check_gpu(struct lsim_scenario *sc, size_t i, struct lsim_diag *d)
 			return refuse(sc, d, j, "gpu", "gpu_group %s is one GPU: its members "
 				      "name one GPU kind (%s)", g0->gpu_group, a);
 		}
+		if (strcmp(ic->price, g0->price) != 0)
+			return refuse(sc, d, j, "price", "gpu_group %s is one GPU, billed once "
+				      "and split among its members: they name one price (%s)",
+				      g0->gpu_group, g0->price[0] ? g0->price : "the profile's");
 		if (!!ic->mig[0] != !!g0->mig[0] || ic->share != g0->share ||
 		    ic->time_slice != g0->time_slice || ic->switch_cost != g0->switch_cost)
 			return refuse(sc, d, j, ic->mig[0] ? "mig" : "share",
@@ -233,11 +240,76 @@ static struct lsim_instance *instance_of(struct lsim_scenario *sc, size_t i)
 	return NULL;
 }
 
+/* Whether groups i and j are on one GPU: the same gpu_group, or one MIG
+ * slice of its own (no gpu_group: a GPU to itself). */
+static bool same_gpu(const struct lsim_scenario *sc, size_t i, size_t j)
+{
+	const char *a = sc->insts[i].gpu_group, *b = sc->insts[j].gpu_group;
+	return i == j || (a[0] && strcmp(a, b) == 0);
+}
+
+/* Whether group i shares a GPU (MIG, MPS, time slicing) and is the first
+ * group of it. */
+static bool first_on_gpu(const struct lsim_scenario *sc, size_t i)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	if (!ic->mig[0] && !ic->share)
+		return false;
+	for (size_t j = 0; j < i; j++)
+		if (same_gpu(sc, i, j))
+			return false;
+	return true;
+}
+
+/* Member j's part of its GPU's idle power and price before normalising:
+ * its compute slices (MIG), its gpu_fraction (MPS), 1 (time slicing). */
+static double raw_weight(const struct inst_cfg *ic)
+{
+	if (ic->mig[0]) {
+		const struct lsim_mig_profile *p = lsim_mig_find(ic->gpu, ic->mig);
+		return p ? p->compute : 1;
+	}
+	return ic->share == LSIM_SHARE_MPS ? ic->gpu_fraction : 1;
+}
+
+/* Member in of group j: the roofline of the whole GPU its work is
+ * counted at (MIG and MPS: its own perf sees a part), and with MPS the
+ * rooflines of its steps while k > 1 members have work. */
+static int member_perfs(struct lsim_scenario *sc, const struct lsim_share *sh,
+			struct lsim_instance *in, size_t j, struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[j];
+	struct lsim_roofline_params rp = {
+		.tp = 1,
+		.cpu_overhead_s = lsim_time_to_s(ic->cpu_overhead),
+	};
+	struct lsim_gpu_profile whole = sc->gpus[j];
+	whole.bf16_flops = ic->whole_flops;
+	whole.hbm_bw = ic->whole_bw;
+	whole.hbm_bytes = ic->whole_bytes;
+	if (sh->mode != LSIM_SHARE_TIME_SLICE) {
+		int rc = lsim_perf_roofline_create(&sc->models[j], &whole, &rp,
+						   &in->gpu_work_perf, d);
+		if (rc != 0)
+			return rc;
+	}
+	/* MPS, k members with work: each 1/k of the memory bandwidth */
+	for (int32_t k = 2; sh->mode == LSIM_SHARE_MPS && k <= sh->n; k++) {
+		struct lsim_gpu_profile g = sc->gpus[j];
+		g.hbm_bw /= k;
+		int rc = lsim_perf_roofline_create(&sc->models[j], &g, &rp,
+						   &in->share_perf[k - 1], d);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 int lsim_scn_attach_shares(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < sc->n_insts; i++)
-		n += sc->insts[i].share && first_of_group(sc, i);
+		n += first_on_gpu(sc, i);
 	if (n == 0)
 		return 0;
 	sc->shares = calloc(n, sizeof *sc->shares);
@@ -245,37 +317,34 @@ int lsim_scn_attach_shares(struct lsim_scenario *sc, struct lsim_diag *d)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		const struct inst_cfg *g0 = &sc->insts[i];
-		if (!g0->share || !first_of_group(sc, i))
+		if (!first_on_gpu(sc, i))
 			continue;
 		struct lsim_share *sh = &sc->shares[sc->n_shares++];
-		sh->mode = g0->share;
+		sh->mode = g0->mig[0] ? LSIM_SHARE_MIG : g0->share;
 		sh->slice_s = lsim_time_to_s(g0->time_slice);
 		sh->switch_s = lsim_time_to_s(g0->switch_cost);
+		double sum = 0;
 		for (size_t j = i; j < sc->n_insts; j++) {
-			if (strcmp(sc->insts[j].gpu_group, g0->gpu_group) != 0)
+			if (!same_gpu(sc, i, j))
 				continue;
 			struct lsim_instance *in = instance_of(sc, j);
 			if (!in)
 				continue;
+			sh->weight[sh->n] = raw_weight(&sc->insts[j]);
+			sum += sh->weight[sh->n];
 			sh->member[sh->n++] = in;
 			in->share = sh;
 		}
-		for (int32_t m = 0; sh->mode == LSIM_SHARE_MPS && m < sh->n; m++) {
+		/* the GPU's idle power and price once, in the members' parts */
+		for (int32_t m = 0; m < sh->n; m++) {
+			sh->weight[m] /= sum;
+			sh->member[m]->billing.price_per_hour *= sh->weight[m];
+		}
+		for (int32_t m = 0; m < sh->n; m++) {
 			struct lsim_instance *in = sh->member[m];
-			size_t j = (size_t)in->group;
-			/* k members with work: each 1/k of the memory bandwidth */
-			for (int32_t k = 2; k <= sh->n; k++) {
-				struct lsim_gpu_profile g = sc->gpus[j];
-				g.hbm_bw /= k;
-				struct lsim_roofline_params rp = {
-					.tp = 1,
-					.cpu_overhead_s = lsim_time_to_s(sc->insts[j].cpu_overhead),
-				};
-				int rc = lsim_perf_roofline_create(&sc->models[j], &g, &rp,
-								   &in->share_perf[k - 1], d);
-				if (rc != 0)
-					return rc;
-			}
+			int rc = member_perfs(sc, sh, in, (size_t)in->group, d);
+			if (rc != 0)
+				return rc;
 		}
 	}
 	return 0;

@@ -263,6 +263,7 @@ void lsim_instance_release(struct lsim_instance *in)
 	lsim_perf_destroy(in->work_perf);
 	for (int k = 0; k < LSIM_SHARE_MAX; k++)
 		lsim_perf_destroy(in->share_perf[k]);
+	lsim_perf_destroy(in->gpu_work_perf);
 	lsim_kv_destroy(in->kv);
 	free(in->wait);
 	free(in->run);
@@ -835,7 +836,7 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	struct lsim_iter_work w;
 	lsim_time dt;
 	double slow = 1.0;
-	int32_t k = in->share ? share_busy(in) : 1;
+	int32_t k = in->share && in->share->mode != LSIM_SHARE_MIG ? share_busy(in) : 1;
 	if (in->work_perf) { /* measured times, work from the roofline */
 		dt = lsim_perf_iter_time(in->perf, b);
 		w = lsim_perf_iter_work(in->work_perf, b);
@@ -858,6 +859,8 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	}
 	if (dt < 1)
 		dt = 1;
+	if (in->gpu_work_perf) /* shared: its work at the whole GPU's peaks */
+		w = lsim_perf_iter_work(in->gpu_work_perf, b);
 	*work = work_ns(w, dt);
 	if (stages)
 		stage_times(in, b, tokens, dt, slow, stages);
@@ -1037,7 +1040,7 @@ void lsim_inst_schedule_step(struct lsim_instance *in)
 	in->step_work = work;
 	bool ring = lsim_inst_ring_on(in);
 	/* shared: the next step's time depends on the neighbours then */
-	lsim_time span = ring || np > 0 || !s->macro_steps || in->share ? dt : lsim_inst_plan_run(in, &b, dt, now);
+	lsim_time span = ring || np > 0 || !s->macro_steps || (in->share && in->share->mode != LSIM_SHARE_MIG) ? dt : lsim_inst_plan_run(in, &b, dt, now);
 	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,
 					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)

@@ -167,11 +167,16 @@ struct lsim_pp_batch {
  * whole GPU 1/k of the time, each slice of time_slice paying switch more.
  */
 #define LSIM_SHARE_MAX 8
-enum lsim_share_mode { LSIM_SHARE_MPS = 1, LSIM_SHARE_TIME_SLICE = 2 };
+/* MIG slices are isolated (their step times ignore the neighbours); they
+ * share the GPU's power and price all the same. */
+enum lsim_share_mode { LSIM_SHARE_MPS = 1, LSIM_SHARE_TIME_SLICE = 2, LSIM_SHARE_MIG = 3 };
 struct lsim_share {
 	int mode;			/* enum lsim_share_mode */
 	int32_t n;			/* members */
 	struct lsim_instance *member[LSIM_SHARE_MAX];
+	/* each member's part of the GPU's idle power and price (sum 1):
+	 * MIG g/7, MPS gpu_fraction, time slicing 1/n, over their sum */
+	double weight[LSIM_SHARE_MAX];
 	double slice_s, switch_s;	/* time slicing: the slice and its switch */
 };
 
@@ -276,6 +281,12 @@ struct lsim_instance {
 	 * have work ([0] unused: perf, the whole bandwidth) */
 	const struct lsim_share *share;
 	struct lsim_perf *share_perf[LSIM_SHARE_MAX];
+	/* shared (MIG, MPS): the roofline of the whole GPU, whose peak rates
+	 * its work (work_ns) is counted at, so that the members' work adds up
+	 * to the GPU's utilisation; share_u and share_w: its part of the
+	 * GPU's utilisation and power over its last energy interval */
+	struct lsim_perf *gpu_work_perf;
+	double share_u, share_w;
 	bool busy;
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
