@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster/mig.h"
 #include "serving/memplan.h"
 #include "run/scenario.h"
 #include "run/sim.h"
@@ -257,6 +258,52 @@ static void test_mps_energy(void **state)
 	lsim_scenario_destroy(sc);
 }
 
+/* The shipped table (calibrate/mig.yaml): an A100 80GB's six profiles,
+ * none for an L4; bad entries refused naming file, line and key. */
+static void test_mig_table(void **state)
+{
+	(void)state;
+	char path[1024];
+	struct lsim_mig_table t;
+	struct lsim_diag d = {0};
+	snprintf(path, sizeof path, "%s/mig.yaml", lsim_data_dir());
+	assert_int_equal(lsim_mig_load(path, "A100-80GB-SXM", &t, &d), 0);
+	assert_int_equal(t.n, 6);
+	const struct lsim_mig_profile *p = lsim_mig_find(&t, "3g.40gb");
+	assert_non_null(p);
+	assert_int_equal(p->compute, 3);
+	assert_int_equal(p->memory, 4);
+	p = lsim_mig_find(&t, "7g.80gb");
+	assert_int_equal(p->compute, 7);
+	assert_int_equal(p->memory, 8);
+	assert_null(lsim_mig_find(&t, "1g.5gb")); /* the 40GB part's */
+	assert_int_equal(lsim_mig_load(path, "H200-SXM", &t, &d), 0);
+	assert_string_equal(t.p[5].name, "7g.141gb");
+	assert_int_equal(lsim_mig_load(path, "L4", &t, &d), 0);
+	assert_int_equal(t.n, 0);
+	char list[400];
+	lsim_mig_list(&t, list, sizeof list);
+	assert_non_null(strstr(list, "A100-40GB-SXM, A100-80GB-SXM"));
+	static const struct {
+		const char *file, *key, *fragment;
+		int line;
+	} bad[] = {
+		{"bad_memory.yaml", "gpus[0].profiles[1].memory", "", 8},
+		{"twice.yaml", "gpus[1].profiles[1].name", "listed twice", 12},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/mig/%s", getenv("LSIM_SOURCE_ROOT"),
+			 bad[i].file);
+		memset(&d, 0, sizeof d);
+		assert_int_not_equal(lsim_mig_load(path, "A100-80GB-SXM", &t, &d), 0);
+		assert_string_equal(d.key, bad[i].key);
+		assert_int_equal(d.line, bad[i].line);
+		assert_non_null(strstr(d.file, bad[i].file));
+		assert_non_null(strstr(d.msg, bad[i].fragment));
+		assert_int_equal(t.n, 0);
+	}
+}
+
 /* A refusal of file with sets: LSIM_EINVAL naming key, with fragment. */
 static void refused(const char *file, const char *const *sets, size_t n, const char *key,
 		    const char *fragment)
@@ -308,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_mig_pair),
 		cmocka_unit_test(test_mps_half),
 		cmocka_unit_test(test_time_slice),
+		cmocka_unit_test(test_mig_table),
 		cmocka_unit_test(test_idle_once),
 		cmocka_unit_test(test_mps_energy),
 		cmocka_unit_test(test_refusals),

@@ -1,70 +1,151 @@
 /*
- * mig.c - the MIG profile table of each GPU kind that has MIG (NVIDIA
- * Multi-Instance GPU user guide, "Supported MIG Profiles": the fraction of
- * SMs is g/7 and the fraction of memory, of L2 and of the memory
- * controllers m/8 for every profile of the A100, H100, H200 and B200),
- * and the slice of a GPU profile that one MIG instance sees.
+ * mig.c - the MIG profile table of each GPU kind that has MIG, read from
+ * calibrate/mig.yaml (NVIDIA Multi-Instance GPU user guide, "Supported
+ * MIG Profiles": the fraction of SMs is g/7 and the fraction of memory,
+ * of L2 and of the memory controllers m/8 for every profile of the A100,
+ * H100, H200 and B200), and the slice of a GPU profile that one MIG
+ * instance sees.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/config.h"
 #include "cluster/mig.h"
 
-/* The six GPU instance profiles of a seven-slice GPU, in the guide's
- * order; the names differ by the memory of the product. */
-#define MIG_KIND(kind, a, b, c, d, e, f)                                        \
-	{kind, {{a, 1, 1}, {b, 1, 2}, {c, 2, 2}, {d, 3, 4}, {e, 4, 4}, {f, 7, 8}}}
-
-static const struct {
-	const char *gpu;
-	struct lsim_mig_profile p[6];
-} kinds[] = {
-	/* A100-SXM4-40GB table of the guide */
-	MIG_KIND("A100-40GB-SXM", "1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"),
-	/* "For A100-SXM4-80GB, the profile names will change according to
-	 * the memory proportion" (the guide); the PCIe 80GB part likewise */
-	MIG_KIND("A100-80GB-SXM", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-	MIG_KIND("A100-80GB-PCIe", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-	/* H100 80GB table of the guide (SXM5 and PCIe) */
-	MIG_KIND("H100-SXM", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-	MIG_KIND("H100-PCIe", "1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"),
-	/* H200 141GB table of the guide */
-	MIG_KIND("H200-SXM", "1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb"),
-	/* B200 180GB table of the guide */
-	MIG_KIND("B200-SXM", "1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb"),
+struct kind_raw {
+	const char *gpu, *source;
 };
-#define N_KINDS (sizeof kinds / sizeof kinds[0])
+static const struct lsim_keydef kind_keys[] = {
+	{"gpu", LSIM_K_STRING, offsetof(struct kind_raw, gpu), NULL, LSIM_NOBOUNDS, NULL, "GPU profile name (calibrate/profiles/)"},
+	{"source", LSIM_K_STRING, offsetof(struct kind_raw, source), NULL, LSIM_NOBOUNDS, NULL, "where the table comes from"},
+};
 
-static int kind_index(const char *gpu)
+struct prof_raw {
+	const char *name;
+	int64_t compute, memory;
+};
+static const struct lsim_keydef prof_keys[] = {
+	{"name", LSIM_K_STRING, offsetof(struct prof_raw, name), NULL, LSIM_NOBOUNDS, NULL, "GPU instance profile, e.g. 3g.40gb"},
+	{"compute", LSIM_K_INT, offsetof(struct prof_raw, compute), NULL, 1, LSIM_MIG_COMPUTE_SLICES, NULL, "compute slices (sevenths of the SMs)"},
+	{"memory", LSIM_K_INT, offsetof(struct prof_raw, memory), NULL, 1, LSIM_MIG_MEMORY_SLICES, NULL, "memory slices (eighths of memory, bandwidth, L2)"},
+};
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static int need_seq(const struct lsim_doc *doc, const struct lsim_node *at,
+		    const struct lsim_node *list, const char *path, struct lsim_diag *d)
 {
-	for (size_t k = 0; gpu && k < N_KINDS; k++)
-		if (strcmp(kinds[k].gpu, gpu) == 0)
-			return (int)k;
-	return -1;
+	if (list && list->kind == LSIM_NODE_SEQ && list->n > 0)
+		return 0;
+	return lsim_cfg_error(d, doc, list ? list : at, path, LSIM_EFORMAT,
+			      "expected a non-empty list");
 }
 
-int lsim_mig_has(const char *gpu)
+/* Entry k of the file (a GPU kind): checked; kept in t if it is gpu. */
+static int kind_entry(const struct lsim_doc *doc, size_t k, const char *gpu,
+		      struct lsim_mig_table *t, struct lsim_diag *d)
 {
-	return kind_index(gpu) >= 0;
+	const struct lsim_node *list = lsim_node_get(doc->root, "gpus");
+	const struct lsim_node *e = list->items[k];
+	char path[96];
+	snprintf(path, sizeof path, "gpus[%zu]", k);
+	if (e->kind != LSIM_NODE_MAP)
+		return lsim_cfg_error(d, doc, e, path, LSIM_EFORMAT, "expected a mapping of keys");
+	struct kind_raw kr = {0};
+	static const char *const sub[] = {"profiles", NULL};
+	int rc = lsim_cfg_bind(doc, e, path, kind_keys, N_OF(kind_keys), sub, &kr, d);
+	if (rc != 0)
+		return rc;
+	for (size_t j = 0; j < k; j++) {
+		const char *o = lsim_node_get(list->items[j], "gpu")->value;
+		if (strcmp(o, kr.gpu) == 0) {
+			snprintf(path, sizeof path, "gpus[%zu].gpu", k);
+			return lsim_cfg_error(d, doc, lsim_node_get(e, "gpu"), path, LSIM_EINVAL,
+					      "%s listed twice (also gpus[%zu])", kr.gpu, j);
+		}
+	}
+	size_t n = strlen(t->kinds);
+	snprintf(t->kinds + n, sizeof t->kinds - n, "%s%s", n ? ", " : "", kr.gpu);
+	const struct lsim_node *ps = lsim_node_get(e, "profiles");
+	snprintf(path, sizeof path, "gpus[%zu].profiles", k);
+	rc = need_seq(doc, e, ps, path, d);
+	if (rc == 0 && ps->n > LSIM_MIG_MAX_PROFILES)
+		rc = lsim_cfg_error(d, doc, ps, path, LSIM_ERANGE, "more than %d profiles",
+				    LSIM_MIG_MAX_PROFILES);
+	bool mine = gpu && strcmp(kr.gpu, gpu) == 0;
+	for (size_t i = 0; rc == 0 && i < ps->n; i++) {
+		const struct lsim_node *pe = ps->items[i];
+		snprintf(path, sizeof path, "gpus[%zu].profiles[%zu]", k, i);
+		if (pe->kind != LSIM_NODE_MAP)
+			return lsim_cfg_error(d, doc, pe, path, LSIM_EFORMAT,
+					      "expected a mapping of keys");
+		struct prof_raw pr = {0};
+		rc = lsim_cfg_bind(doc, pe, path, prof_keys, N_OF(prof_keys), NULL, &pr, d);
+		if (rc != 0)
+			return rc;
+		char key[112];
+		snprintf(key, sizeof key, "%s.name", path);
+		if (!pr.name[0] || strlen(pr.name) >= sizeof t->p[0].name)
+			return lsim_cfg_error(d, doc, lsim_node_get(pe, "name"), key, LSIM_EINVAL,
+					      "a profile name of 1 to %zu characters",
+					      sizeof t->p[0].name - 1);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(lsim_node_get(ps->items[j], "name")->value, pr.name) == 0)
+				return lsim_cfg_error(d, doc, lsim_node_get(pe, "name"), key,
+						      LSIM_EINVAL, "%s listed twice for %s (also "
+						      "profiles[%zu])", pr.name, kr.gpu, j);
+		if (!mine)
+			continue;
+		struct lsim_mig_profile *p = &t->p[t->n++];
+		snprintf(p->name, sizeof p->name, "%s", pr.name);
+		p->compute = (int)pr.compute;
+		p->memory = (int)pr.memory;
+	}
+	return rc;
 }
 
-const struct lsim_mig_profile *lsim_mig_find(const char *gpu, const char *name)
+int lsim_mig_load(const char *path, const char *gpu, struct lsim_mig_table *t,
+		  struct lsim_diag *d)
 {
-	int k = kind_index(gpu);
-	for (size_t j = 0; k >= 0 && name && j < 6; j++)
-		if (strcmp(kinds[k].p[j].name, name) == 0)
-			return &kinds[k].p[j];
+	memset(t, 0, sizeof *t);
+	struct lsim_doc *doc = NULL;
+	int rc = lsim_doc_load_file(path, &doc, d);
+	if (rc == LSIM_EIO || rc == LSIM_ENOENT)
+		return lsim_diag_set(d, LSIM_ENOENT, path, 0, 0, "mig",
+				     "no MIG table (looked for this file)");
+	if (rc != 0)
+		return rc;
+	static const char *const top[] = {"gpus", NULL};
+	rc = lsim_cfg_bind(doc, doc->root, "", NULL, 0, top, NULL, d);
+	const struct lsim_node *list = lsim_node_get(doc->root, "gpus");
+	if (rc == 0)
+		rc = need_seq(doc, doc->root, list, "gpus", d);
+	for (size_t k = 0; rc == 0 && k < list->n; k++)
+		rc = kind_entry(doc, k, gpu, t, d);
+	lsim_doc_destroy(doc);
+	if (rc != 0)
+		memset(t, 0, sizeof *t);
+	return rc;
+}
+
+const struct lsim_mig_profile *lsim_mig_find(const struct lsim_mig_table *t, const char *name)
+{
+	for (int j = 0; name && j < t->n; j++)
+		if (strcmp(t->p[j].name, name) == 0)
+			return &t->p[j];
 	return NULL;
 }
 
-void lsim_mig_list(const char *gpu, char *buf, size_t size)
+void lsim_mig_list(const struct lsim_mig_table *t, char *buf, size_t size)
 {
-	int k = kind_index(gpu);
+	if (t->n == 0) {
+		snprintf(buf, size, "%s", t->kinds);
+		return;
+	}
 	size_t n = 0;
 	buf[0] = '\0';
-	for (size_t j = 0; j < (k >= 0 ? 6 : N_KINDS) && n < size; j++)
-		n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? ", " : "",
-				      k >= 0 ? kinds[k].p[j].name : kinds[j].gpu);
+	for (int j = 0; j < t->n && n < size; j++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", j ? ", " : "", t->p[j].name);
 }
 
 void lsim_mig_apply(const struct lsim_mig_profile *p, struct lsim_gpu_profile *g)

@@ -30,7 +30,7 @@ static const struct lsim_keydef top_keys[] = {
 	{"name", LSIM_K_STRING, T(name), "scenario", LSIM_NOBOUNDS, NULL, "name of the scenario"},
 	{"seed", LSIM_K_INT, T(seed), "1", 0, 9.0e18, NULL, "seed of every random stream"},
 	{"duration", LSIM_K_TIME, T(duration), "0s", 0, 9.0e18, NULL, "stop simulated time here (0: run to completion)"},
-	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/ and models.yaml (empty: the shipped calibrate/)"},
+	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/, models.yaml and mig.yaml (empty: the shipped calibrate/)"},
 	{"macro_steps", LSIM_K_BOOL, T(macro_steps), "false", LSIM_NOBOUNDS, NULL, "simulate each run of decode steps between batch changes as one event (faster; request timings unchanged, a run's output tokens stream back as one message: docs/architecture.md)"},
 };
 #undef T

@@ -72,6 +72,7 @@ struct inst_cfg {
 	/* the whole GPU's FLOP/s, bandwidth and memory, before its MIG slice
 	 * or MPS share (the members' work is counted at its peak rates) */
 	double whole_flops, whole_bw, whole_bytes;
+	int mig_compute, mig_memory; /* its MIG profile's slices (mig set) */
 };
 
 /* The instance keys of GPU sharing, the last of the table (the effective

@@ -69,6 +69,21 @@ static int check_alone(const struct lsim_scenario *sc, size_t i, const char *k,
 	return 0;
 }
 
+/* The MIG table of GPU kind gpu, from mig.yaml beside the hardware
+ * profiles (the scenario's data_dir, else the shipped calibrate/). */
+static int load_mig(const struct lsim_scenario *sc, const char *gpu, struct lsim_mig_table *t,
+		    struct lsim_diag *d)
+{
+	char profiles[1024], catalogue[1024], path[1100];
+	if (lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
+		return LSIM_ENOMEM;
+	size_t n = strlen(profiles);
+	if (n >= 9 && strcmp(profiles + n - 9, "/profiles") == 0)
+		profiles[n - 9] = '\0';
+	snprintf(path, sizeof path, "%s/mig.yaml", profiles);
+	return lsim_mig_load(path, gpu, t, d);
+}
+
 /* Per group: the MIG slice, or the MPS compute share, applied to its
  * GPU profile; the keys of the other mode refused. */
 static int check_group(struct lsim_scenario *sc, size_t i, struct lsim_diag *d)
@@ -99,14 +114,20 @@ static int check_group(struct lsim_scenario *sc, size_t i, struct lsim_diag *d)
 		if (ic->share)
 			return refuse(sc, d, i, "share", "MPS or time slicing inside a MIG "
 				      "slice is not modelled: use one of mig and share");
-		const struct lsim_mig_profile *p = lsim_mig_find(ic->gpu, ic->mig);
-		lsim_mig_list(ic->gpu, list, sizeof list);
-		if (!p && !lsim_mig_has(ic->gpu))
+		struct lsim_mig_table t;
+		rc = load_mig(sc, ic->gpu, &t, d);
+		if (rc != 0)
+			return rc;
+		const struct lsim_mig_profile *p = lsim_mig_find(&t, ic->mig);
+		lsim_mig_list(&t, list, sizeof list);
+		if (!p && t.n == 0)
 			return refuse(sc, d, i, "mig", "%s has no MIG profiles (GPU kinds with "
 				      "MIG: %s)", ic->gpu, list);
 		if (!p)
 			return refuse(sc, d, i, "mig", "unknown MIG profile of %s; valid: %s",
 				      ic->gpu, list);
+		ic->mig_compute = p->compute;
+		ic->mig_memory = p->memory;
 		lsim_mig_apply(p, &sc->gpus[i]);
 		/* the model must fit its slice: weights and min_kv_tokens */
 		struct lsim_memplan_in mi = lsim_memplan_in_for(&ic->eng, &sc->gpus[i],
@@ -182,9 +203,8 @@ static int check_gpu(struct lsim_scenario *sc, size_t i, struct lsim_diag *d)
 				      "same mig-or-share, share, time_slice and switch_cost",
 				      g0->gpu_group);
 		if (ic->mig[0]) {
-			const struct lsim_mig_profile *p = lsim_mig_find(ic->gpu, ic->mig);
-			compute += p->compute;
-			memory += p->memory;
+			compute += ic->mig_compute;
+			memory += ic->mig_memory;
 			if (compute > LSIM_MIG_COMPUTE_SLICES || memory > LSIM_MIG_MEMORY_SLICES) {
 				snprintf(a, sizeof a, "%d of %d compute and %d of %d memory",
 					 compute, LSIM_MIG_COMPUTE_SLICES, memory,
@@ -265,10 +285,8 @@ static bool first_on_gpu(const struct lsim_scenario *sc, size_t i)
  * its compute slices (MIG), its gpu_fraction (MPS), 1 (time slicing). */
 static double raw_weight(const struct inst_cfg *ic)
 {
-	if (ic->mig[0]) {
-		const struct lsim_mig_profile *p = lsim_mig_find(ic->gpu, ic->mig);
-		return p ? p->compute : 1;
-	}
+	if (ic->mig[0])
+		return ic->mig_compute;
 	return ic->share == LSIM_SHARE_MPS ? ic->gpu_fraction : 1;
 }
 
