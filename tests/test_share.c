@@ -304,6 +304,28 @@ static void test_mig_table(void **state)
 	}
 }
 
+/* share_mps.yaml's groups on a cluster of one node of two A100s, with a
+ * dedicated c: a and b on one GPU (three groups on two GPUs), their first
+ * tokens those of share_mps.yaml, which test_mps_half computes by hand. */
+static void test_cluster(void **state)
+{
+	(void)state;
+	struct lsim_scenario *sc = NULL, *alone = NULL;
+	const struct lsim_results *r = run("share_cluster.yaml", NULL, 0, &sc);
+	const struct lsim_results *w = run("share_mps.yaml", NULL, 0, &alone);
+	assert_int_equal(r->n_insts, 3);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(r->insts[i].node, 0);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(r->reqs[i].instance, (int32_t)i);
+		near(ttft(r, i), ttft(w, i), 1e-12);
+	}
+	near(r->insts[0].energy_j + r->insts[1].energy_j,
+	     w->insts[0].energy_j + w->insts[1].energy_j, 1e-9);
+	lsim_scenario_destroy(alone);
+	lsim_scenario_destroy(sc);
+}
+
 /* A refusal of file with sets: LSIM_EINVAL naming key, with fragment. */
 static void refused(const char *file, const char *const *sets, size_t n, const char *key,
 		    const char *fragment)
@@ -344,6 +366,12 @@ static void test_refusals(void **state)
 	refused("share_mig_pair.yaml", mixed, 1, "instances[1].share", "use one of mig and share");
 	const char *frac[] = {"instances.0.gpu_fraction=0.5"};
 	refused("share_ts.yaml", frac, 1, "instances[0].gpu_fraction", "only with share: mps");
+	/* the shared GPU is nobody else's: no GPU left for c's second replica */
+	const char *more[] = {"instances.2.replicas=2"};
+	refused("share_cluster.yaml", more, 1, "instances[2].replicas",
+		"not enough A100-80GB-SXM GPUs in the cluster for replica 2");
+	const char *fail[] = {"failures.mtbf=1h"};
+	refused("share_cluster.yaml", fail, 1, "instances[0].share", "failures");
 	const char *slice0[] = {"instances.1.time_slice=0s"};
 	refused("share_ts.yaml", slice0, 1, "instances[1].time_slice", "above 0");
 }
@@ -358,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_mig_table),
 		cmocka_unit_test(test_idle_once),
 		cmocka_unit_test(test_mps_energy),
+		cmocka_unit_test(test_cluster),
 		cmocka_unit_test(test_refusals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -361,6 +361,10 @@ int lsim_scn_build_instances(struct lsim_scenario *sc, struct lsim_diag *d);
 
 int lsim_scn_check_share(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_attach_shares(struct lsim_scenario *sc, struct lsim_diag *d);
+/* The first group on group i's GPU when i shares one with an earlier
+ * group (a later member of a gpu_group: placed on that group's GPU), or
+ * -1. */
+int32_t lsim_scn_share_host(const struct lsim_scenario *sc, size_t i);
 
 /* ---- scenario_workload.c ---- */
 

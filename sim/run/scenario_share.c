@@ -47,9 +47,13 @@ static int check_alone(const struct lsim_scenario *sc, size_t i, const char *k,
 {
 	const struct inst_cfg *ic = &sc->insts[i];
 	const char *what = NULL;
-	if (sc->n_nodes > 0)
-		what = "a cluster (placing slices and shared GPUs on its nodes is not "
-		       "modelled yet): drop the cluster section";
+	if (sc->fail.mtbf > 0 || sc->fail.gpu_mtbf > 0 || sc->fail.node_mtbf > 0 ||
+	    sc->fail.trace[0])
+		what = "failures (a member's replacement would not join its GPU's "
+		       "share): drop failures.mtbf, gpu_mtbf, node_mtbf and trace";
+	else if (ic->spot)
+		what = "spot capacity (a reclaimed member's replacement would not join "
+		       "its GPU's share): set spot false";
 	else if (ic->perf != PERF_ROOFLINE)
 		what = "perf other than roofline (a table or a service time is measured "
 		       "on a whole GPU): use perf: roofline";
@@ -62,8 +66,9 @@ static int check_alone(const struct lsim_scenario *sc, size_t i, const char *k,
 				      ic->max_replicas >= 0))
 		what = "replicas other than 1 or autoscaling in a gpu_group (each member "
 		       "is one instance on the group's GPU): set replicas 1";
-	else if (ic->gpu_group[0] && ic->cold_start)
-		what = "cold_start in a gpu_group: set it false";
+	else if (ic->cold_start)
+		what = "cold_start (weights loaded over the links into a slice or a "
+		       "shared GPU are not modelled): set it false";
 	if (what)
 		return refuse(sc, d, i, k, "%s is not modelled with %s", k, what);
 	return 0;
@@ -279,6 +284,17 @@ static bool first_on_gpu(const struct lsim_scenario *sc, size_t i)
 		if (same_gpu(sc, i, j))
 			return false;
 	return true;
+}
+
+int32_t lsim_scn_share_host(const struct lsim_scenario *sc, size_t i)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	if (!ic->mig[0] && !ic->share)
+		return -1;
+	for (size_t j = 0; j < i; j++)
+		if (same_gpu(sc, i, j))
+			return (int32_t)j;
+	return -1;
 }
 
 /* Member j's part of its GPU's idle power and price before normalising:
