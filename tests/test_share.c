@@ -326,6 +326,25 @@ static void test_cluster(void **state)
 	lsim_scenario_destroy(sc);
 }
 
+/* Time slicing with measured tables (perf: table, RTX PRO 6000): b alone
+ * takes its table time t_b; b while a computes, t_b x 2 x 2.1 / 2. */
+static void test_time_slice_table(void **state)
+{
+	(void)state;
+	struct lsim_scenario *sc = NULL, *alone = NULL;
+	const char *only_b[] = {"workload.path=../traces/share_b.csv"};
+	const struct lsim_results *w = run("share_ts_table.yaml", only_b, 1, &alone);
+	assert_int_equal(w->n_reqs, 1);
+	assert_int_equal(w->reqs[0].instance, 1);
+	double b1 = ttft(w, 0) * 1e9;
+	assert_true(b1 > 1e8); /* Qwen3-32B's 2,000-token prefill: 0.1 s and more */
+	const struct lsim_results *r = run("share_ts_table.yaml", NULL, 0, &sc);
+	assert_true(r->reqs[0].first_token > r->reqs[1].arrival); /* a computes */
+	near(ttft(r, 1), (double)llround(b1 * 2 * (0.002 + 0.0001) / 0.002) / 1e9, 1e-9);
+	lsim_scenario_destroy(alone);
+	lsim_scenario_destroy(sc);
+}
+
 /* A refusal of file with sets: LSIM_EINVAL naming key, with fragment. */
 static void refused(const char *file, const char *const *sets, size_t n, const char *key,
 		    const char *fragment)
@@ -372,6 +391,8 @@ static void test_refusals(void **state)
 		"not enough A100-80GB-SXM GPUs in the cluster for replica 2");
 	const char *fail[] = {"failures.mtbf=1h"};
 	refused("share_cluster.yaml", fail, 1, "instances[0].share", "failures");
+	const char *service[] = {"instances.0.perf=service"};
+	refused("share_mps.yaml", service, 1, "instances[0].share", "but for a table");
 	const char *slice0[] = {"instances.1.time_slice=0s"};
 	refused("share_ts.yaml", slice0, 1, "instances[1].time_slice", "above 0");
 }
@@ -386,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_mig_table),
 		cmocka_unit_test(test_idle_once),
 		cmocka_unit_test(test_mps_energy),
+		cmocka_unit_test(test_time_slice_table),
 		cmocka_unit_test(test_cluster),
 		cmocka_unit_test(test_refusals),
 	};

@@ -54,9 +54,11 @@ static int check_alone(const struct lsim_scenario *sc, size_t i, const char *k,
 	else if (ic->spot)
 		what = "spot capacity (a reclaimed member's replacement would not join "
 		       "its GPU's share): set spot false";
-	else if (ic->perf != PERF_ROOFLINE)
-		what = "perf other than roofline (a table or a service time is measured "
-		       "on a whole GPU): use perf: roofline";
+	else if (ic->perf != PERF_ROOFLINE &&
+		 !(ic->perf == PERF_TABLE && ic->share == LSIM_SHARE_TIME_SLICE))
+		what = "perf other than roofline, but for a table under time slicing (a "
+		       "table or a service time is measured on a whole GPU, which only "
+		       "time slicing gives a member): use perf: roofline";
 	else if (lsim_scn_placed_gpus(ic) != 1)
 		what = "tp, pp or data_parallel_size above 1 (a slice or a shared GPU is "
 		       "one GPU): set them to 1";
