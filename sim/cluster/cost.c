@@ -908,7 +908,15 @@ int lsim_energy_acc_add(struct lsim_energy_acc *acc, lsim_time t0,
 	if (t1 < t0 || isnan(util))
 		return LSIM_EINVAL;
 	double u = util < 0 ? 0 : util > 1 ? 1 : util;
-	double it_w = lsim_power_w(&acc->pm, u) * acc->gpus;
+	return lsim_energy_acc_add_w(acc, t0, t1, u, lsim_power_w(&acc->pm, u) * acc->gpus);
+}
+
+int lsim_energy_acc_add_w(struct lsim_energy_acc *acc, lsim_time t0, lsim_time t1,
+			  double util, double it_w)
+{
+	if (t1 < t0 || isnan(util) || !(it_w >= 0))
+		return LSIM_EINVAL;
+	double u = util < 0 ? 0 : util > 1 ? 1 : util;
 	double fac_w = it_w * acc->pue;
 	double dt = (double)(t1 - t0); /* ns */
 	acc->gpu_j += it_w * dt / 1e9;

@@ -281,6 +281,15 @@ int lsim_energy_acc_init(struct lsim_energy_acc *acc,
 int lsim_energy_acc_add(struct lsim_energy_acc *acc, lsim_time t0,
 			lsim_time t1, double util);
 
+/*
+ * Adds [t0, t1] at a draw of it_w watts of IT power given by the caller (a
+ * GPU's part of one shared among instances, docs/sharing.md), util
+ * (clamped to [0, 1]) counted as the utilisation over it. LSIM_EINVAL
+ * (nothing added) if t1 < t0, util is NaN or it_w is not >= 0.
+ */
+int lsim_energy_acc_add_w(struct lsim_energy_acc *acc, lsim_time t0, lsim_time t1,
+			  double util, double it_w);
+
 /* Mean utilisation over the covered time (0 if none). */
 double lsim_energy_acc_mean_util(const struct lsim_energy_acc *acc);
 

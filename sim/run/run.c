@@ -1128,8 +1128,45 @@ static int sample_links(struct lsim_sim *s, lsim_time now)
  * utilisation over that interval: the work at peak rates of the steps
  * done in it (service mode: the busy fraction; busy is busy_ns now).
  * Returns that utilisation. */
+/* A GPU shared by its members (docs/sharing.md): each member's interval
+ * up to now (its stop, if earlier) at the GPU's power at the members'
+ * utilisation together, U = sum of u_j (each member's work counted at
+ * the whole GPU's peak rates): member j draws weight_j of P(0), the idle
+ * power, and u_j / U of P(U) - P(0), the dynamic power; their sum is one
+ * GPU's P(U). Returns in's u_j (the members after the first one called
+ * at a time find their interval counted and get theirs back). */
+static double account_shared(struct lsim_instance *in, lsim_time now)
+{
+	const struct lsim_share *sh = in->share;
+	double u[LSIM_SHARE_MAX], total = 0;
+	lsim_time end[LSIM_SHARE_MAX];
+	for (int32_t j = 0; j < sh->n; j++) {
+		struct lsim_instance *m = sh->member[j];
+		end[j] = m->stop >= 0 && m->stop < now ? m->stop : now;
+		lsim_time dt = end[j] - m->energy_t;
+		u[j] = dt > 0 ? (m->work_ns - m->energy_work) / (double)dt : 0;
+		u[j] = u[j] < 0 ? 0 : u[j] > 1 ? 1 : u[j];
+		total += u[j];
+	}
+	const struct lsim_power_model *pm = &in->energy.pm;
+	double idle = lsim_power_w(pm, 0), dyn = lsim_power_w(pm, total) - idle;
+	for (int32_t j = 0; j < sh->n; j++) {
+		struct lsim_instance *m = sh->member[j];
+		if (end[j] <= m->energy_t)
+			continue;
+		m->share_u = u[j];
+		m->share_w = sh->weight[j] * idle + (total > 0 ? dyn * u[j] / total : 0);
+		lsim_energy_acc_add_w(&m->energy, m->energy_t, end[j], u[j], m->share_w);
+		m->energy_t = end[j];
+		m->energy_work = m->work_ns;
+	}
+	return in->share_u;
+}
+
 double lsim_sim_account_energy(struct lsim_instance *in, lsim_time now, lsim_time busy)
 {
+	if (in->share)
+		return account_shared(in, now);
 	lsim_time dt = now - in->energy_t;
 	if (dt <= 0)
 		return 0;
@@ -1295,7 +1332,8 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		/* Power follows the GPUs' utilisation (work at peak rates, of
 		 * the steps that ended since the last account); the busy
 		 * fraction, KV and rate columns are what the monitor reports. */
-		t->power_w = in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
+		t->power_w = in->share ? in->share_w
+			   : in->gpu ? lsim_power_w(&in->energy.pm, power_u) : 0.0;
 		struct lsim_monitor_sample raw = {
 			.t = now, .instance = in->id, .gpu_util = util,
 			.kv_util = t->kv_util, .queue_len = (double)in->wait_len,

@@ -30,7 +30,7 @@ static const struct lsim_keydef top_keys[] = {
 	{"name", LSIM_K_STRING, T(name), "scenario", LSIM_NOBOUNDS, NULL, "name of the scenario"},
 	{"seed", LSIM_K_INT, T(seed), "1", 0, 9.0e18, NULL, "seed of every random stream"},
 	{"duration", LSIM_K_TIME, T(duration), "0s", 0, 9.0e18, NULL, "stop simulated time here (0: run to completion)"},
-	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/ and models.yaml (empty: the shipped calibrate/)"},
+	{"data_dir", LSIM_K_STRING, T(data_dir), "", LSIM_NOBOUNDS, NULL, "folder with profiles/, models.yaml and mig.yaml (empty: the shipped calibrate/)"},
 	{"macro_steps", LSIM_K_BOOL, T(macro_steps), "false", LSIM_NOBOUNDS, NULL, "simulate each run of decode steps between batch changes as one event (faster; request timings unchanged, a run's output tokens stream back as one message: docs/architecture.md)"},
 };
 #undef T
@@ -92,6 +92,13 @@ static const struct lsim_keydef inst_keys[] = {
 	{"first_token", LSIM_K_ENUM, I(eng.first_token), "prefill", LSIM_NOBOUNDS, "prefill|decode", "role: prefill - the client's first token (TTFT) comes from this instance when computed (Splitwise), or from the decode instance once the KV has arrived (vLLM/llm-d disaggregated serving: TTFT includes the transfer)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
+	/* GPU sharing: keep these last (LSIM_SCN_SHARE_KEYS) */
+	{"mig", LSIM_K_STRING, I(mig), "", LSIM_NOBOUNDS, NULL, "a MIG profile of its GPU kind (e.g. 3g.40gb on A100-80GB-SXM): each replica runs in one MIG slice, with the slice's share of the SMs (g/7), of the memory and its bandwidth (m/8); groups naming one gpu_group are slices of one GPU, at most 7 compute and 8 memory slices (docs/sharing.md)"},
+	{"share", LSIM_K_ENUM, I(share), "none", LSIM_NOBOUNDS, "none|mps|time_slice", "co-location on one GPU with the other groups of its gpu_group: mps (its gpu_fraction of the SMs, the memory bandwidth split among the members with work) or time_slice (the whole GPU 1/k of the time while k members have work, each slice paying switch_cost); docs/sharing.md"},
+	{"gpu_group", LSIM_K_STRING, I(gpu_group), "", LSIM_NOBOUNDS, NULL, "mig or share: the groups naming the same gpu_group share one GPU (one replica each); their gpu_memory_utilization must sum to at most 1 (mps, time_slice); with a cluster, one GPU of a node, placed with the first member and given to no other group; its idle power and price count once, split among the members (docs/sharing.md)"},
+	{"gpu_fraction", LSIM_K_DOUBLE, I(gpu_fraction), "1", 0.01, 1, NULL, "share: mps - its fraction of the GPU's SMs (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE / 100); the members' fractions sum to at most 1"},
+	{"time_slice", LSIM_K_TIME, I(time_slice), "0s", 0, 1e12, NULL, "share: time_slice - the length of one time slice (required)"},
+	{"switch_cost", LSIM_K_TIME, I(switch_cost), "0s", 0, 1e12, NULL, "share: time_slice - the context switch each time slice pays (required: no sourced default)"},
 };
 #undef I
 
@@ -486,7 +493,9 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		if (for_id)
 			ic.perf_table = "";
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &ic);
+		lsim_cfg_dump(b, 4, inst_keys,
+			      N_OF(inst_keys) - (lsim_scn_shared(&ic) ? 0 : LSIM_SCN_SHARE_KEYS),
+			      &ic);
 	}
 	/* the policies, each under its key ("scheduler.router" nests) */
 	static const enum lsim_policy_role order[] = {
@@ -889,6 +898,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_dp(sc, root, i, d);
 	if (rc == 0)
+		rc = lsim_scn_check_share(sc, d);
+	if (rc == 0)
 		rc = lsim_scn_check_chunked_prefill(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_check_memory(sc, d);
@@ -922,6 +933,9 @@ static void release_run(struct lsim_scenario *sc)
 	}
 	free(sc->group_perf);
 	sc->group_perf = NULL;
+	free(sc->shares);
+	sc->shares = NULL;
+	sc->n_shares = 0;
 	free(sc->rec_insts);
 	free(sc->rec_classes);
 	sc->rec_insts = NULL;
@@ -1127,6 +1141,8 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 		rc = lsim_scn_setup_fleet(sc);
 	if (rc == 0)
 		rc = lsim_scn_build_instances(sc, d);
+	if (rc == 0)
+		rc = lsim_scn_attach_shares(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;

@@ -164,6 +164,17 @@ int lsim_scn_place(struct lsim_scenario *sc, struct lsim_diag *d)
 		int32_t want = (int32_t)lsim_scn_placed_gpus(ic);
 		char key[64];
 		snprintf(key, sizeof key, "instances[%zu].replicas", i);
+		int32_t host = lsim_scn_share_host(sc, i);
+		if (host >= 0) { /* GPU sharing: on its gpu_group's GPU (one replica) */
+			size_t at = 0;
+			for (size_t j = 0; j < (size_t)host; j++)
+				at += (size_t)(sc->insts[j].replicas *
+					       (sc->insts[j].eng.pp > 1 ? sc->insts[j].eng.pp : 1));
+			sc->placement[next] = sc->placement[at];
+			sc->placement_gpu[next] = sc->placement_gpu[at];
+			next++;
+			continue;
+		}
 		for (int64_t r = 0; r < ic->replicas && rc == 0; r++, next += (size_t)pp) {
 			rc = place_replica(sc, i, (int32_t)r, nodes, used, total,
 					   &sc->placement[next], &sc->placement_gpu[next]);
@@ -321,6 +332,9 @@ static void stopped(void *ctx, const struct lsim_instance *in)
 	struct lsim_scenario *sc = ctx;
 	if (in->node < 0 || (size_t)in->node >= sc->n_rt_nodes)
 		return;
+	for (int32_t j = 0; in->share && j < in->share->n; j++)
+		if (in->share->member[j] != in && in->share->member[j]->stop < 0)
+			return; /* a shared GPU goes back with its last member */
 	/* stage by stage; a node counted one instance per run of stages */
 	for (int32_t st = 0; st < in->pp; st++) {
 		int32_t node = in->stage_node ? in->stage_node[st] : in->node;

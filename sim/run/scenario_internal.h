@@ -63,7 +63,25 @@ struct inst_cfg {
 	double on_demand_percent; /* spot: of those above the base */
 	lsim_time provision_time;
 	double capacity_rps;
+	/* GPU sharing (scenario_share.c, docs/sharing.md) */
+	const char *mig;	/* a MIG profile of its GPU kind, or "" */
+	int share;		/* 0 none, LSIM_SHARE_MPS, LSIM_SHARE_TIME_SLICE */
+	const char *gpu_group;	/* co-located groups name the same one */
+	double gpu_fraction;	/* MPS: its share of the SMs */
+	lsim_time time_slice, switch_cost; /* time slicing */
+	/* the whole GPU's FLOP/s, bandwidth and memory, before its MIG slice
+	 * or MPS share (the members' work is counted at its peak rates) */
+	double whole_flops, whole_bw, whole_bytes;
+	int mig_compute, mig_memory; /* its MIG profile's slices (mig set) */
 };
+
+/* The instance keys of GPU sharing, the last of the table (the effective
+ * config shows them only for a group that uses them). */
+#define LSIM_SCN_SHARE_KEYS 6
+static inline bool lsim_scn_shared(const struct inst_cfg *ic)
+{
+	return ic->mig[0] || ic->share || ic->gpu_group[0];
+}
 
 /* GPUs one instance (a replica, or one data-parallel rank of one)
  * occupies: tp per pipeline stage. */
@@ -269,6 +287,9 @@ struct lsim_scenario {
 	/* per group, during a run: the perf models its replicas share (one
 	 * holder each here; NULL until its first replica): its time model and,
 	 * with a table, the roofline its work comes from */
+	struct lsim_share *shares; /* GPU sharing: one per gpu_group of MPS or
+				    * time slicing, for the run */
+	size_t n_shares;
 	struct group_perf {
 		struct lsim_perf *time, *work;
 	} *group_perf;
@@ -347,6 +368,15 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			   const int32_t *gpu_local, struct lsim_instance **out,
 			   struct lsim_diag *d);
 int lsim_scn_build_instances(struct lsim_scenario *sc, struct lsim_diag *d);
+
+/* ---- scenario_share.c ---- */
+
+int lsim_scn_check_share(struct lsim_scenario *sc, struct lsim_diag *d);
+int lsim_scn_attach_shares(struct lsim_scenario *sc, struct lsim_diag *d);
+/* The first group on group i's GPU when i shares one with an earlier
+ * group (a later member of a gpu_group: placed on that group's GPU), or
+ * -1. */
+int32_t lsim_scn_share_host(const struct lsim_scenario *sc, size_t i);
 
 /* ---- scenario_workload.c ---- */
 

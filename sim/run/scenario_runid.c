@@ -125,7 +125,7 @@ static void digest_model(struct lsim_digest *h, const struct lsim_model_arch *m)
  * out) and of the contents of what the run reads: each hardware profile
  * file, each model's catalogue entry, each perf table folder, the traces
  * and the other data files (lengths_from, failure and carbon traces, the
- * price file, the job file). The same contents at another path give the
+ * price file, the job file; a MIG slice's entry of the MIG table). The same contents at another path give the
  * same id; a changed byte gives another. Each file is read once more, in
  * full (docs/output.md says what that costs).
  */
@@ -148,6 +148,13 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 		digest_file(&h, "gpu", path);
 		if (sc->insts[i].perf != PERF_SERVICE)
 			digest_model(&h, &sc->models[i]);
+		if (sc->insts[i].mig[0]) { /* its entry of mig.yaml */
+			char text[96];
+			snprintf(text, sizeof text, "%.40s|%d|%d", sc->insts[i].mig,
+				 sc->insts[i].mig_compute, sc->insts[i].mig_memory);
+			lsim_digest_str(&h, "mig");
+			lsim_digest_str(&h, text);
+		}
 		if (sc->insts[i].perf == PERF_TABLE) {
 			lsim_digest_str(&h, "perf_table");
 			rc = digest_folder(&h, sc->table_dirs[i], 1);

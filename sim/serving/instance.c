@@ -266,6 +266,9 @@ void lsim_instance_release(struct lsim_instance *in)
 		return;
 	lsim_perf_destroy(in->perf);
 	lsim_perf_destroy(in->work_perf);
+	for (int k = 0; k < LSIM_SHARE_MAX; k++)
+		lsim_perf_destroy(in->share_perf[k]);
+	lsim_perf_destroy(in->gpu_work_perf);
 	lsim_kv_destroy(in->kv);
 	free(in->wait);
 	free(in->run);
@@ -819,6 +822,18 @@ static void stage_times(const struct lsim_instance *in, const struct lsim_batch 
 	}
 }
 
+/* GPU sharing: the members of in's GPU with work as its step starts
+ * (in itself, and each one stepping or holding requests). */
+static int32_t share_busy(const struct lsim_instance *in)
+{
+	int32_t k = 0;
+	for (int32_t j = 0; j < in->share->n; j++) {
+		const struct lsim_instance *m = in->share->member[j];
+		k += m == in || m->busy || m->run_len > 0 || m->wait_len > 0;
+	}
+	return k;
+}
+
 /* The time of a step of batch b (at least 1 ns), and its work in ns of
  * its GPUs at peak rates (at most that time), with its FLOPs and bytes;
  * pipelined, each stage's time in stages (stage_times). */
@@ -828,11 +843,20 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	struct lsim_iter_work w;
 	lsim_time dt;
 	double slow = 1.0;
+	int32_t k = in->share && in->share->mode != LSIM_SHARE_MIG ? share_busy(in) : 1;
 	if (in->work_perf) { /* measured times, work from the roofline */
 		dt = lsim_perf_iter_time(in->perf, b);
 		w = lsim_perf_iter_work(in->work_perf, b);
+	} else if (k > 1 && in->share->mode == LSIM_SHARE_MPS) {
+		dt = lsim_perf_iter_eval(in->share_perf[k - 1], b, &w);
 	} else {
 		dt = lsim_perf_iter_eval(in->perf, b, &w);
+	}
+	if (k > 1 && in->share->mode == LSIM_SHARE_TIME_SLICE) {
+		/* 1/k of the GPU, each slice of q costing q + switch */
+		const struct lsim_share *sh = in->share;
+		dt = (lsim_time)llround((double)dt * (double)k * (sh->slice_s + sh->switch_s) /
+					sh->slice_s);
 	}
 	if (lsim_inst_pcie_slowed(in)) {
 		double u = lsim_instance_pcie_util(in);
@@ -842,6 +866,8 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	}
 	if (dt < 1)
 		dt = 1;
+	if (in->gpu_work_perf) /* shared: its work at the whole GPU's peaks */
+		w = lsim_perf_iter_work(in->gpu_work_perf, b);
 	*work = work_ns(w, dt);
 	if (stages)
 		stage_times(in, b, tokens, dt, slow, stages);
@@ -1024,7 +1050,8 @@ void lsim_inst_schedule_step(struct lsim_instance *in)
 		return;
 	}
 	bool ring = lsim_inst_ring_on(in);
-	lsim_time span = ring || np > 0 || !s->macro_steps ? dt : lsim_inst_plan_run(in, &b, dt, now);
+	/* shared: the next step's time depends on the neighbours then */
+	lsim_time span = ring || np > 0 || !s->macro_steps || (in->share && in->share->mode != LSIM_SHARE_MIG) ? dt : lsim_inst_plan_run(in, &b, dt, now);
 	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,
 					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)

@@ -187,9 +187,15 @@ lsim_time lsim_inst_plan_run(struct lsim_instance *in, struct lsim_batch *b,
 	works[0] = in->step_work;
 	for (int32_t i = 0; i < b->n_decode; i++)
 		in->dec_ctx[i]++; /* the run's second step */
-	bool in_s = !in->work_perf && in->perf->ops->decode_run;
+	bool in_s = !in->work_perf && in->perf->ops->decode_run &&
+		    (!in->gpu_work_perf || in->gpu_work_perf->ops->decode_run);
 	if (in_s) {
 		in->perf->ops->decode_run(in->perf, b, n - 1, dts + 1, works + 1);
+		if (in->gpu_work_perf) { /* shared: work at the whole GPU's peaks */
+			lsim_time scratch[LSIM_RUN_STEPS];
+			in->gpu_work_perf->ops->decode_run(in->gpu_work_perf, b, n - 1,
+							   scratch + 1, works + 1);
+		}
 	} else {
 		for (int32_t k = 1; k < n; k++) {
 			dts[k] = lsim_inst_step_time(in, b, 0, &works[k], NULL);

@@ -161,6 +161,28 @@ struct lsim_pp_batch {
 
 /* The most steps a macro step plans at once (instance.c). */
 #define LSIM_RUN_STEPS 32
+/*
+ * GPU sharing (docs/sharing.md): instances co-located on one GPU by MPS
+ * or by time slicing, each with its own memory plan. The step time of
+ * an iteration is decided when it starts, from how many of the members
+ * have work then (k, the instance itself included): MPS, each member's
+ * own share of the SMs and 1/k of the memory bandwidth; time slicing, the
+ * whole GPU 1/k of the time, each slice of time_slice paying switch more.
+ */
+#define LSIM_SHARE_MAX 8
+/* MIG slices are isolated (their step times ignore the neighbours); they
+ * share the GPU's power and price all the same. */
+enum lsim_share_mode { LSIM_SHARE_MPS = 1, LSIM_SHARE_TIME_SLICE = 2, LSIM_SHARE_MIG = 3 };
+struct lsim_share {
+	int mode;			/* enum lsim_share_mode */
+	int32_t n;			/* members */
+	struct lsim_instance *member[LSIM_SHARE_MAX];
+	/* each member's part of the GPU's idle power and price (sum 1):
+	 * MIG g/7, MPS gpu_fraction, time slicing 1/n, over their sum */
+	double weight[LSIM_SHARE_MAX];
+	double slice_s, switch_s;	/* time slicing: the slice and its switch */
+};
+
 struct lsim_instance {
 	int32_t id;
 	/* What routing reads of every instance (run.c's describe), side by
@@ -257,6 +279,17 @@ struct lsim_instance {
 	uint64_t *hash_buf;
 	size_t hash_cap;
 
+	/* GPU sharing: the members of its GPU (NULL: a GPU, or a MIG slice,
+	 * of its own); MPS: share_perf[k - 1] times its steps while k members
+	 * have work ([0] unused: perf, the whole bandwidth) */
+	const struct lsim_share *share;
+	struct lsim_perf *share_perf[LSIM_SHARE_MAX];
+	/* shared (MIG, MPS): the roofline of the whole GPU, whose peak rates
+	 * its work (work_ns) is counted at, so that the members' work adds up
+	 * to the GPU's utilisation; share_u and share_w: its part of the
+	 * GPU's utilisation and power over its last energy interval */
+	struct lsim_perf *gpu_work_perf;
+	double share_u, share_w;
 	bool busy;
 	bool kick_pending; /* a step start is scheduled at the current time */
 	lsim_event_id step_ev; /* the end of the step in flight (pp 1) */
