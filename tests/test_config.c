@@ -211,6 +211,13 @@ static void test_override_choices(void **state)
 	assert_int_equal(a->n, 1);
 	assert_string_equal(lsim_node_get(a, "name")->value, "static");
 	assert_null(lsim_node_get(a, "high"));
+	/* a plugin stays with a new name: the name is looked up in it */
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.plugin=./p.so", choices, &d), 0);
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.k=1", choices, &d), 0);
+	assert_int_equal(lsim_doc_set_choices(doc, "adaptor.name=mine", choices, &d), 0);
+	assert_int_equal(a->n, 2);
+	assert_string_equal(lsim_node_get(a, "plugin")->value, "./p.so");
+	assert_null(lsim_node_get(a, "k"));
 	/* a plain name under a section: C.name makes it a section */
 	assert_int_equal(lsim_doc_set_choices(doc, "scheduler.router.name=prefix_affinity",
 					      choices, &d), 0);

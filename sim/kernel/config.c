@@ -446,12 +446,16 @@ static struct lsim_node *node_at(struct lsim_node *cur, const char *path,
 	return cur;
 }
 
-/* Drops every entry of a MAP but `keep` (NULL: all of them). */
-static void map_keep_only(struct lsim_node *map, const char *keep)
+/* Drops every entry of a MAP but those named in keep (NULL-terminated;
+ * NULL: drops all of them). */
+static void map_keep_only(struct lsim_node *map, const char *const *keep)
 {
 	size_t j = 0;
 	for (size_t i = 0; i < map->n; i++) {
-		if (keep && strcmp(map->keys[i], keep) == 0) {
+		bool kept = false;
+		for (size_t k = 0; keep && keep[k] && !kept; k++)
+			kept = strcmp(map->keys[i], keep[k]) == 0;
+		if (kept) {
 			map->keys[j] = map->keys[i];
 			map->key_lines[j] = map->key_lines[i];
 			map->items[j++] = map->items[i];
@@ -505,9 +509,12 @@ static int choice_rewrite(struct lsim_node *c, const char *rest,
 	}
 	if (c->kind == LSIM_NODE_MAP && strcmp(rest, "name") == 0) {
 		const struct lsim_node *old = lsim_node_get(c, "name");
+		/* another choice: not its parameters (its plugin, if it has
+		 * one, is where the new name is looked up: it stays) */
+		static const char *const identity[] = {"name", "plugin", NULL};
 		if (!old || old->kind != LSIM_NODE_SCALAR || !old->value ||
 		    strcmp(old->value, value) != 0)
-			map_keep_only(c, "name"); /* another choice: not its parameters */
+			map_keep_only(c, identity);
 	}
 	return 0;
 }

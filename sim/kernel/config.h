@@ -59,7 +59,8 @@ int lsim_doc_set(struct lsim_doc *doc, const char *assignment,
  *   "C=NAME" replaces the whole value, section or not, by the name (the
  *     old choice's parameters go with it);
  *   "C.name=NAME" to a different name drops the other keys of C's section
- *     (they were the old choice's), and makes a plain name a section;
+ *     but `plugin` (they were the old choice's parameters; the plugin is
+ *     where the name is looked up), and makes a plain name a section;
  *   "C.K=V" on a plain name makes it a section {name: that name, K: V}.
  * So `--set adaptor=threshold --set adaptor.high=0.8` switches the policy
  * and sets its parameter, whatever the file had.
