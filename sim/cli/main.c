@@ -221,6 +221,19 @@ static void print_summary(const struct lsim_results *r)
 	fmt_or_na(mbu, sizeof mbu, 4, s->mbu);
 	printf("  GPU        util %.3f  busy %.3f  MFU %s  MBU %s   preemptions %.0f\n",
 	       s->gpu_util, s->gpu_busy, mfu, mbu, s->preemptions);
+	if (r->has_serverless) {
+		const struct lsim_serverless_summary *v = &r->serverless;
+		printf("  serverless %.0f model loads (%.0f host, %.0f SSD, %.0f remote), "
+		       "%.0f evictions, %.0f keep-alive scale-ins   GPU-seconds %.1f\n",
+		       v->model_loads, v->loads_host, v->loads_ssd, v->loads_remote,
+		       v->evictions, v->keep_alive_scale_ins, v->gpu_seconds);
+		if (v->requests_delayed_by_load > 0)
+			printf("  cold start %.0f requests delayed by a load: wait mean %.3f s  "
+			       "p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
+			       v->requests_delayed_by_load, v->cold_start_mean_s,
+			       v->cold_start_p50_s, v->cold_start_p90_s, v->cold_start_p99_s,
+			       v->cold_start_max_s);
+	}
 	if (isnan(s->slo_attainment))
 		printf("  SLO        no SLO declared\n");
 	else

@@ -47,6 +47,11 @@ static const struct lsim_keydef node_keys[] = {
 	{"gpu", LSIM_K_STRING, N(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile (calibrate/profiles/NAME.yaml)"},
 	{"count", LSIM_K_INT, N(count), "1", 1, 1e6, NULL, "nodes in the group"},
 	{"gpus_per_node", LSIM_K_INT, N(gpus_per_node), "8", 1, 64, NULL, "GPUs per node"},
+	{"host_cache", LSIM_K_BYTES, N(host_cache), "0", 0, 1e15, NULL, "serverless: host DRAM per node that keeps model weights after a load, least recently used dropped first (0: none; docs/serverless.md)"},
+	{"ssd_bw", LSIM_K_BW, N(ssd_bw), "0", 0, 1e13, NULL, "serverless: read bandwidth of each node's local SSD holding weights (0: no SSD tier)"},
+	{"ssd_capacity", LSIM_K_BYTES, N(ssd_capacity), "0", 0, 1e16, NULL, "serverless: bytes of weights each node's SSD holds (with ssd_bw)"},
+	{"ssd_latency", LSIM_K_TIME, N(ssd_latency), "100us", 0, 1e10, NULL, "serverless: latency of a read from the local SSD"},
+	{"ssd_preload", LSIM_K_BOOL, N(ssd_preload), "false", LSIM_NOBOUNDS, NULL, "serverless: every instance group's weights are on each node's SSD at start (in group order, as many as fit); else the SSD fills with what is loaded from remote storage"},
 };
 #undef N
 
@@ -58,7 +63,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"gpu_from", LSIM_K_STRING, I(gpu_from), "", LSIM_NOBOUNDS, NULL, "with gpu: cheapest, the GPU kinds to choose from, '|'-separated (e.g. H100-SXM|A100-80GB-SXM; empty: every kind in the price file)"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers split as vLLM splits them (the embedding on the first stage, the LM head and sampler on the last); up to pp batches in flight, each stage computing one at a time and sending its activations to the next by NCCL send/recv (docs/parallelism.md)"},
-	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
+	{"replicas", LSIM_K_INT, I(replicas), "1", 0, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
 	{"data_parallel_size", LSIM_K_INT, I(dp), "1", 1, 64, NULL, "vLLM's data_parallel_size: each replica is D engine ranks of tp GPUs, side by side in one node, each with its own scheduler and KV cache, behind vLLM's DP load balancer (4 x waiting + running on counts published every 100 ms); for an MoE model the ranks step in lockstep and need enable_expert_parallel (docs/parallelism.md)"},
 	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus two all-to-alls per layer on the GPUs' fabric (docs/parallelism.md)"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
@@ -90,6 +95,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"first_token", LSIM_K_ENUM, I(eng.first_token), "prefill", LSIM_NOBOUNDS, "prefill|decode", "role: prefill - the client's first token (TTFT) comes from this instance when computed (Splitwise), or from the decode instance once the KV has arrived (vLLM/llm-d disaggregated serving: TTFT includes the transfer)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
+	{"serverless", LSIM_K_BOOL, I(serverless), "false", LSIM_NOBOUNDS, NULL, "scale to zero after keep_alive idle, and from zero on the next request (replicas: the instances at start, 0 allowed); the group serves its own checkpoint named by the group's name, of its model's size (docs/serverless.md)"},
+	{"keep_alive", LSIM_K_TIME, I(keep_alive), "60s", 0, 1e15, NULL, "serverless: an instance with no request outstanding for this long is scaled in and its GPUs freed"},
 };
 #undef I
 
@@ -691,6 +698,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "background", LSIM_EINVAL,
 				    "background copies move over the cluster's links: "
 				    "they need a cluster section");
+	if (rc == 0)
+		rc = lsim_scn_check_serverless(sc, root, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
 		if (lsim_scn_min_replicas(ic) <= ic->replicas &&
@@ -1012,6 +1021,8 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 		rc = lsim_scn_setup_fleet(sc);
 	if (rc == 0)
 		rc = lsim_scn_build_instances(sc, d);
+	if (rc == 0)
+		rc = lsim_scn_setup_serverless(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;

@@ -34,6 +34,9 @@ struct node_cfg {
 	const char *gpu;
 	int64_t count;
 	int64_t gpus_per_node;
+	double host_cache, ssd_bw, ssd_capacity; /* serverless tiers */
+	lsim_time ssd_latency;
+	bool ssd_preload;
 };
 
 struct inst_cfg {
@@ -63,6 +66,8 @@ struct inst_cfg {
 	double on_demand_percent; /* spot: of those above the base */
 	lsim_time provision_time;
 	double capacity_rps;
+	bool serverless;      /* scales to and from zero (docs/serverless.md) */
+	lsim_time keep_alive;
 };
 
 /* GPUs one instance (a replica, or one data-parallel rank of one)
@@ -320,6 +325,12 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc);
 int lsim_scn_place(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_setup_fleet(struct lsim_scenario *sc);
+/* Serverless serving (scenario_serverless.c): its keys checked (after
+ * instances and cluster are bound), and attached to the run (after the
+ * instances are built). */
+int lsim_scn_check_serverless(struct lsim_scenario *sc, struct lsim_node *root,
+			      struct lsim_diag *d);
+int lsim_scn_setup_serverless(struct lsim_scenario *sc, struct lsim_diag *d);
 
 /* ---- scenario_instances.c ---- */
 
