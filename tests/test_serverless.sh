@@ -1,0 +1,100 @@
+#!/bin/sh
+# test_serverless.sh - serverless serving (docs/serverless.md) against
+# hand-computed times: a scale from zero whose TTFT is the weights' load
+# (bytes / the path's bottleneck + the hops' latencies) + engine_init +
+# the request's own prefill; keep-alive expiry at the exact time; a load
+# from the host cache against one from remote storage; eviction order
+# (least recently used idle instance first).
+set -u
+exe=${LSIM_EXE:-build/llmsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok - $*"; }
+bad() { echo "FAIL - $*"; fails=$((fails + 1)); }
+col() { # FILE ROW(1-based data row) COLUMN-NAME
+	awk -F, -v r="$2" -v c="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next }
+		NR == r + 1 { print $k }' "$1"
+}
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# One H100 in one node. Remote storage 10 GB/s (latency 1 ms): the path
+# storage, ToR down (1 us), NIC in (2 us), host (0.5 us, 63 GB/s), PCIe
+# (1 us, 25 GB/s) is bottlenecked at 10 GB/s; the host cache's path is
+# host, PCIe: 25 GB/s, 1.5 us.
+# Requests (prompt 512, output 2): t=0 (scale from zero, remote load),
+# t=20 (warm: its TTFT is the prefill alone), t=100 (the instance was
+# scaled in at the second's finish + 30 s: a load from the host cache).
+printf 'arrival_s,prompt_tokens,output_tokens\n0,512,2\n20,512,2\n100,512,2\n' > "$tmp/t.csv"
+cat > "$tmp/one.yaml" <<EOF2
+name: sl-one
+cluster:
+  - {name: n, gpu: H100-SXM, count: 1, gpus_per_node: 1, host_cache: 100GB}
+network: {storage_bw: 10GB/s, storage_latency: 1ms, pcie_bw: 25GB/s, host_bw: 63GB/s}
+instances:
+  - {name: m8b, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 30s, engine_init: 2s}
+workload: {kind: auto, path: $tmp/t.csv}
+EOF2
+"$exe" run "$tmp/one.yaml" -o "$tmp/one" --csv --quiet >/dev/null 2>"$tmp/err" || bad "run: $(cat "$tmp/err")"
+# weights of Llama-3.1-8B: params 8.03e9 x bytes_per_param 2
+# (calibrate/models.yaml) = 16.06e9 bytes
+W=16.06e9
+remote=$(awk -v w="$W" 'BEGIN { printf "%.9f", w / 10e9 + 0.001 + 0.000001 + 0.000002 + 0.0000005 + 0.000001 }')
+host=$(awk -v w="$W" 'BEGIN { printf "%.9f", w / 25e9 + 0.0000005 + 0.000001 }')
+r=$tmp/one/requests.csv
+ttft() { awk -v a="$(col "$r" "$1" arrival)" -v f="$(col "$r" "$1" first_token)" 'BEGIN { printf "%.9f", f - a }'; }
+t1=$(ttft 1) t2=$(ttft 2) t3=$(ttft 3)
+want1=$(awk -v l="$remote" -v p="$t2" 'BEGIN { printf "%.9f", l + 2 + p }')
+want3=$(awk -v l="$host" -v p="$t2" 'BEGIN { printf "%.9f", l + 2 + p }')
+near "$t1" "$want1" 0.000000003 && ok "scale from zero: TTFT $t1 s = remote load $remote + engine_init 2 + prefill $t2" \
+	|| bad "scale from zero: TTFT $t1, want $want1 (load $remote + 2 + $t2)"
+near "$t3" "$want3" 0.000000003 && ok "from the host cache: TTFT $t3 s = host load $host + 2 + prefill $t2" \
+	|| bad "host cache: TTFT $t3, want $want3"
+i=$tmp/one/instances.csv
+stop1=$(col "$i" 1 stop) fin2=$(col "$r" 2 finish)
+near "$stop1" "$(awk -v f="$fin2" 'BEGIN { printf "%.9f", f + 30 }')" 0.000000002 \
+	&& ok "keep-alive: scaled in at the last finish $fin2 + 30 s" || bad "keep-alive: stop $stop1, last finish $fin2"
+s=$tmp/one/summary.csv
+get() { grep "^$1," "$2" | cut -d, -f2; }
+[ "$(get model_loads "$s")/$(get loads_remote "$s")/$(get loads_host "$s")/$(get requests_delayed_by_load "$s")/$(get keep_alive_scale_ins "$s")" = "2/1/1/2/2" ] \
+	&& ok "2 model loads (1 remote, 1 host), 2 requests delayed, 2 keep-alive scale-ins" \
+	|| bad "counts: $(grep -E '^(model_loads|loads_|requests_delayed|keep_alive)' "$s" | tr '\n' ' ')"
+# GPU-seconds: one GPU held from each placement to its release
+gs=$(awk -F, 'NR > 1 { s += $8 - $6 } END { printf "%.6f", s }' "$i")
+near "$(get gpu_seconds "$s")" "$gs" 0.000001 && ok "gpu_seconds $gs = sum of (stop - start) x 1 GPU" \
+	|| bad "gpu_seconds $(get gpu_seconds "$s") vs $gs"
+# the cold-start delay of the first request: arrival to ready
+near "$(get cold_start_max_s "$s")" "$(awk -v l="$remote" 'BEGIN { printf "%.9f", l + 2 }')" 0.000000002 \
+	&& ok "cold-start delay = load + engine_init" || bad "cold_start_max_s $(get cold_start_max_s "$s")"
+
+# Eviction: two GPUs, three models, keep-alive an hour. a at 0 and b at 20
+# take both GPUs; a again at 40 (its idle time restarts); c at 60 finds
+# no GPU: lru_idle evicts b (idle since ~20), not a (idle since ~40).
+printf 'arrival_s,prompt_tokens,output_tokens,model\n0,100,2,a\n20,100,2,b\n40,100,2,a\n60,100,2,c\n' > "$tmp/e.csv"
+cat > "$tmp/ev.yaml" <<EOF2
+name: sl-evict
+cluster:
+  - {name: n, gpu: H100-SXM, count: 1, gpus_per_node: 2}
+allocator: lru_idle
+instances:
+  - {name: a, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+  - {name: b, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+  - {name: c, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+workload: {kind: auto, path: $tmp/e.csv, model_column: model}
+EOF2
+"$exe" run "$tmp/ev.yaml" -o "$tmp/ev" --csv --quiet >/dev/null 2>"$tmp/err" || bad "evict run: $(cat "$tmp/err")"
+i=$tmp/ev/instances.csv
+# instances in creation order: a (0), b (1), c (2)
+[ "$(col "$i" 2 stop)" = "60" ] && [ "$(col "$i" 3 start)" = "60" ] && [ "$(col "$i" 3 node)" = "0" ] \
+	&& awk -v s="$(col "$i" 1 stop)" 'BEGIN { exit !(s > 3600) }' \
+	&& [ "$(get evictions "$tmp/ev/summary.csv")" = "1" ] \
+	&& ok "lru_idle evicts b (idle longest) at 60 s for c; a stays until its keep-alive" \
+	|| bad "eviction: $(cut -d, -f1,3,6,7,8 "$i" | tr '\n' ' ') evictions $(get evictions "$tmp/ev/summary.csv")"
+# without an evicting allocator, c waits for a GPU: b's keep-alive (an hour after 20 s)
+"$exe" run "$tmp/ev.yaml" -o "$tmp/ev2" --csv --quiet --set allocator=first_fit >/dev/null 2>"$tmp/err" || bad "wait run: $(cat "$tmp/err")"
+i=$tmp/ev2/instances.csv
+[ "$(col "$i" 3 start)" = "$(col "$i" 2 stop)" ] && awk -v s="$(col "$i" 3 start)" 'BEGIN { exit !(s > 3620) }' \
+	&& ok "first_fit never evicts: c starts when b's keep-alive frees its GPU" \
+	|| bad "no eviction: $(cut -d, -f1,6,7,8 "$i" | tr '\n' ' ')"
+
+[ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }
