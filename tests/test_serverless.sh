@@ -97,4 +97,17 @@ i=$tmp/ev2/instances.csv
 	&& ok "first_fit never evicts: c starts when b's keep-alive frees its GPU" \
 	|| bad "no eviction: $(cut -d, -f1,6,7,8 "$i" | tr '\n' ' ')"
 
+# examples/serverless.yaml: 24 models on 8 GPUs; every request ends, and
+# the summary reports loads (all from the node's tiers: the SSD holds
+# every checkpoint), cold-start percentiles and GPU-seconds
+src=${LSIM_SOURCE_ROOT:-.}
+"$exe" run "$src/examples/serverless.yaml" -o "$tmp/ex" --csv --quiet >/dev/null 2>"$tmp/err" || bad "example: $(cat "$tmp/err")"
+s=$tmp/ex/summary.csv
+[ "$(get completed "$s")" = "$(get requests "$s")" ] && [ "$(get loads_remote "$s")" = "0" ] \
+	&& awk -v l="$(get model_loads "$s")" -v h="$(get loads_host "$s")" -v d="$(get loads_ssd "$s")" \
+		-v p="$(get cold_start_p99_s "$s")" -v g="$(get gpu_seconds "$s")" \
+		'BEGIN { exit !(l == h + d && l > 24 && p > 0 && g > 0 && g <= 8 * 2000) }' \
+	&& ok "example: $(get model_loads "$s") loads, cold-start p99 $(get cold_start_p99_s "$s") s, $(get gpu_seconds "$s") GPU-s" \
+	|| bad "example: $(grep -E '^(requests|completed|model_loads|loads_|cold_start_p99|gpu_seconds)' "$s" | tr '\n' ' ')"
+
 [ $fails -eq 0 ] || { echo "$fails failed"; exit 1; }

@@ -268,8 +268,11 @@ void lsim_sl_maybe_idle(struct lsim_sim *s, struct lsim_instance *in)
 		return; /* already idle: its keep-alive runs */
 	sl->idle_since[in->id] = now;
 	if (!lsim_schedule_in(s->sv.eng, sl->groups[in->group].keep_alive, keep_alive_expired,
-			      in, (uint64_t)now))
+			      in, (uint64_t)now)) {
 		fail(s, LSIM_ENOMEM);
+		return;
+	}
+	lsim_sl_gpus_freed(s); /* a waiting scale-out may evict it now */
 }
 
 /* The idle instances a scale-out of group g may evict: ready, nothing
@@ -387,14 +390,17 @@ void lsim_sl_gpus_freed(struct lsim_sim *s)
 	if (sl->retrying || sl->n_waiting == 0)
 		return;
 	sl->retrying = true;
-	/* in order of demand; the first that still finds no room stops the
-	 * round (no overtaking) */
-	while (sl->n_waiting > 0 && !s->sv.error) {
-		int32_t g = sl->waiting[0];
-		int rc = scale_out(s, g);
-		if (rc == LSIM_EBUSY)
-			break;
-		memmove(sl->waiting, sl->waiting + 1, (size_t)--sl->n_waiting * sizeof *sl->waiting);
+	/* in order of demand; one that still finds no room keeps its place
+	 * and the next may start (a small model need not wait behind a large
+	 * one) */
+	for (int32_t i = 0; i < sl->n_waiting && !s->sv.error;) {
+		int rc = scale_out(s, sl->waiting[i]);
+		if (rc == LSIM_EBUSY) {
+			i++;
+			continue;
+		}
+		memmove(sl->waiting + i, sl->waiting + i + 1,
+			(size_t)(--sl->n_waiting - i) * sizeof *sl->waiting);
 		if (rc != 0) {
 			fail(s, rc);
 			break;
