@@ -96,6 +96,46 @@ i=$tmp/ev2/instances.csv
 [ "$(col "$i" 3 start)" = "$(col "$i" 2 stop)" ] && awk -v s="$(col "$i" 3 start)" 'BEGIN { exit !(s > 3620) }' \
 	&& ok "first_fit never evicts: c starts when b's keep-alive frees its GPU" \
 	|| bad "no eviction: $(cut -d, -f1,6,7,8 "$i" | tr '\n' ' ')"
+# No overtaking (starvation): two GPUs held by a and b, both busy; big
+# (tp 2) asks at 5 s and c (tp 1) at 6 s. When a ends, big evicts it but
+# one GPU is no run of two: c may not take the freed GPU (it would keep
+# big waiting, and with steady small traffic for ever). big starts when b
+# ends (evicting it) and c when big's one request ends (evicting big).
+printf 'arrival_s,prompt_tokens,output_tokens,model\n0,100,1000,a\n0.1,100,2000,b\n5,100,2,big\n6,100,2,c\n' > "$tmp/f.csv"
+cat > "$tmp/fifo.yaml" <<EOF2
+name: sl-fifo
+cluster:
+  - {name: n, gpu: H100-SXM, count: 1, gpus_per_node: 2}
+allocator: lru_idle
+instances:
+  - {name: a, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+  - {name: b, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+  - {name: big, model: Llama-3.1-8B, gpu: H100-SXM, tp: 2, replicas: 0, serverless: true, keep_alive: 1h}
+  - {name: c, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 1h}
+workload: {kind: auto, path: $tmp/f.csv, model_column: model}
+EOF2
+"$exe" run "$tmp/fifo.yaml" -o "$tmp/fifo" --csv --quiet >/dev/null 2>"$tmp/err" || bad "fifo run: $(cat "$tmp/err")"
+i=$tmp/fifo/instances.csv r=$tmp/fifo/requests.csv
+# instances in creation order: a, b, big, c; requests a, b, big, c
+[ "$(col "$i" 1 stop)" = "$(col "$r" 1 finish)" ] && [ "$(col "$i" 2 stop)" = "$(col "$r" 2 finish)" ] \
+	&& [ "$(col "$i" 3 start)" = "$(col "$r" 2 finish)" ] && [ "$(col "$i" 3 tp)" = "2" ] \
+	&& [ "$(col "$i" 4 start)" = "$(col "$r" 3 finish)" ] && [ "$(col "$i" 3 stop)" = "$(col "$r" 3 finish)" ] \
+	&& [ "$(get evictions "$tmp/fifo/summary.csv")" = "3" ] \
+	&& ok "first come, first placed: big starts at b's finish $(col "$r" 2 finish), c only after big (at $(col "$r" 3 finish)), not in a's freed GPU at $(col "$r" 1 finish)" \
+	|| bad "fifo: $(cut -d, -f1,4,6,7,8 "$i" | tr '\n' ' ') finishes $(cut -d, -f5 "$r" | tr '\n' ' ')"
+
+# an allocator plugin built against ABI 3 (no evict op in its table)
+# still loads and, like first_fit, never evicts
+if [ -n "${LSIM_ABI3_PLUGIN:-}" ]; then
+	sed "s|^allocator: lru_idle|allocator: {plugin: $LSIM_ABI3_PLUGIN}|" "$tmp/ev.yaml" > "$tmp/ev3.yaml"
+	"$exe" run "$tmp/ev3.yaml" -o "$tmp/ev3" --csv --quiet >/dev/null 2>"$tmp/err" || bad "ABI 3 plugin run: $(cat "$tmp/err")"
+	[ "$(cut -d, -f1,6,7,8 "$tmp/ev3/instances.csv")" = "$(cut -d, -f1,6,7,8 "$tmp/ev2/instances.csv")" ] \
+		&& [ "$(get evictions "$tmp/ev3/summary.csv")" = "0" ] \
+		&& ok "an ABI 3 allocator plugin loads and never evicts (same instances as first_fit)" \
+		|| bad "ABI 3 plugin: $(cut -d, -f1,6,7,8 "$tmp/ev3/instances.csv" | tr '\n' ' ')"
+else
+	bad "LSIM_ABI3_PLUGIN not set"
+fi
 
 # examples/serverless.yaml: 24 models on 8 GPUs; every request ends, and
 # the summary reports loads (all from the node's tiers: the SSD holds

@@ -18,8 +18,10 @@
  * names it with `plugin: ./my.so` and, when it holds several, `name:`.
  *
  * Ownership: every pointer passed to an op is borrowed for the duration of
- * the call. Fields are only ever appended to these structs; a plugin built
- * against an older LSIM_POLICY_ABI is rejected.
+ * the call. Fields are only ever appended to these structs. A plugin built
+ * against an ABI from LSIM_POLICY_ABI_OLDEST to LSIM_POLICY_ABI loads (the
+ * core reads an op appended at version v only from a type whose abi is at
+ * least v); one built against an older or a newer ABI is rejected.
  */
 #ifndef LLMSIM_POLICY_H
 #define LLMSIM_POLICY_H
@@ -36,8 +38,12 @@
  * 3: lsim_instance_info counts requests routed to an instance and not yet
  *    arrived (in_transit) in outstanding, waiting and queued_tokens, and
  *    gives the KV block size (kv_block_tokens).
- * 4: the allocator may evict idle serverless instances (evict). */
+ * 4: the allocator may evict idle serverless instances (evict, appended to
+ *    lsim_allocator_ops; nothing a version-3 type sees changed, so those
+ *    still load and their allocators never evict). */
 #define LSIM_POLICY_ABI 4u
+/* The oldest ABI a plugin may be built against and still load. */
+#define LSIM_POLICY_ABI_OLDEST 3u
 
 enum lsim_policy_kind {
 	LSIM_KIND_MONITOR,

@@ -324,7 +324,10 @@ static int scale_out(struct lsim_sim *s, int32_t g)
 		}
 		if (rc != LSIM_EBUSY)
 			break;
-		const struct lsim_allocator_ops *ops = sl->alloc ? sl->alloc->type->ops : NULL;
+		/* evict was appended at ABI 4: a type built for 3 has no such
+		 * field (its ops table ends before it) and never evicts */
+		const struct lsim_allocator_ops *ops =
+			sl->alloc && sl->alloc->type->abi >= 4 ? sl->alloc->type->ops : NULL;
 		if (!ops || !ops->evict)
 			break;
 		if (!c && !(c = malloc((s->n_inst ? s->n_inst : 1) * sizeof *c))) {
@@ -374,6 +377,16 @@ bool lsim_sl_demand(struct lsim_sim *s, int32_t req, int32_t model)
 	lsim_sl_mark_held(s, req);
 	if (is_waiting(sl, g))
 		return true; /* its scale-out waits for GPUs already */
+	if (sl->n_waiting > 0) {
+		/* first come, first placed: a scale-out may not take GPUs
+		 * (free or freed by an eviction) before an older one that is
+		 * still waiting, else a large model waiting for a run of tp
+		 * GPUs could wait for ever while small ones take each GPU
+		 * that frees up */
+		s->groups[g].refused++;
+		sl->waiting[sl->n_waiting++] = g;
+		return true;
+	}
 	int rc = scale_out(s, g);
 	if (rc == LSIM_EBUSY) {
 		s->groups[g].refused++;
@@ -390,17 +403,14 @@ void lsim_sl_gpus_freed(struct lsim_sim *s)
 	if (sl->retrying || sl->n_waiting == 0)
 		return;
 	sl->retrying = true;
-	/* in order of demand; one that still finds no room keeps its place
-	 * and the next may start (a small model need not wait behind a large
-	 * one) */
-	for (int32_t i = 0; i < sl->n_waiting && !s->sv.error;) {
-		int rc = scale_out(s, sl->waiting[i]);
-		if (rc == LSIM_EBUSY) {
-			i++;
-			continue;
-		}
-		memmove(sl->waiting + i, sl->waiting + i + 1,
-			(size_t)(--sl->n_waiting - i) * sizeof *sl->waiting);
+	/* strictly in order of demand: the oldest waiting scale-out starts
+	 * first (evicting what it needs); while it finds no room the others
+	 * wait behind it (no overtaking: docs/serverless.md, starvation) */
+	while (sl->n_waiting > 0 && !s->sv.error) {
+		int rc = scale_out(s, sl->waiting[0]);
+		if (rc == LSIM_EBUSY)
+			break;
+		memmove(sl->waiting, sl->waiting + 1, (size_t)--sl->n_waiting * sizeof *sl->waiting);
 		if (rc != 0) {
 			fail(s, rc);
 			break;
