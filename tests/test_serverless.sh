@@ -4,7 +4,8 @@
 # (bytes / the path's bottleneck + the hops' latencies) + engine_init +
 # the request's own prefill; keep-alive expiry at the exact time; a load
 # from the host cache against one from remote storage; eviction order
-# (least recently used idle instance first).
+# (least recently used idle instance first); a cache entry kept while a
+# load reads it.
 set -u
 exe=${LSIM_EXE:-build/llmsim}
 tmp=$(mktemp -d)
@@ -123,6 +124,38 @@ i=$tmp/fifo/instances.csv r=$tmp/fifo/requests.csv
 	&& [ "$(get evictions "$tmp/fifo/summary.csv")" = "3" ] \
 	&& ok "first come, first placed: big starts at b's finish $(col "$r" 2 finish), c only after big (at $(col "$r" 3 finish)), not in a's freed GPU at $(col "$r" 1 finish)" \
 	|| bad "fifo: $(cut -d, -f1,4,6,7,8 "$i" | tr '\n' ' ') finishes $(cut -d, -f5 "$r" | tr '\n' ' ')"
+
+# A cache entry being read is pinned until its load ends. One node, two
+# GPUs, no host cache, an SSD (20 GB/s, 100 us) that holds one checkpoint
+# (20 GB). a at 0 loads from remote storage and is kept on the SSD; b at
+# 10 loads from remote (done at 11.607 s); a at 11 reads the SSD (until
+# 11.803 s). When b's load ends, the SSD would have to drop a to keep b:
+# a is being read, so b is not kept. a at 30 (scaled in at 5 s idle) reads
+# the SSD again: its TTFT is the SSD load (bytes / 20 GB/s + 100 + 0.5 +
+# 1 us: SSD, host, PCIe) + the prefill (a at 33 is warm: its TTFT); b at
+# 40 loads from remote. Dropping a in mid-read would have sent a at 30 to
+# remote storage (1.607 s).
+printf 'arrival_s,prompt_tokens,output_tokens,model\n0,512,2,a\n10,512,2,b\n11,512,2,a\n30,512,2,a\n33,512,2,a\n40,512,2,b\n' > "$tmp/p.csv"
+cat > "$tmp/pin.yaml" <<EOF2
+name: sl-pin
+cluster:
+  - {name: n, gpu: H100-SXM, count: 1, gpus_per_node: 2, ssd_bw: 20GB/s, ssd_capacity: 20GB}
+network: {storage_bw: 10GB/s, storage_latency: 1ms, pcie_bw: 25GB/s, host_bw: 63GB/s}
+instances:
+  - {name: a, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 5s}
+  - {name: b, model: Llama-3.1-8B, gpu: H100-SXM, replicas: 0, serverless: true, keep_alive: 5s}
+workload: {kind: auto, path: $tmp/p.csv, model_column: model}
+EOF2
+"$exe" run "$tmp/pin.yaml" -o "$tmp/pin" --csv --quiet >/dev/null 2>"$tmp/err" || bad "pin run: $(cat "$tmp/err")"
+r=$tmp/pin/requests.csv s=$tmp/pin/summary.csv
+ssd=$(awk -v w="$W" 'BEGIN { printf "%.9f", w / 20e9 + 0.0001 + 0.0000005 + 0.000001 }')
+warm=$(ttft 5)
+want3=$(awk -v l="$ssd" -v p="$warm" 'BEGIN { printf "%.9f", l + p }')
+want6=$(awk -v l="$remote" -v p="$warm" 'BEGIN { printf "%.9f", l + p }')
+near "$(ttft 3)" "$want3" 0.000000003 && near "$(ttft 4)" "$want3" 0.000000003 && near "$(ttft 6)" "$want6" 0.000000003 \
+	&& [ "$(get loads_ssd "$s")/$(get loads_remote "$s")" = "2/3" ] \
+	&& ok "a pinned on the SSD while read: a at 30 loads from it again (TTFT $(ttft 4) = $ssd + $warm), b at 40 from remote" \
+	|| bad "pin: TTFTs $(ttft 3) $(ttft 4) $(ttft 6), want $want3 $want3 $want6; loads ssd/remote $(get loads_ssd "$s")/$(get loads_remote "$s")"
 
 # an allocator plugin built against ABI 3 (no evict op in its table)
 # still loads and, like first_fit, never evicts

@@ -45,10 +45,12 @@ static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	struct lsim_sim *s = lsim_sim_of(in);
-	if (--in->loads_left > 0 || in->failed)
+	if (--in->loads_left > 0)
 		return;
 	if (s->sl)
-		lsim_sl_loaded(s, in);
+		lsim_sl_loaded(s, in); /* failed or not: the tier's entry is read */
+	if (in->failed)
+		return;
 	if (in->engine_init <= 0)
 		lsim_sim_instance_ready(s, in);
 	else if (!lsim_schedule_in(s->sv.eng, in->engine_init, engine_started, in, 0) &&

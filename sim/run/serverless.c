@@ -16,12 +16,14 @@
 #include "run/sim.h"
 
 /* A node's tiers: per group, when its checkpoint was last used in the
- * host cache and on the SSD (-1: not there). */
+ * host cache and on the SSD (-1: not there), and how many loads read it
+ * there now (a pinned entry is not evicted: its bytes are being read). */
 struct sl_node {
 	struct lsim_sl_node_cfg c;
 	int32_t ssd_link; /* -1: no SSD */
 	double host_used, ssd_used;
 	lsim_time *host_at, *ssd_at; /* per group */
+	int32_t *host_pin, *ssd_pin; /* per group (one allocation) */
 };
 
 struct lsim_serverless {
@@ -96,6 +98,7 @@ void lsim_sl_destroy(struct lsim_serverless *sl)
 	for (int32_t k = 0; sl->nodes && k < sl->n_nodes; k++) {
 		free(sl->nodes[k].host_at);
 		free(sl->nodes[k].ssd_at);
+		free(sl->nodes[k].host_pin);
 	}
 	free(sl->nodes);
 	free(sl->groups);
@@ -110,10 +113,10 @@ void lsim_sl_destroy(struct lsim_serverless *sl)
 }
 
 /* Puts group g's checkpoint into a cache of capacity cap (at[], *used),
- * dropping the least recently used ones until it fits; false if it can
- * never fit. */
-static bool cache_put(struct lsim_serverless *sl, lsim_time *at, double *used, double cap,
-		      int32_t g, lsim_time now)
+ * dropping the least recently used ones that no load is reading (pin[])
+ * until it fits; false (not cached, nothing dropped) if it cannot fit. */
+static bool cache_put(struct lsim_serverless *sl, lsim_time *at, const int32_t *pin,
+		      double *used, double cap, int32_t g, lsim_time now)
 {
 	double b = sl->groups[g].weight_bytes;
 	if (at[g] >= 0) {
@@ -122,10 +125,16 @@ static bool cache_put(struct lsim_serverless *sl, lsim_time *at, double *used, d
 	}
 	if (!(b <= cap))
 		return false;
+	double movable = 0; /* what dropping every unpinned entry frees */
+	for (int32_t k = 0; k < sl->n_groups; k++)
+		if (at[k] >= 0 && pin[k] == 0)
+			movable += sl->groups[k].weight_bytes;
+	if (*used - movable + b > cap)
+		return false;
 	while (*used + b > cap) {
 		int32_t v = -1;
 		for (int32_t k = 0; k < sl->n_groups; k++)
-			if (at[k] >= 0 && (v < 0 || at[k] < at[v]))
+			if (at[k] >= 0 && pin[k] == 0 && (v < 0 || at[k] < at[v]))
 				v = k;
 		if (v < 0)
 			return false;
@@ -162,8 +171,11 @@ int lsim_sl_create(struct lsim_sim *s, const struct lsim_sl_node_cfg *nodes,
 		nd->ssd_link = -1;
 		nd->host_at = malloc((size_t)(n_groups > 0 ? n_groups : 1) * sizeof *nd->host_at);
 		nd->ssd_at = malloc((size_t)(n_groups > 0 ? n_groups : 1) * sizeof *nd->ssd_at);
-		if (!nd->host_at || !nd->ssd_at)
+		nd->host_pin = calloc(2 * (size_t)(n_groups > 0 ? n_groups : 1),
+				      sizeof *nd->host_pin);
+		if (!nd->host_at || !nd->ssd_at || !nd->host_pin)
 			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+		nd->ssd_pin = nd->host_pin + (n_groups > 0 ? n_groups : 1);
 		for (int32_t g = 0; g < n_groups; g++)
 			nd->host_at[g] = nd->ssd_at[g] = -1;
 		if (nd->c.ssd_bw > 0 && s->sv.net) {
@@ -432,12 +444,16 @@ int lsim_sl_load_path(struct lsim_sim *s, struct lsim_instance *in, int32_t k, i
 		enum lsim_sl_tier t = LSIM_TIER_REMOTE;
 		if (g >= 0 && g < sl->n_groups && node >= 0 && node < sl->n_nodes) {
 			struct sl_node *nd = &sl->nodes[node];
+			/* the entry read is pinned until the load ends
+			 * (lsim_sl_loaded): no cache_put drops it meanwhile */
 			if (nd->host_at[g] >= 0) {
 				t = LSIM_TIER_HOST;
 				nd->host_at[g] = now;
+				nd->host_pin[g]++;
 			} else if (nd->ssd_link >= 0 && nd->ssd_at[g] >= 0) {
 				t = LSIM_TIER_SSD;
 				nd->ssd_at[g] = now;
+				nd->ssd_pin[g]++;
 			}
 		}
 		sl->tier[in->id] = (int8_t)t;
@@ -465,16 +481,25 @@ void lsim_sl_loaded(struct lsim_sim *s, struct lsim_instance *in)
 	if ((size_t)in->id >= sl->cap_inst || sl->tier[in->id] < 0)
 		return;
 	lsim_time now = lsim_now(s->sv.eng);
-	sl->load_s += lsim_time_to_s(now - sl->load_start[in->id]);
+	int8_t tier = sl->tier[in->id];
+	sl->tier[in->id] = -1; /* once */
 	int32_t g = in->group;
-	int32_t node = in->gpu0 >= 0 ? lsim_topo_node_of(&s->sv.topo, in->gpu0) : -1;
-	if (g < 0 || g >= sl->n_groups || node < 0 || node >= sl->n_nodes)
-		return;
-	struct sl_node *nd = &sl->nodes[node];
-	if (sl->tier[in->id] == LSIM_TIER_REMOTE && nd->ssd_link >= 0)
-		cache_put(sl, nd->ssd_at, &nd->ssd_used, nd->c.ssd_capacity, g, now);
+	int32_t gpu = in->gpu0 >= 0 ? lsim_instance_gpu(in, 0) : -1;
+	int32_t node = gpu >= 0 ? lsim_topo_node_of(&s->sv.topo, gpu) : -1;
+	bool at_node = g >= 0 && g < sl->n_groups && node >= 0 && node < sl->n_nodes;
+	struct sl_node *nd = at_node ? &sl->nodes[node] : NULL;
+	/* the same node and entry lsim_sl_load_path pinned (at k = 0) */
+	if (nd && tier == LSIM_TIER_HOST && nd->host_pin[g] > 0)
+		nd->host_pin[g]--;
+	else if (nd && tier == LSIM_TIER_SSD && nd->ssd_pin[g] > 0)
+		nd->ssd_pin[g]--;
+	if (in->failed || !nd)
+		return; /* its machine failed during the load: nothing kept */
+	sl->load_s += lsim_time_to_s(now - sl->load_start[in->id]);
+	if (tier == LSIM_TIER_REMOTE && nd->ssd_link >= 0)
+		cache_put(sl, nd->ssd_at, nd->ssd_pin, &nd->ssd_used, nd->c.ssd_capacity, g, now);
 	if (nd->c.host_cache > 0)
-		cache_put(sl, nd->host_at, &nd->host_used, nd->c.host_cache, g, now);
+		cache_put(sl, nd->host_at, nd->host_pin, &nd->host_used, nd->c.host_cache, g, now);
 }
 
 int lsim_sl_summary(const struct lsim_sim *s, const struct lsim_inst_record *insts,

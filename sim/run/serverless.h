@@ -72,7 +72,8 @@ void lsim_sl_gpus_freed(struct lsim_sim *s);
  * that holds its weights (chosen at k = 0); the hop count, or < 0. */
 int lsim_sl_load_path(struct lsim_sim *s, struct lsim_instance *in, int32_t k,
 		      int32_t *path);
-/* The instance's weights are in: the node's caches keep a copy. */
+/* The instance's last load flow ended: the cache entry it read from is
+ * unpinned and (unless its machine failed) the node's caches keep a copy. */
 void lsim_sl_loaded(struct lsim_sim *s, struct lsim_instance *in);
 /* The serverless summary (with GPU-seconds from the instance records). */
 int lsim_sl_summary(const struct lsim_sim *s, const struct lsim_inst_record *insts,
