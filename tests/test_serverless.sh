@@ -5,7 +5,7 @@
 # the request's own prefill; keep-alive expiry at the exact time; a load
 # from the host cache against one from remote storage; eviction order
 # (least recently used idle instance first); a cache entry kept while a
-# load reads it.
+# load reads it; the serverless keys out of other scenarios' echo.
 set -u
 exe=${LSIM_EXE:-build/llmsim}
 tmp=$(mktemp -d)
@@ -170,11 +170,24 @@ else
 	bad "LSIM_ABI3_PLUGIN not set"
 fi
 
+# the serverless keys at their defaults stay out of the effective
+# configuration (and so of the run id) of a scenario without serverless
+# groups or weight tiers: its run id is the one it had before they
+# existed; a serverless scenario echoes every one of them
+src=${LSIM_SOURCE_ROOT:-.}
+skeys='host_cache|ssd_bw|ssd_capacity|ssd_latency|ssd_preload|serverless|keep_alive'
+"$exe" check "$src/examples/autoscaling.yaml" > "$tmp/qs.txt" 2>"$tmp/err" || bad "check autoscaling: $(cat "$tmp/err")"
+"$exe" check "$tmp/one.yaml" > "$tmp/one.txt" 2>"$tmp/err" || bad "check one: $(cat "$tmp/err")"
+n_qs=$(grep -cE "^ +($skeys):" "$tmp/qs.txt") n_one=$(grep -cE "^ +($skeys):" "$tmp/one.txt")
+grep -q "^    ssd_latency: 100us" "$tmp/one.txt" && grep -q "^    keep_alive: 30s" "$tmp/one.txt" \
+	&& [ "$n_qs" = 0 ] && [ "$n_one" = 7 ] \
+	&& ok "serverless keys echoed only by serverless scenarios (autoscaling 0, sl-one all 7 with defaults)" \
+	|| bad "echo: autoscaling names $n_qs serverless keys, sl-one $n_one (want 0 and 7)"
+
 # examples/serverless.yaml: 24 models on 8 GPUs; every request ends, most
 # are warm (under 20 % wait for a load, the median TTFT is a prefill, not
 # a load), and the summary reports loads (all from the node's tiers: the SSD holds
 # every checkpoint), cold-start percentiles and GPU-seconds
-src=${LSIM_SOURCE_ROOT:-.}
 "$exe" run "$src/examples/serverless.yaml" -o "$tmp/ex" --csv --quiet >/dev/null 2>"$tmp/err" || bad "example: $(cat "$tmp/err")"
 s=$tmp/ex/summary.csv
 [ "$(get completed "$s")" = "$(get requests "$s")" ] && [ "$(get loads_remote "$s")" = "0" ] \

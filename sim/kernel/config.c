@@ -795,6 +795,46 @@ void lsim_cfg_dump(struct lsim_buf *b, int indent,
 	}
 }
 
+bool lsim_cfg_is_default(const struct lsim_keydef *k, const void *obj)
+{
+	if (!k->def)
+		return false;
+	/* the default bound as a value would be, into a scratch field */
+	union {
+		const char *s;
+		bool b;
+		int i;
+		int64_t n;
+		lsim_time t;
+		double x;
+	} scratch = {0};
+	struct lsim_keydef at = *k;
+	at.offset = 0;
+	if (bind_one(NULL, NULL, k->name, &at, k->def, true, &scratch, NULL) != 0)
+		return false;
+	if (k->type == LSIM_K_STRING) {
+		const char *s = *(const char *const *)(const void *)((const char *)obj + k->offset);
+		return strcmp(s ? s : "", k->def) == 0;
+	}
+	char val[128], def[128];
+	format_value(k, obj, val, sizeof val);
+	format_value(&at, &scratch, def, sizeof def);
+	return strcmp(val, def) == 0;
+}
+
+void lsim_cfg_dump_opt(struct lsim_buf *b, int indent,
+		       const struct lsim_keydef *keys, size_t nkeys,
+		       const void *obj, const char *const *optional)
+{
+	for (size_t j = 0; j < nkeys; j++) {
+		bool opt = false;
+		for (size_t o = 0; optional && optional[o] && !opt; o++)
+			opt = strcmp(optional[o], keys[j].name) == 0;
+		if (!opt || !lsim_cfg_is_default(&keys[j], obj))
+			lsim_cfg_dump(b, indent, &keys[j], 1, obj);
+	}
+}
+
 void lsim_cfg_doc(struct lsim_buf *b, const struct lsim_keydef *keys,
 		  size_t nkeys)
 {

@@ -107,6 +107,18 @@ void lsim_cfg_dump(struct lsim_buf *b, int indent,
 		   const struct lsim_keydef *keys, size_t nkeys,
 		   const void *obj);
 
+/* Whether obj's value of key k reads as k's declared default (as the
+ * dump would write both; false for a required key). */
+bool lsim_cfg_is_default(const struct lsim_keydef *k, const void *obj);
+
+/* As lsim_cfg_dump, leaving out the keys named in optional (a
+ * NULL-terminated list) whose value is their default: keys added after
+ * configurations were written, kept out of the echo (and so out of the run
+ * id) of the configurations that do not use them. */
+void lsim_cfg_dump_opt(struct lsim_buf *b, int indent,
+		       const struct lsim_keydef *keys, size_t nkeys,
+		       const void *obj, const char *const *optional);
+
 /* Appends the keys' reference (name, type, default, bounds, help) as
  * Markdown table rows. */
 void lsim_cfg_doc(struct lsim_buf *b, const struct lsim_keydef *keys,

@@ -464,11 +464,15 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		fail.trace = "";
 		jobs.path = "";
 	}
+	/* the serverless keys at their defaults are echoed only by the
+	 * scenarios that use serverless serving: the others keep their run id */
+	bool serverless = lsim_scn_uses_serverless(sc);
 	lsim_cfg_dump(b, 0, top_keys, N_OF(top_keys), &top);
 	lsim_buf_printf(b, "cluster:\n");
 	for (size_t i = 0; i < sc->n_nodes; i++) {
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, node_keys, N_OF(node_keys), &sc->nodes[i]);
+		lsim_cfg_dump_opt(b, 4, node_keys, N_OF(node_keys), &sc->nodes[i],
+				  serverless ? NULL : lsim_scn_serverless_node_keys);
 	}
 	lsim_buf_printf(b, "instances:\n");
 	for (size_t i = 0; i < sc->n_insts; i++) {
@@ -476,7 +480,8 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		if (for_id)
 			ic.perf_table = "";
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, inst_keys, N_OF(inst_keys), &ic);
+		lsim_cfg_dump_opt(b, 4, inst_keys, N_OF(inst_keys), &ic,
+				  serverless ? NULL : lsim_scn_serverless_inst_keys);
 	}
 	/* the policies, each under its key ("scheduler.router" nests) */
 	static const enum lsim_policy_role order[] = {

@@ -331,6 +331,15 @@ int lsim_scn_setup_fleet(struct lsim_scenario *sc);
 int lsim_scn_check_serverless(struct lsim_scenario *sc, struct lsim_node *root,
 			      struct lsim_diag *d);
 int lsim_scn_setup_serverless(struct lsim_scenario *sc, struct lsim_diag *d);
+/* The serverless keys of cluster[] and instances[], left out of the
+ * effective configuration (and so of the run id) at their defaults, so a
+ * configuration that does not use them keeps the run id it had before they
+ * existed (NULL-terminated). */
+extern const char *const lsim_scn_serverless_node_keys[];
+extern const char *const lsim_scn_serverless_inst_keys[];
+/* Whether the scenario has a serverless group or a weight tier (its echo
+ * then names every serverless key, defaults included). */
+bool lsim_scn_uses_serverless(const struct lsim_scenario *sc);
 
 /* ---- scenario_instances.c ---- */
 

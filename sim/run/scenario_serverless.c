@@ -10,6 +10,11 @@
 
 #include "run/scenario_internal.h"
 
+const char *const lsim_scn_serverless_node_keys[] = {
+	"host_cache", "ssd_bw", "ssd_capacity", "ssd_latency", "ssd_preload", NULL,
+};
+const char *const lsim_scn_serverless_inst_keys[] = {"serverless", "keep_alive", NULL};
+
 static int refuse(struct lsim_scenario *sc, struct lsim_node *at, const char *key,
 		  const char *msg, struct lsim_diag *d)
 {
@@ -30,6 +35,11 @@ static bool any_serverless(const struct lsim_scenario *sc)
 		if (sc->insts[i].serverless)
 			return true;
 	return false;
+}
+
+bool lsim_scn_uses_serverless(const struct lsim_scenario *sc)
+{
+	return any_serverless(sc) || any_tier(sc);
 }
 
 int lsim_scn_check_serverless(struct lsim_scenario *sc, struct lsim_node *root,
