@@ -5,7 +5,8 @@
 # the request's own prefill; keep-alive expiry at the exact time; a load
 # from the host cache against one from remote storage; eviction order
 # (least recently used idle instance first); a cache entry kept while a
-# load reads it; the serverless keys out of other scenarios' echo.
+# load reads it; a pipeline stage on another node; the serverless keys out
+# of other scenarios' echo.
 set -u
 exe=${LSIM_EXE:-build/llmsim}
 tmp=$(mktemp -d)
@@ -169,6 +170,32 @@ if [ -n "${LSIM_ABI3_PLUGIN:-}" ]; then
 else
 	bad "LSIM_ABI3_PLUGIN not set"
 fi
+
+# A pipeline stage on a second node loads from remote storage (its node's
+# cache is neither read nor filled). Two nodes of one H100, host cache on
+# both; Llama-3.1-8B at pp 2, a stage per node, each GPU loading half the
+# weights. At 0 both halves come from remote storage; at 100 (scaled in
+# at 30 s idle) the first node's half comes from its host cache (8.03 GB
+# / 25 GB/s) and the second node's from remote (8.03 GB / 10 GB/s +
+# 1 ms + 4.5 us): the load ends with the remote half. 101 is warm.
+printf 'arrival_s,prompt_tokens,output_tokens\n0,512,2\n100,512,2\n101,512,2\n' > "$tmp/pp.csv"
+cat > "$tmp/pp.yaml" <<EOF2
+name: sl-pp
+cluster:
+  - {name: n, gpu: H100-SXM, count: 2, gpus_per_node: 1, host_cache: 100GB}
+network: {storage_bw: 10GB/s, storage_latency: 1ms, pcie_bw: 25GB/s, host_bw: 63GB/s}
+instances:
+  - {name: m8b, model: Llama-3.1-8B, gpu: H100-SXM, pp: 2, replicas: 0, serverless: true, keep_alive: 30s}
+workload: {kind: auto, path: $tmp/pp.csv}
+EOF2
+"$exe" run "$tmp/pp.yaml" -o "$tmp/pp" --csv --quiet >/dev/null 2>"$tmp/err" || bad "pp run: $(cat "$tmp/err")"
+r=$tmp/pp/requests.csv s=$tmp/pp/summary.csv
+half=$(awk -v w="$W" 'BEGIN { printf "%.9f", w / 2 / 10e9 + 0.001 + 0.000001 + 0.000002 + 0.0000005 + 0.000001 }')
+want2=$(awk -v l="$half" -v p="$(ttft 3)" 'BEGIN { printf "%.9f", l + p }')
+near "$(ttft 2)" "$want2" 0.000000003 && [ "$(col "$tmp/pp/instances.csv" 2 pp)" = "2" ] \
+	&& [ "$(get loads_host "$s")/$(get loads_remote "$s")" = "1/1" ] \
+	&& ok "pipeline stage on a second node loads from remote storage: TTFT $(ttft 2) = $half + warm $(ttft 3)" \
+	|| bad "pp over nodes: TTFT $(ttft 2), want $want2; $(cut -d, -f1,4,5,6,7 "$tmp/pp/instances.csv" | tr '\n' ' ')"
 
 # the serverless keys at their defaults stay out of the effective
 # configuration (and so of the run id) of a scenario without serverless

@@ -460,6 +460,10 @@ int lsim_sl_load_path(struct lsim_sim *s, struct lsim_instance *in, int32_t k, i
 		sl->load_start[in->id] = now;
 		sl->loads[t]++;
 	}
+	/* a pipeline stage on another node than the first GPU's reads from
+	 * remote storage: that node's caches are neither read nor filled */
+	if (k > 0 && node != lsim_topo_node_of(&s->sv.topo, lsim_instance_gpu(in, 0)))
+		return lsim_topo_path_storage_to_gpu(&s->sv.topo, gpu, path);
 	int n;
 	switch (sl->tier[in->id]) {
 	case LSIM_TIER_HOST:
