@@ -497,9 +497,11 @@ void lsim_sl_loaded(struct lsim_sim *s, struct lsim_instance *in)
 		nd->host_pin[g]--;
 	else if (nd && tier == LSIM_TIER_SSD && nd->ssd_pin[g] > 0)
 		nd->ssd_pin[g]--;
-	if (in->failed || !nd)
+	if (in->failed)
 		return; /* its machine failed during the load: nothing kept */
 	sl->load_s += lsim_time_to_s(now - sl->load_start[in->id]);
+	if (!nd)
+		return;
 	if (tier == LSIM_TIER_REMOTE && nd->ssd_link >= 0)
 		cache_put(sl, nd->ssd_at, nd->ssd_pin, &nd->ssd_used, nd->c.ssd_capacity, g, now);
 	if (nd->c.host_cache > 0)
