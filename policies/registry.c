@@ -28,6 +28,8 @@ static const struct lsim_policy_type *const builtins[] = {
 	&lsim_alloc_first_fit,
 	&lsim_alloc_best_fit,
 	&lsim_alloc_spread,
+	&lsim_alloc_lru_idle,
+	&lsim_alloc_lfu_idle,
 	/* qos */
 	&lsim_qos_none,
 	&lsim_qos_admission,

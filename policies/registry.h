@@ -23,7 +23,8 @@ extern const struct lsim_policy_type lsim_sched_round_robin, lsim_sched_random,
 extern const struct lsim_policy_type lsim_queue_fcfs, lsim_queue_sjf,
 	lsim_queue_priority, lsim_queue_edf;
 extern const struct lsim_policy_type lsim_alloc_first_fit,
-	lsim_alloc_best_fit, lsim_alloc_spread;
+	lsim_alloc_best_fit, lsim_alloc_spread, lsim_alloc_lru_idle,
+	lsim_alloc_lfu_idle;
 extern const struct lsim_policy_type lsim_qos_none, lsim_qos_admission,
 	lsim_qos_token_bucket;
 extern const struct lsim_policy_type lsim_adapt_static, lsim_adapt_threshold,

@@ -178,7 +178,7 @@ static void test_conformance_all_builtins(void **state)
 	assert_int_equal(routers, 8);
 	assert_int_equal(queues, 4);
 	assert_int_equal(profilers, 4);
-	assert_int_equal(allocators, 3);
+	assert_int_equal(allocators, 5);
 	assert_int_equal(qos, 3);
 	assert_int_equal(monitors, 2);
 	assert_int_equal(adaptors, 5);

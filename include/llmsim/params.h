@@ -8,7 +8,6 @@
 #ifndef LLMSIM_PARAMS_H
 #define LLMSIM_PARAMS_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 enum lsim_ktype {
@@ -35,9 +34,6 @@ struct lsim_keydef {
 	const char *choices; /* ENUM: "a|b|c" */
 	const char *help;
 	const char *unit;    /* shown in listings; NULL = implied by the type */
-	bool quiet;	     /* left out of the effective configuration (and so
-			      * of the run id) while at its default: a key added
-			      * later that must not move older runs' ids */
 };
 
 #define LSIM_NOBOUNDS 1, 0

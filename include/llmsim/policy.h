@@ -18,8 +18,10 @@
  * names it with `plugin: ./my.so` and, when it holds several, `name:`.
  *
  * Ownership: every pointer passed to an op is borrowed for the duration of
- * the call. Fields are only ever appended to these structs; a plugin built
- * against an older LSIM_POLICY_ABI is rejected.
+ * the call. Fields are only ever appended to these structs. A plugin built
+ * against an ABI from LSIM_POLICY_ABI_OLDEST to LSIM_POLICY_ABI loads (the
+ * core reads an op appended at version v only from a type whose abi is at
+ * least v); one built against an older or a newer ABI is rejected.
  */
 #ifndef LLMSIM_POLICY_H
 #define LLMSIM_POLICY_H
@@ -35,8 +37,13 @@
  *    the adaptor decides per instance group (lsim_scale_group).
  * 3: lsim_instance_info counts requests routed to an instance and not yet
  *    arrived (in_transit) in outstanding, waiting and queued_tokens, and
- *    gives the KV block size (kv_block_tokens). */
-#define LSIM_POLICY_ABI 3u
+ *    gives the KV block size (kv_block_tokens).
+ * 4: the allocator may evict idle serverless instances (evict, appended to
+ *    lsim_allocator_ops; nothing a version-3 type sees changed, so those
+ *    still load and their allocators never evict). */
+#define LSIM_POLICY_ABI 4u
+/* The oldest ABI a plugin may be built against and still load. */
+#define LSIM_POLICY_ABI_OLDEST 3u
 
 enum lsim_policy_kind {
 	LSIM_KIND_MONITOR,
@@ -144,9 +151,30 @@ struct lsim_alloc_request {
 	double bytes_per_gpu; /* (weights + the minimum KV reserve) / GPUs */
 };
 
+/*
+ * An idle instance of a serverless group (docs/serverless.md) that could
+ * be stopped to make room: ready, no request outstanding, of another
+ * group, on a node of the GPU kind wanted.
+ */
+struct lsim_evict_candidate {
+	int32_t instance;     /* its id */
+	int32_t group;	      /* its instances[] entry */
+	int32_t node;	      /* the node of its first GPU */
+	int32_t gpus;	      /* GPUs it holds */
+	lsim_time idle_since; /* its last request ended (or it became ready) */
+	lsim_time ready;      /* it became ready */
+	int64_t served;	      /* requests routed to it so far */
+};
+
 struct lsim_allocator_ops {
 	int32_t (*place)(void *state, const struct lsim_alloc_request *r,
 			 const struct lsim_node_info *nodes, int32_t n);
+	/* Optional (ABI 4; NULL: never evicts). No node fits r: returns the
+	 * index into c[0..n-1] of the idle instance to stop (its GPUs are
+	 * freed and placement is tried again), or -1 to stop none (the
+	 * scale-out waits until GPUs free up). */
+	int32_t (*evict)(void *state, const struct lsim_alloc_request *r,
+			 const struct lsim_evict_candidate *c, int32_t n);
 };
 
 /*

@@ -60,7 +60,8 @@ static const char usage_run[] =
 	"instances.0.replicas=4). Progress goes to stderr: on a terminal a bar\n"
 	"(share of the input read, simulated time, requests done / arrived,\n"
 	"events/s, ETA); otherwise one status line every --progress seconds\n"
-	"(default 10; 0: none), which a Slurm or nohup log keeps. --quiet: neither.\n";
+	"(default 10, or $LLMSIM_PROGRESS; 0: none), which a Slurm or nohup log\n"
+	"keeps. --quiet: neither.\n";
 
 static const char usage_check[] =
 	"usage: llmsim check SCENARIO.yaml [--seed N] [--set key=value]...\n"
@@ -297,6 +298,19 @@ static void print_summary(const struct lsim_results *r)
 	fmt_or_na(mbu, sizeof mbu, 4, s->mbu);
 	printf("  GPU        util %.3f  busy %.3f  MFU %s  MBU %s   preemptions %.0f\n",
 	       s->gpu_util, s->gpu_busy, mfu, mbu, s->preemptions);
+	if (r->has_serverless) {
+		const struct lsim_serverless_summary *v = &r->serverless;
+		printf("  serverless %.0f model loads (%.0f host, %.0f SSD, %.0f remote), "
+		       "%.0f evictions, %.0f keep-alive scale-ins   GPU-seconds %.1f\n",
+		       v->model_loads, v->loads_host, v->loads_ssd, v->loads_remote,
+		       v->evictions, v->keep_alive_scale_ins, v->gpu_seconds);
+		if (v->requests_delayed_by_load > 0)
+			printf("  cold start %.0f requests delayed by a load: wait mean %.3f s  "
+			       "p50 %.3f  p90 %.3f  p99 %.3f  max %.3f\n",
+			       v->requests_delayed_by_load, v->cold_start_mean_s,
+			       v->cold_start_p50_s, v->cold_start_p90_s, v->cold_start_p99_s,
+			       v->cold_start_max_s);
+	}
 	if (isnan(s->slo_attainment))
 		printf("  SLO        no SLO declared\n");
 	else
@@ -322,6 +336,19 @@ static void print_summary(const struct lsim_results *r)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args a = {.outdir = "llmsim-out", .progress_s = 10};
+	/* LLMSIM_PROGRESS sets the default (the test suites set 0: a line
+	 * whose host times vary must not enter what they compare) */
+	const char *pe = getenv("LLMSIM_PROGRESS");
+	if (pe && *pe) {
+		char *end;
+		double v = strtod(pe, &end);
+		if (*end || !(v >= 0) || v > 1e6) {
+			fprintf(stderr, "llmsim: LLMSIM_PROGRESS: '%s' is not a number of seconds "
+					"(0 turns the status lines off)\n", pe);
+			return EXIT_BADINPUT;
+		}
+		a.progress_s = v;
+	}
 	struct lsim_diag d = {0};
 	struct lsim_scenario *sc = NULL;
 	int rc = load_from_args(argc, argv, &a, usage_run, true, &sc, &d);

@@ -913,39 +913,6 @@ static void format_value(const struct lsim_keydef *k, const void *obj,
 	}
 }
 
-/* Whether k's field in obj holds its declared default (a required key
- * never does). */
-static bool at_default(const struct lsim_keydef *k, const void *obj)
-{
-	const char *field = (const char *)obj + k->offset;
-	if (!k->def)
-		return false;
-	switch (k->type) {
-	case LSIM_K_STRING: {
-		const char *s = *(const char *const *)(const void *)field;
-		return strcmp(s ? s : "", k->def) == 0;
-	}
-	case LSIM_K_BOOL: {
-		bool b;
-		return parse_bool(k->def, &b) == 0 && b == *(const bool *)(const void *)field;
-	}
-	case LSIM_K_ENUM:
-		return lsim_choice_index(k->choices, k->def) == *(const int *)(const void *)field;
-	default:
-		break;
-	}
-	double v;
-	if (lsim_units_parse(k->type, k->def, &v, NULL) != 0)
-		return false;
-	switch (k->type) {
-	case LSIM_K_INT:
-		return (int64_t)v == *(const int64_t *)(const void *)field;
-	case LSIM_K_TIME:
-		return (lsim_time)llround(v) == *(const lsim_time *)(const void *)field;
-	default:
-		return v == *(const double *)(const void *)field;
-	}
-}
 
 void lsim_cfg_dump(struct lsim_buf *b, int indent,
 		   const struct lsim_keydef *keys, size_t nkeys,
@@ -953,10 +920,48 @@ void lsim_cfg_dump(struct lsim_buf *b, int indent,
 {
 	char val[128];
 	for (size_t j = 0; j < nkeys; j++) {
-		if (keys[j].quiet && at_default(&keys[j], obj))
-			continue;
 		format_value(&keys[j], obj, val, sizeof val);
 		lsim_buf_printf(b, "%*s%s: %s\n", indent, "", keys[j].name, val);
+	}
+}
+
+bool lsim_cfg_is_default(const struct lsim_keydef *k, const void *obj)
+{
+	if (!k->def)
+		return false;
+	/* the default bound as a value would be, into a scratch field */
+	union {
+		const char *s;
+		bool b;
+		int i;
+		int64_t n;
+		lsim_time t;
+		double x;
+	} scratch = {0};
+	struct lsim_keydef at = *k;
+	at.offset = 0;
+	if (bind_one(NULL, NULL, k->name, &at, k->def, true, &scratch, NULL) != 0)
+		return false;
+	if (k->type == LSIM_K_STRING) {
+		const char *s = *(const char *const *)(const void *)((const char *)obj + k->offset);
+		return strcmp(s ? s : "", k->def) == 0;
+	}
+	char val[128], def[128];
+	format_value(k, obj, val, sizeof val);
+	format_value(&at, &scratch, def, sizeof def);
+	return strcmp(val, def) == 0;
+}
+
+void lsim_cfg_dump_opt(struct lsim_buf *b, int indent,
+		       const struct lsim_keydef *keys, size_t nkeys,
+		       const void *obj, const char *const *optional)
+{
+	for (size_t j = 0; j < nkeys; j++) {
+		bool opt = false;
+		for (size_t o = 0; optional && optional[o] && !opt; o++)
+			opt = strcmp(optional[o], keys[j].name) == 0;
+		if (!opt || !lsim_cfg_is_default(&keys[j], obj))
+			lsim_cfg_dump(b, indent, &keys[j], 1, obj);
 	}
 }
 

@@ -118,12 +118,23 @@ void lsim_buf_release(struct lsim_buf *b);
 
 /*
  * Appends obj's values as YAML "key: value" lines at the given indent,
- * in table order, with units, leaving out the quiet keys at their
- * defaults. The effective-config dump.
+ * in table order, with units. The effective-config dump.
  */
 void lsim_cfg_dump(struct lsim_buf *b, int indent,
 		   const struct lsim_keydef *keys, size_t nkeys,
 		   const void *obj);
+
+/* Whether obj's value of key k reads as k's declared default (as the
+ * dump would write both; false for a required key). */
+bool lsim_cfg_is_default(const struct lsim_keydef *k, const void *obj);
+
+/* As lsim_cfg_dump, leaving out the keys named in optional (a
+ * NULL-terminated list) whose value is their default: keys added after
+ * configurations were written, kept out of the echo (and so out of the run
+ * id) of the configurations that do not use them. */
+void lsim_cfg_dump_opt(struct lsim_buf *b, int indent,
+		       const struct lsim_keydef *keys, size_t nkeys,
+		       const void *obj, const char *const *optional);
 
 /* Appends the keys' reference (name, type, default, bounds, help) as
  * Markdown table rows. */

@@ -7,6 +7,7 @@
 #ifndef LLMSIM_REPORT_H
 #define LLMSIM_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -250,6 +251,35 @@ struct lsim_summary {
 #undef LSIM_X_FIELD
 };
 
+/*
+ * The serverless fields (docs/serverless.md), declared once like the
+ * summary's: written (CSV rows, /summary attributes, SQLite metrics, the
+ * printed summary) only by a run with serverless serving, so that every
+ * other run's outputs stay as they were.
+ */
+#define LSIM_SERVERLESS_FIELDS(X)                                                \
+	X(model_loads, "", "cold starts: weights loaded onto an instance's GPUs") \
+	X(loads_host, "", "of which from a node's host-DRAM cache")              \
+	X(loads_ssd, "", "of which from a node's local SSD")                     \
+	X(loads_remote, "", "of which from the remote storage service")          \
+	X(load_mean_s, "s", "weights load time (first byte to last GPU), mean")  \
+	X(keep_alive_scale_ins, "", "instances scaled in after their keep-alive") \
+	X(evictions, "", "idle instances stopped to make room for a scale-out")  \
+	X(cache_evictions, "", "checkpoints dropped from a node's host cache or SSD") \
+	X(requests_delayed_by_load, "", "requests that waited for an instance of their model to load") \
+	X(cold_start_mean_s, "s", "arrival to routed, of the requests delayed by a load, mean") \
+	X(cold_start_p50_s, "s", "the same, median")                             \
+	X(cold_start_p90_s, "s", "the same, 90th percentile")                    \
+	X(cold_start_p99_s, "s", "the same, 99th percentile")                    \
+	X(cold_start_max_s, "s", "the same, longest")                            \
+	X(gpu_seconds, "s", "GPU-seconds billed: GPUs held x time, placement to release")
+
+struct lsim_serverless_summary {
+#define LSIM_X_FIELD(name, unit, help) double name;
+	LSIM_SERVERLESS_FIELDS(LSIM_X_FIELD)
+#undef LSIM_X_FIELD
+};
+
 /* Provenance and configuration of the run. */
 struct lsim_run_info {
 	const char *run_id;	 /* stable id of (effective config and seed, data read) */
@@ -299,6 +329,9 @@ struct lsim_results {
 	const char *const *tenant_names;
 	size_t n_tenant_names;
 	struct lsim_summary summary;
+	/* serverless serving's fields, when has_serverless */
+	bool has_serverless;
+	struct lsim_serverless_summary serverless;
 	/* the overloaded instance whose waiting queue rose most (-1: none),
 	 * and its fitted queue at the start and end of its window (steady.h;
 	 * summary.overloaded_instances counts them) */

@@ -294,6 +294,14 @@ static int put_summary(FILE *f, const struct lsim_results *r)
 	fputs("," unit "\n", f);
 	LSIM_SUMMARY_FIELDS(LSIM_X_ROW)
 #undef LSIM_X_ROW
+#define LSIM_X_ROW(name, unit, help)        \
+	fputs(#name ",", f);                \
+	put_real(f, r->serverless.name);    \
+	fputs("," unit "\n", f);
+	if (r->has_serverless) {
+		LSIM_SERVERLESS_FIELDS(LSIM_X_ROW)
+	}
+#undef LSIM_X_ROW
 	return 0;
 }
 

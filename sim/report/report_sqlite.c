@@ -119,6 +119,23 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 		e = sqlite3_reset(st);
 	LSIM_SUMMARY_FIELDS(LSIM_X_METRIC)
 #undef LSIM_X_METRIC
+#define LSIM_X_METRIC(name, unit, help)                                       \
+	if (e == SQLITE_OK)                                                   \
+		e = bind_text(st, 1, id);                                     \
+	if (e == SQLITE_OK)                                                   \
+		e = bind_text(st, 2, #name);                                  \
+	if (e == SQLITE_OK)                                                   \
+		e = bind_real(st, 3, r->serverless.name);                     \
+	if (e == SQLITE_OK)                                                   \
+		e = bind_text(st, 4, unit);                                   \
+	if (e == SQLITE_OK)                                                   \
+		e = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR; \
+	if (e == SQLITE_OK)                                                   \
+		e = sqlite3_reset(st);
+	if (r->has_serverless) {
+		LSIM_SERVERLESS_FIELDS(LSIM_X_METRIC)
+	}
+#undef LSIM_X_METRIC
 	sqlite3_finalize(st);
 	return e;
 }

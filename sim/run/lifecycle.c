@@ -45,7 +45,11 @@ static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
 	(void)arg;
 	struct lsim_instance *in = ctx;
 	struct lsim_sim *s = lsim_sim_of(in);
-	if (--in->loads_left > 0 || in->failed)
+	if (--in->loads_left > 0)
+		return;
+	if (s->sl)
+		lsim_sl_loaded(s, in); /* failed or not: the tier's entry is read */
+	if (in->failed)
 		return;
 	if (in->engine_init <= 0)
 		lsim_sim_instance_ready(s, in);
@@ -72,7 +76,9 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 	in->loads_left = in->n_gpus;
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
-		int n = lsim_topo_path_storage_to_gpu(&s->sv.topo, lsim_instance_gpu(in, k), path);
+		int n = s->sl ? lsim_sl_load_path(s, in, k, path)
+			      : lsim_topo_path_storage_to_gpu(&s->sv.topo,
+							      lsim_instance_gpu(in, k), path);
 		if (n < 0)
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 					     "instance %d: GPU %d is not in the cluster",
@@ -145,6 +151,8 @@ void lsim_sim_instance_idle(struct lsim_sim *s, struct lsim_instance *in)
 	lsim_instance_drop_kv(in);
 	if (s->fleet.stopped)
 		s->fleet.stopped(s->fleet.ctx, in);
+	if (s->sl)
+		lsim_sl_gpus_freed(s);
 }
 
 void lsim_sim_drain(struct lsim_sim *s, struct lsim_instance *in)
@@ -299,6 +307,8 @@ static void spot_reclaimed(struct lsim_engine *eng, void *subject, uint64_t arg)
 	evict(s, in);
 	if (s->fleet.stopped)
 		s->fleet.stopped(s->fleet.ctx, in); /* its GPUs return to the pool */
+	if (s->sl)
+		lsim_sl_gpus_freed(s);
 }
 
 /* The provider's notice: the instance drains, a replacement starts, and

@@ -190,11 +190,13 @@ static int load_plugin(const struct lsim_doc *doc, const struct lsim_node *at,
 	const struct lsim_policy_type *pick = NULL;
 	size_t fitting = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (!types[i] || types[i]->abi != LSIM_POLICY_ABI)
+		if (!types[i] || types[i]->abi < LSIM_POLICY_ABI_OLDEST ||
+		    types[i]->abi > LSIM_POLICY_ABI)
 			return lsim_cfg_error(d, doc, at, key, LSIM_EPLUGIN,
-					      "%s: policy %zu was built for ABI %u, llmsim has ABI %u",
+					      "%s: policy %zu was built for ABI %u, llmsim loads "
+					      "ABI %u to %u: rebuild it against include/llmsim/policy.h",
 					      file, i, types[i] ? types[i]->abi : 0,
-					      LSIM_POLICY_ABI);
+					      LSIM_POLICY_ABI_OLDEST, LSIM_POLICY_ABI);
 		char why[160];
 		const char *bad = malformed(types[i], why, sizeof why);
 		if (bad)

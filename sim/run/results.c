@@ -371,6 +371,9 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->summary.lost_gpu_s = s->lost_gpu_s;
 	r->summary.control_downtime_s = lsim_time_to_s(s->control_down_ns);
 	r->summary.sim_events = (double)lsim_events_processed(s->sv.eng);
+	r->has_serverless = s->sl != NULL;
+	if (rc == 0 && s->sl)
+		rc = lsim_sl_summary(s, r->insts, r->n_insts, &r->serverless);
 	struct lsim_class_record *cr = NULL;
 	if (rc == 0)
 		rc = class_records(s, r, &cr);

@@ -149,6 +149,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->route_map);
 	free(s->sv.info_stale);
 	free(s->held);
+	lsim_sl_destroy(s->sl);
+	s->sl = NULL;
 	free(s->inv_mark);
 	free(s->inv_kv);
 	free(s->link_util);
@@ -250,6 +252,8 @@ void lsim_sim_request_done(struct lsim_sim *s, int32_t req)
 	if (inst >= 0 && (size_t)inst < s->n_inst &&
 	    s->inst[inst]->state == LSIM_INST_DRAINING)
 		lsim_sim_instance_idle(s, s->inst[inst]);
+	else if (s->sl && inst >= 0 && (size_t)inst < s->n_inst)
+		lsim_sl_maybe_idle(s, s->inst[inst]);
 	if (s->workload_done && s->n_done == s->n_arrived)
 		lsim_sim_disarm_failures(s);
 }
@@ -843,13 +847,18 @@ static void dispatch(struct lsim_sim *s, int32_t req)
 	}
 	size_t pos = 0;
 	struct lsim_instance *in = route(s, req, &pos);
+	if (s->sl && !s->sv.error)
+		lsim_sl_routed(s, req, in);
 	if (!in && !s->sv.error) {
 		int32_t m = s->sv.reqs[req].model;
 		bool starting = false;
 		for (size_t i = 0; i < s->n_inst && !starting; i++)
 			starting = serves(s->inst[i], m) &&
 				   s->inst[i]->state < LSIM_INST_READY;
-		if (starting) {
+		/* a serverless group starts one now (scale from zero) */
+		if (starting || (s->sl && lsim_sl_demand(s, req, m))) {
+			if (s->sl && starting)
+				lsim_sl_mark_held(s, req);
 			if (hold(s, req) != 0)
 				s->sv.error = LSIM_ENOMEM;
 			return;
@@ -978,6 +987,8 @@ void lsim_sim_instance_ready(struct lsim_sim *s, struct lsim_instance *in)
 	in->last_sample = in->ready;
 	s->n_ready++;
 	lsim_sim_release_held(s);
+	if (s->sl)
+		lsim_sl_maybe_idle(s, in); /* nothing waited for it */
 }
 
 static void arrival(struct lsim_engine *eng, void *subject, uint64_t arg)
@@ -1030,6 +1041,8 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 	s->sv.info_n = 0; /* inst_info is the groups' view below */
 	for (size_t g = 0; g < s->n_groups; g++) {
 		struct lsim_group *gr = &s->groups[g];
+		if (lsim_sl_managed(s, (int32_t)g))
+			continue; /* scaled by demand and keep-alive */
 		struct lsim_scale_group sg = {
 			.group = (int32_t)g, .min = gr->min, .max = gr->max,
 			.start_lead = gr->start_lead, .capacity_rps = gr->capacity_rps,
@@ -1394,14 +1407,16 @@ static void before_event(struct lsim_engine *eng, void *ctx)
 int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 		 lsim_time limit, struct lsim_diag *d)
 {
-	if (s->n_inst == 0 && !s->has_jobs)
+	if (s->n_inst == 0 && !s->has_jobs && !s->sl)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "instances",
 				     "no serving instance configured");
 	s->workload = w;
-	s->inst_info = calloc(s->n_inst, sizeof *s->inst_info);
-	s->route_map = calloc(s->n_inst, sizeof *s->route_map);
-	s->sv.info_stale = calloc(s->n_inst, sizeof *s->sv.info_stale);
-	s->cap_info = s->n_inst;
+	/* at least one entry: a serverless run may start with none */
+	size_t n_info = s->n_inst ? s->n_inst : 1;
+	s->inst_info = calloc(n_info, sizeof *s->inst_info);
+	s->route_map = calloc(n_info, sizeof *s->route_map);
+	s->sv.info_stale = calloc(n_info, sizeof *s->sv.info_stale);
+	s->cap_info = n_info;
 	s->rr_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->rr_model);
 	s->ctx_by_model = calloc(s->n_models ? s->n_models : 1, sizeof *s->ctx_by_model);
 	size_t n_links = s->sv.net ? (size_t)lsim_net_n_links(s->sv.net) + 1 : 1;

@@ -47,6 +47,11 @@ static const struct lsim_keydef node_keys[] = {
 	{"gpu", LSIM_K_STRING, N(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile (calibrate/profiles/NAME.yaml)"},
 	{"count", LSIM_K_INT, N(count), "1", 1, 1e6, NULL, "nodes in the group"},
 	{"gpus_per_node", LSIM_K_INT, N(gpus_per_node), "8", 1, 64, NULL, "GPUs per node"},
+	{"host_cache", LSIM_K_BYTES, N(host_cache), "0", 0, 1e15, NULL, "serverless: host DRAM per node that keeps model weights after a load, least recently used dropped first (0: none; docs/serverless.md)"},
+	{"ssd_bw", LSIM_K_BW, N(ssd_bw), "0", 0, 1e13, NULL, "serverless: read bandwidth of each node's local SSD holding weights (0: no SSD tier)"},
+	{"ssd_capacity", LSIM_K_BYTES, N(ssd_capacity), "0", 0, 1e16, NULL, "serverless: bytes of weights each node's SSD holds (with ssd_bw)"},
+	{"ssd_latency", LSIM_K_TIME, N(ssd_latency), "100us", 0, 1e10, NULL, "serverless: latency of a read from the local SSD"},
+	{"ssd_preload", LSIM_K_BOOL, N(ssd_preload), "false", LSIM_NOBOUNDS, NULL, "serverless: every instance group's weights are on each node's SSD at start (in group order, as many as fit); else the SSD fills with what is loaded from remote storage"},
 };
 #undef N
 
@@ -58,14 +63,14 @@ static const struct lsim_keydef inst_keys[] = {
 	{"gpu_from", LSIM_K_STRING, I(gpu_from), "", LSIM_NOBOUNDS, NULL, "with gpu: cheapest, the GPU kinds to choose from, '|'-separated (e.g. H100-SXM|A100-80GB-SXM; empty: every kind in the price file)"},
 	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers split as vLLM splits them (the embedding on the first stage, the LM head and sampler on the last); up to pp batches in flight, each stage computing one at a time and sending its activations to the next by NCCL send/recv (docs/parallelism.md)"},
-	{"replicas", LSIM_K_INT, I(replicas), "1", 1, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
+	{"replicas", LSIM_K_INT, I(replicas), "1", 0, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
 	{"data_parallel_size", LSIM_K_INT, I(dp), "1", 1, 64, NULL, "vLLM's data_parallel_size: each replica is D engine ranks of tp GPUs, side by side in one node, each with its own scheduler and KV cache, behind vLLM's DP load balancer (4 x waiting + running on counts published every 100 ms); for an MoE model the ranks step in lockstep and need enable_expert_parallel (docs/parallelism.md)"},
 	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus two all-to-alls per layer on the GPUs' fabric (docs/parallelism.md)"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
-	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster)", NULL, true},
-	{"io_out_bytes", LSIM_K_DOUBLE, I(eng.io_out_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied GPU to host after its kernels; the step ends when they arrive (0: none)", NULL, true},
+	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster)"},
+	{"io_out_bytes", LSIM_K_DOUBLE, I(eng.io_out_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied GPU to host after its kernels; the step ends when they arrive (0: none)"},
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
 	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
@@ -92,6 +97,8 @@ static const struct lsim_keydef inst_keys[] = {
 	{"first_token", LSIM_K_ENUM, I(eng.first_token), "prefill", LSIM_NOBOUNDS, "prefill|decode", "role: prefill - the client's first token (TTFT) comes from this instance when computed (Splitwise), or from the decode instance once the KV has arrived (vLLM/llm-d disaggregated serving: TTFT includes the transfer)"},
 	{"cold_start", LSIM_K_BOOL, I(cold_start), "false", LSIM_NOBOUNDS, NULL, "start by loading the weights from storage over the network links (needs a cluster), then engine_init"},
 	{"engine_init", LSIM_K_TIME, I(engine_init), "0s", 0, 1e13, NULL, "cold start: engine start-up after the weights are in (CUDA graphs, KV allocation)"},
+	{"serverless", LSIM_K_BOOL, I(serverless), "false", LSIM_NOBOUNDS, NULL, "scale to zero after keep_alive idle, and from zero on the next request (replicas: the instances at start, 0 allowed); the group serves its own checkpoint named by the group's name, of its model's size (docs/serverless.md)"},
+	{"keep_alive", LSIM_K_TIME, I(keep_alive), "60s", 0, 1e15, NULL, "serverless: an instance with no request outstanding for this long is scaled in and its GPUs freed"},
 	/* GPU sharing: keep these last (LSIM_SCN_SHARE_KEYS) */
 	{"mig", LSIM_K_STRING, I(mig), "", LSIM_NOBOUNDS, NULL, "a MIG profile of its GPU kind (e.g. 3g.40gb on A100-80GB-SXM): each replica runs in one MIG slice, with the slice's share of the SMs (g/7), of the memory and its bandwidth (m/8); groups naming one gpu_group are slices of one GPU, at most 7 compute and 8 memory slices (docs/sharing.md)"},
 	{"share", LSIM_K_ENUM, I(share), "none", LSIM_NOBOUNDS, "none|mps|time_slice", "co-location on one GPU with the other groups of its gpu_group: mps (its gpu_fraction of the SMs, the memory bandwidth split among the members with work) or time_slice (the whole GPU 1/k of the time while k members have work, each slice paying switch_cost); docs/sharing.md"},
@@ -256,10 +263,10 @@ static const struct lsim_keydef bg_keys[] = {
 	{"gap", LSIM_K_TIME, B(gap), "0s", 0, 1e13, NULL, "pause before each copy"},
 	{"staging_bw", LSIM_K_BW, B(staging_bw), "0", 0, 1e13, NULL, "host-side staging before each copy (pageable memory): block/staging_bw more pause (0: none)"},
 	{"start", LSIM_K_TIME, B(start), "0s", 0, 9e18, NULL, "when the streams begin"},
-	{"priority", LSIM_K_ENUM, B(priority), "normal", LSIM_NOBOUNDS, "high|normal|low", "strict priority of the copies on the links (levels 0, 1, 2; every other flow is normal unless network.link_classes says otherwise)", NULL, true},
-	{"weight", LSIM_K_DOUBLE, B(weight), "1", 1e-6, 1e6, NULL, "weight of the copies among the flows of their priority (weighted max-min; others weigh 1)", NULL, true},
-	{"rate", LSIM_K_BW, B(rate), "0", 0, 1e13, NULL, "token bucket: all the entry's copies together limited to this rate once burst is spent (absent: no limit)", NULL, true},
-	{"burst", LSIM_K_BYTES, B(burst), "0", 0, 1e15, NULL, "token bucket depth: bytes the copies may move above rate (full at the start; 0: a pure rate limit)", NULL, true},
+	{"priority", LSIM_K_ENUM, B(priority), "normal", LSIM_NOBOUNDS, "high|normal|low", "strict priority of the copies on the links (levels 0, 1, 2; every other flow is normal unless network.link_classes says otherwise)"},
+	{"weight", LSIM_K_DOUBLE, B(weight), "1", 1e-6, 1e6, NULL, "weight of the copies among the flows of their priority (weighted max-min; others weigh 1)"},
+	{"rate", LSIM_K_BW, B(rate), "0", 0, 1e13, NULL, "token bucket: all the entry's copies together limited to this rate once burst is spent (absent: no limit)"},
+	{"burst", LSIM_K_BYTES, B(burst), "0", 0, 1e15, NULL, "token bucket depth: bytes the copies may move above rate (full at the start; 0: a pure rate limit)"},
 };
 #undef B
 
@@ -270,7 +277,7 @@ static const struct lsim_keydef lc_keys[] = {
 	{"weight", LSIM_K_DOUBLE, LC(weight), "1", 1e-6, 1e6, NULL, "weight among the flows of the same priority (weighted max-min)"},
 	{"rate", LSIM_K_BW, LC(rate), "0", 0, 1e13, NULL, "token bucket: the kind's flows together limited to this rate once burst is spent (absent: no limit)"},
 	{"burst", LSIM_K_BYTES, LC(burst), "0", 0, 1e15, NULL, "token bucket depth in bytes (full at the start; 0: a pure rate limit)"},
-	{"tenant", LSIM_K_STRING, LC(tenant), "", LSIM_NOBOUNDS, NULL, "kind inference or kv: only the flows made for this tenant's requests (its workload.tenant_column value, or its trace's position 0, 1, ... in workload.traces); they take this class rather than the kind's (empty: every tenant)", NULL, true},
+	{"tenant", LSIM_K_STRING, LC(tenant), "", LSIM_NOBOUNDS, NULL, "kind inference or kv: only the flows made for this tenant's requests (its workload.tenant_column value, or its trace's position 0, 1, ... in workload.traces); they take this class rather than the kind's (empty: every tenant)"},
 };
 #undef LC
 
@@ -481,11 +488,15 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		fail.trace = "";
 		jobs.path = "";
 	}
+	/* the serverless keys at their defaults are echoed only by the
+	 * scenarios that use serverless serving: the others keep their run id */
+	bool serverless = lsim_scn_uses_serverless(sc);
 	lsim_cfg_dump(b, 0, top_keys, N_OF(top_keys), &top);
 	lsim_buf_printf(b, "cluster:\n");
 	for (size_t i = 0; i < sc->n_nodes; i++) {
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, node_keys, N_OF(node_keys), &sc->nodes[i]);
+		lsim_cfg_dump_opt(b, 4, node_keys, N_OF(node_keys), &sc->nodes[i],
+				  serverless ? NULL : lsim_scn_serverless_node_keys);
 	}
 	lsim_buf_printf(b, "instances:\n");
 	for (size_t i = 0; i < sc->n_insts; i++) {
@@ -493,9 +504,14 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		if (for_id)
 			ic.perf_table = "";
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, inst_keys,
-			      N_OF(inst_keys) - (lsim_scn_shared(&ic) ? 0 : LSIM_SCN_SHARE_KEYS),
-			      &ic);
+		/* keys added later stay out of the echo (and the run id) of
+		 * the configurations that leave them at their defaults */
+		static const char *const io_keys[] = {"io_in_bytes", "io_out_bytes", NULL};
+		static const char *const io_serverless_keys[] = {
+			"io_in_bytes", "io_out_bytes", "serverless", "keep_alive", NULL};
+		lsim_cfg_dump_opt(b, 4, inst_keys,
+				  N_OF(inst_keys) - (lsim_scn_shared(&ic) ? 0 : LSIM_SCN_SHARE_KEYS),
+				  &ic, serverless ? io_keys : io_serverless_keys);
 	}
 	/* the policies, each under its key ("scheduler.router" nests) */
 	static const enum lsim_policy_role order[] = {
@@ -551,7 +567,8 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
 	for (size_t i = 0; i < sc->n_lc; i++) {
 		lsim_buf_printf(b, i ? "    -\n" : "  link_classes:\n    -\n");
-		lsim_cfg_dump(b, 6, lc_keys, N_OF(lc_keys), &sc->lc[i]);
+		lsim_cfg_dump_opt(b, 6, lc_keys, N_OF(lc_keys), &sc->lc[i],
+				  (const char *const[]){"tenant", NULL});
 	}
 	lsim_buf_printf(b, "failures:\n");
 	lsim_cfg_dump(b, 2, fail_keys, N_OF(fail_keys), &fail);
@@ -563,7 +580,8 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		lsim_buf_printf(b, "background:\n");
 	for (size_t i = 0; i < sc->n_bg; i++) {
 		lsim_buf_printf(b, "  -\n");
-		lsim_cfg_dump(b, 4, bg_keys, N_OF(bg_keys), &sc->bg[i]);
+		lsim_cfg_dump_opt(b, 4, bg_keys, N_OF(bg_keys), &sc->bg[i],
+				  (const char *const[]){"priority", "weight", "rate", "burst", NULL});
 	}
 }
 
@@ -802,6 +820,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "background", LSIM_EINVAL,
 				    "background copies move over the cluster's links: "
 				    "they need a cluster section");
+	if (rc == 0)
+		rc = lsim_scn_check_serverless(sc, root, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
 		if (lsim_scn_min_replicas(ic) <= ic->replicas &&
@@ -1143,6 +1163,8 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 		rc = lsim_scn_build_instances(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_attach_shares(sc, d);
+	if (rc == 0)
+		rc = lsim_scn_setup_serverless(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;

@@ -34,6 +34,9 @@ struct node_cfg {
 	const char *gpu;
 	int64_t count;
 	int64_t gpus_per_node;
+	double host_cache, ssd_bw, ssd_capacity; /* serverless tiers */
+	lsim_time ssd_latency;
+	bool ssd_preload;
 };
 
 struct inst_cfg {
@@ -63,6 +66,8 @@ struct inst_cfg {
 	double on_demand_percent; /* spot: of those above the base */
 	lsim_time provision_time;
 	double capacity_rps;
+	bool serverless;      /* scales to and from zero (docs/serverless.md) */
+	lsim_time keep_alive;
 	/* GPU sharing (scenario_share.c, docs/sharing.md) */
 	const char *mig;	/* a MIG profile of its GPU kind, or "" */
 	int share;		/* 0 none, LSIM_SHARE_MPS, LSIM_SHARE_TIME_SLICE */
@@ -353,6 +358,21 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc);
 int lsim_scn_place(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_setup_fleet(struct lsim_scenario *sc);
+/* Serverless serving (scenario_serverless.c): its keys checked (after
+ * instances and cluster are bound), and attached to the run (after the
+ * instances are built). */
+int lsim_scn_check_serverless(struct lsim_scenario *sc, struct lsim_node *root,
+			      struct lsim_diag *d);
+int lsim_scn_setup_serverless(struct lsim_scenario *sc, struct lsim_diag *d);
+/* The serverless keys of cluster[] (those of instances[] are listed where
+ * the instances are echoed, in scenario.c), left out of the
+ * effective configuration (and so of the run id) at their defaults, so a
+ * configuration that does not use them keeps the run id it had before they
+ * existed (NULL-terminated). */
+extern const char *const lsim_scn_serverless_node_keys[];
+/* Whether the scenario has a serverless group or a weight tier (its echo
+ * then names every serverless key, defaults included). */
+bool lsim_scn_uses_serverless(const struct lsim_scenario *sc);
 
 /* ---- scenario_instances.c ---- */
 

@@ -88,7 +88,9 @@ int lsim_scn_build_models(struct lsim_scenario *sc, struct lsim_diag *d)
 	    !sc->model_label_idx)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const char *m = sc->insts[i].model;
+		/* a serverless group serves its own checkpoint (a fine-tuned
+		 * variant of its model), named by the group */
+		const char *m = sc->insts[i].serverless ? sc->insts[i].name : sc->insts[i].model;
 		int32_t k = find_name(sc->model_names, sc->n_models, m);
 		if (k < 0) {
 			k = (int32_t)sc->n_models++;

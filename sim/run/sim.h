@@ -15,6 +15,7 @@
 #include "llmsim/policy.h"
 #include "report/report.h"
 #include "run/policy_core.h"
+#include "run/serverless.h"
 #include "serving/serving.h"
 #include "workload.h"
 
@@ -45,6 +46,8 @@ struct lsim_group {
 	lsim_time provision;	/* machine acquisition before the cold start */
 	lsim_time engine_init;
 	int64_t scale_outs, scale_ins, refused; /* refused: no room in the cluster */
+	int32_t model_idx;	/* the model it serves */
+	int32_t gpus;		/* GPUs placed together for one replica */
 };
 
 /* How the run adds and removes instances: the scenario knows how to build
@@ -110,6 +113,7 @@ struct lsim_sim {
 	size_t n_groups;
 	struct lsim_fleet_ops fleet;
 	double load_bw;		     /* weights load rate without a cluster, B/s */
+	struct lsim_serverless *sl;  /* serverless serving (owned), or NULL */
 	/* Failures: instances fail after a time drawn from mtbf (exponential,
 	 * or Weibull of shape fail_shape), or at the times of a trace; the
 	 * coordinator after coord_mtbf. */
