@@ -397,6 +397,9 @@ static int cmd_run(int argc, char **argv)
 		snprintf(p, sizeof p, "%s/%s", a.outdir, lsim_report_csv_name(i));
 		rc = lsim_check_output(p, "-o", &d);
 	}
+	/* HDF5 started now, while memory is plentiful (report.h) */
+	if (rc == 0)
+		rc = lsim_report_h5_init(&d);
 	if (rc != 0) {
 		lsim_scenario_destroy(sc);
 		return lsim_cli_fail(&d, rc);

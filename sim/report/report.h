@@ -388,6 +388,12 @@ void lsim_inst_record_rates(struct lsim_inst_record *o, double peak_flops,
  * large n (summary.c). */
 void lsim_sort_doubles(double *x, size_t n);
 
+/* Starts the HDF5 library (H5open), before a run: started later, when
+ * memory has run short, HDF5 1.10 can fail its own start and then crash
+ * in its error stack (a segfault at the report's first call, found with an
+ * address-space limit). LSIM_ENOMEM when it cannot start. */
+int lsim_report_h5_init(struct lsim_diag *d);
+
 /* Writes the HDF5 report to path.tmp, complete and synced to the disk
  * (on failure it is removed); lsim_report_h5_commit then renames it to
  * path. lsim_report_h5_write does both. */

@@ -750,6 +750,14 @@ static int write_all(struct h5w *w, const char *tmp,
 	return rc;
 }
 
+int lsim_report_h5_init(struct lsim_diag *d)
+{
+	if (H5open() < 0)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "",
+				     "cannot start the HDF5 library (out of memory?)");
+	return 0;
+}
+
 int lsim_report_h5_stage(const char *path, const struct lsim_results *r,
 			 struct lsim_diag *d)
 {
