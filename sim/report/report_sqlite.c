@@ -89,6 +89,25 @@ static int insert_run(sqlite3 *db, const struct lsim_results *r)
 	return e;
 }
 
+/* One metrics row through the prepared metric_sql statement, reset
+ * after; returns an SQLite result code. */
+static int insert_metric(sqlite3_stmt *st, const char *id, const char *name,
+			 double value, const char *unit)
+{
+	int e = bind_text(st, 1, id);
+	if (e == SQLITE_OK)
+		e = bind_text(st, 2, name);
+	if (e == SQLITE_OK)
+		e = bind_real(st, 3, value);
+	if (e == SQLITE_OK)
+		e = bind_text(st, 4, unit);
+	if (e == SQLITE_OK)
+		e = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	if (e == SQLITE_OK)
+		e = sqlite3_reset(st);
+	return e;
+}
+
 /* Replaces the metrics rows of the run; returns an SQLite result code. */
 static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 {
@@ -106,32 +125,12 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 		e = sqlite3_prepare_v2(db, metric_sql, -1, &st, NULL);
 #define LSIM_X_METRIC(name, unit, help)                                       \
 	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 1, id);                                     \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 2, #name);                                  \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_real(st, 3, r->summary.name);                        \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 4, unit);                                   \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR; \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_reset(st);
+		e = insert_metric(st, id, #name, r->summary.name, unit);
 	LSIM_SUMMARY_FIELDS(LSIM_X_METRIC)
 #undef LSIM_X_METRIC
 #define LSIM_X_METRIC(name, unit, help)                                       \
 	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 1, id);                                     \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 2, #name);                                  \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_real(st, 3, r->serverless.name);                     \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 4, unit);                                   \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR; \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_reset(st);
+		e = insert_metric(st, id, #name, r->serverless.name, unit);
 	if (r->has_serverless) {
 		LSIM_SERVERLESS_FIELDS(LSIM_X_METRIC)
 	}
