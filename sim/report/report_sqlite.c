@@ -137,17 +137,7 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 #undef LSIM_X_METRIC
 #define LSIM_X_METRIC(name, unit, help)                                       \
 	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 1, id);                                     \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 2, #name);                                  \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_real(st, 3, r->kv_offload.name);                     \
-	if (e == SQLITE_OK)                                                   \
-		e = bind_text(st, 4, unit);                                   \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR; \
-	if (e == SQLITE_OK)                                                   \
-		e = sqlite3_reset(st);
+		e = insert_metric(st, id, #name, r->kv_offload.name, unit);
 	if (r->has_kv_offload) {
 		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_METRIC)
 	}
