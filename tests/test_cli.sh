@@ -259,6 +259,36 @@ IFS=, read -r stok spre sswaps sbytes <<< "$(sed -n 2p "$tmp/sw_swap/instances.c
 	&& ok "KV swap: no recompute ($stok vs $rtok tokens), $sswaps swaps, $sbytes bytes, all on the PCIe host link" \
 	|| bad "KV swap: swap $stok/$spre/$sswaps/$sbytes recompute $rtok/$rpre/$rswaps"
 
+# KV offload (kv_offload: host): of 70 blocks, the second prompt evicts 58
+# of the first's 64 (tails first), copied to host memory; the third prompt
+# repeats the first: 6 blocks hit on the GPU, 57 (up to the last token's
+# block) in host memory, reloaded as 57 x 16 x 131072 = 119,537,664 B while
+# the offload of the 58 blocks its allocation evicts leaves on the same
+# host link (63 GB/s, both directions shared): 31.5 GB/s each, so the
+# reload takes 1.5 us + 119537664 / 31.5 B/ns = 3,796,347 ns more than the
+# same prefill with all 63 blocks on the GPU (200 blocks), and recomputing
+# (kv_offload: none, 928 tokens) takes longer still
+for o in host none big; do
+	set -- --set instances.0.kv_offload=$o
+	[ $o = big ] && set -- --set instances.0.num_gpu_blocks=200
+	"$exe" run "$scen/kv_offload.yaml" -o "$tmp/kvo_$o" --csv --quiet "$@" >/dev/null 2>"$tmp/err" || bad "kv offload $o: $(cat "$tmp/err")"
+done
+t_host=$(sed -n 4p "$tmp/kvo_host/requests.csv" | cut -d, -f4)
+t_none=$(sed -n 4p "$tmp/kvo_none/requests.csv" | cut -d, -f4)
+t_big=$(sed -n 4p "$tmp/kvo_big/requests.csv" | cut -d, -f4)
+[ "$(grep -E '^kv_(reload_bytes|offload_bytes|host_hit_tokens),' "$tmp/kvo_host/summary.csv" | tr '\n' ' ')" = "kv_offload_bytes,243269632,B kv_reload_bytes,119537664,B kv_host_hit_tokens,912, " ] \
+	&& ! grep -q '^kv_' "$tmp/kvo_none/summary.csv" \
+	&& awk -v h="$t_host" -v b="$t_big" -v n="$t_none" 'BEGIN { d = (h - b) * 1e9 - 3796347; if (d < 0) d = -d; exit !(d < 2 && h < n) }' \
+	&& ok "KV offload: a prefix reloaded from host takes 1.5 us + bytes / PCIe share ($t_host vs $t_big on GPU, $t_none recomputed)" \
+	|| bad "KV offload: $t_host $t_big $t_none $(grep '^kv_' "$tmp/kvo_host/summary.csv")"
+sed -e 's/^cluster.*$//' -e "s#\.\./traces#$scen/../traces#" "$scen/kv_offload.yaml" > "$tmp/kvo_nocl.yaml"
+"$exe" run "$tmp/kvo_nocl.yaml" -o "$tmp/kvo_nocl" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "kv_offload: KV offload copies prefix-cache blocks over the cluster's" "$tmp/err" \
+	&& ok "KV offload needs a cluster" || bad "kv offload without cluster: rc=$rc $(cat "$tmp/err")"
+"$exe" run "$scen/kv_offload.yaml" -o "$tmp/kvo_sp" --set instances.0.kv_offload_space=0 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "kv_offload_space" "$tmp/err" \
+	&& ok "KV offload needs room for a block" || bad "kv offload space 0: rc=$rc $(cat "$tmp/err")"
+
 # PCIe interference: kernels slow down by 1 + a u / (1 - u)^b at the PCIe
 # load u (P100 profile: a 0.15, b 1); a saturated link gives u = 0.99
 "$exe" run "$scen/pcie_interference.yaml" -o "$tmp/if1" --csv --quiet >/dev/null 2>&1 || bad "interference run"

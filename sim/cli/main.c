@@ -311,6 +311,12 @@ static void print_summary(const struct lsim_results *r)
 			       v->cold_start_p50_s, v->cold_start_p90_s, v->cold_start_p99_s,
 			       v->cold_start_max_s);
 	}
+	if (r->has_kv_offload) {
+		const struct lsim_kv_offload_summary *v = &r->kv_offload;
+		printf("  KV offload %.0f B to host, %.0f B reloaded, %.0f prompt tokens "
+		       "from host (%.4f)\n", v->kv_offload_bytes, v->kv_reload_bytes,
+		       v->kv_host_hit_tokens, v->kv_host_hit_rate);
+	}
 	if (isnan(s->slo_attainment))
 		printf("  SLO        no SLO declared\n");
 	else

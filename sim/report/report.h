@@ -280,6 +280,23 @@ struct lsim_serverless_summary {
 #undef LSIM_X_FIELD
 };
 
+/*
+ * KV offload's fields (instances[].kv_offload: host, docs/memory.md),
+ * written as the serverless ones are: only by a run with an instance
+ * that offloads, so that every other run's outputs stay as they were.
+ */
+#define LSIM_KV_OFFLOAD_FIELDS(X)                                                \
+	X(kv_offload_bytes, "B", "KV of evicted prefix-cache blocks copied GPU to host") \
+	X(kv_reload_bytes, "B", "KV of prefixes found in host memory copied back to the GPU") \
+	X(kv_host_hit_tokens, "", "prompt tokens reloaded from host memory, not computed") \
+	X(kv_host_hit_rate, "", "kv_host_hit_tokens / prompt tokens admitted")
+
+struct lsim_kv_offload_summary {
+#define LSIM_X_FIELD(name, unit, help) double name;
+	LSIM_KV_OFFLOAD_FIELDS(LSIM_X_FIELD)
+#undef LSIM_X_FIELD
+};
+
 /* Provenance and configuration of the run. */
 struct lsim_run_info {
 	const char *run_id;	 /* stable id of (effective config and seed, data read) */
@@ -332,6 +349,9 @@ struct lsim_results {
 	/* serverless serving's fields, when has_serverless */
 	bool has_serverless;
 	struct lsim_serverless_summary serverless;
+	/* KV offload's fields, when has_kv_offload */
+	bool has_kv_offload;
+	struct lsim_kv_offload_summary kv_offload;
 	/* the overloaded instance whose waiting queue rose most (-1: none),
 	 * and its fitted queue at the start and end of its window (steady.h;
 	 * summary.overloaded_instances counts them) */

@@ -302,6 +302,14 @@ static int put_summary(FILE *f, const struct lsim_results *r)
 		LSIM_SERVERLESS_FIELDS(LSIM_X_ROW)
 	}
 #undef LSIM_X_ROW
+#define LSIM_X_ROW(name, unit, help)        \
+	fputs(#name ",", f);                \
+	put_real(f, r->kv_offload.name);    \
+	fputs("," unit "\n", f);
+	if (r->has_kv_offload) {
+		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ROW)
+	}
+#undef LSIM_X_ROW
 	return 0;
 }
 

@@ -650,6 +650,13 @@ static int write_summary(struct h5w *w, const struct lsim_results *r)
 			LSIM_SERVERLESS_FIELDS(LSIM_X_ATTR)
 		}
 #undef LSIM_X_ATTR
+#define LSIM_X_ATTR(name, unit, help)                                    \
+	if (rc == 0)                                                     \
+		rc = attr(w, ds, #name, H5T_NATIVE_DOUBLE, &r->kv_offload.name);
+		if (r->has_kv_offload) {
+			LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ATTR)
+		}
+#undef LSIM_X_ATTR
 		if (ds >= 0)
 			H5Dclose(ds);
 	}

@@ -135,6 +135,13 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 		LSIM_SERVERLESS_FIELDS(LSIM_X_METRIC)
 	}
 #undef LSIM_X_METRIC
+#define LSIM_X_METRIC(name, unit, help)                                       \
+	if (e == SQLITE_OK)                                                   \
+		e = insert_metric(st, id, #name, r->kv_offload.name, unit);
+	if (r->has_kv_offload) {
+		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_METRIC)
+	}
+#undef LSIM_X_METRIC
 	sqlite3_finalize(st);
 	return e;
 }

@@ -372,6 +372,22 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->summary.control_downtime_s = lsim_time_to_s(s->control_down_ns);
 	r->summary.sim_events = (double)lsim_events_processed(s->sv.eng);
 	r->has_serverless = s->sl != NULL;
+	{
+		/* KV offload: summed over the instances that offload */
+		double admitted = 0;
+		for (size_t i = 0; i < s->n_inst; i++) {
+			const struct lsim_instance *in = s->inst[i];
+			if (in->service_mode || !in->cfg.kv_offload)
+				continue;
+			r->has_kv_offload = true;
+			r->kv_offload.kv_offload_bytes += in->kv_offload_bytes;
+			r->kv_offload.kv_reload_bytes += in->kv_reload_bytes;
+			r->kv_offload.kv_host_hit_tokens += (double)in->kv_host_hit_tokens;
+			admitted += (double)in->prompt_tokens_admitted;
+		}
+		if (admitted > 0)
+			r->kv_offload.kv_host_hit_rate = r->kv_offload.kv_host_hit_tokens / admitted;
+	}
 	if (rc == 0 && s->sl)
 		rc = lsim_sl_summary(s, r->insts, r->n_insts, &r->serverless);
 	struct lsim_class_record *cr = NULL;

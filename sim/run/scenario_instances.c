@@ -413,6 +413,7 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			gp->time = lsim_perf_share(perf);
 		struct lsim_engine_cfg eng = ic->eng;
 		eng.swap_space = ic->swap_space * (double)lsim_scn_replica_gpus(ic);
+	eng.kv_offload_space = ic->kv_offload_space * (double)lsim_scn_replica_gpus(ic);
 		if (rc == 0)
 			rc = lsim_instance_init(in, &sc->sim.sv, id, &eng, &sc->gpus[i],
 						&sc->models[i], (int32_t)ic->tp, perf, d);

@@ -58,6 +58,7 @@ struct inst_cfg {
 	bool cold_start;
 	lsim_time engine_init;
 	double swap_space; /* per GPU */
+	double kv_offload_space; /* per GPU */
 	int role;
 	int64_t min_replicas, max_replicas; /* -1: replicas */
 	const char *price; /* an offer of the price file, or "" */

@@ -19,6 +19,7 @@
 
 static bool room_for_step(const struct lsim_instance *in);
 static void kick(struct lsim_engine *eng, void *subject, uint64_t arg);
+static void kv_evicted(void *ctx, uint64_t hash);
 static void service_end(struct lsim_engine *eng, void *subject, uint64_t arg);
 
 
@@ -162,6 +163,14 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 				     "a step's inputs and outputs move over the cluster's links "
 				     "for an instance of tp 1 and pp 1 in a scenario with a "
 				     "cluster: set io_in_bytes and io_out_bytes to 0 here");
+	if (cfg->kv_offload && (!sim->net || !cfg->enable_prefix_caching)) {
+		lsim_perf_destroy(perf);
+		in->perf = NULL;
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kv_offload",
+				     "KV offload copies prefix-cache blocks over the cluster's "
+				     "PCIe links: it needs a cluster section and "
+				     "enable_prefix_caching: true; or set kv_offload: none");
+	}
 	in->n_gpus = tp * in->pp;
 	in->energy.gpus = in->n_gpus;
 	in->billing.price_per_hour *= in->n_gpus;
@@ -203,6 +212,23 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 	in->run = malloc(cap * sizeof *in->run);
 	in->sched_n = malloc(cap * sizeof *in->sched_n);
 	in->run_cap = cap;
+	if (in->kv && cfg->kv_offload) {
+		double host_blocks = floor(cfg->kv_offload_space / in->kv_block_bytes);
+		if (host_blocks < 1) {
+			double block = in->kv_block_bytes;
+			lsim_instance_release(in);
+			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "kv_offload_space",
+					     "%.0f bytes (per instance) hold no KV block of %s "
+					     "(%.0f bytes); give at least that much per GPU",
+					     cfg->kv_offload_space, model->name, block);
+		}
+		in->kvhost = lsim_kvhost_create((int64_t)fmin(host_blocks, 1e9));
+		if (!in->kvhost) {
+			lsim_instance_release(in);
+			return LSIM_ENOMEM;
+		}
+		lsim_kv_on_evict(in->kv, kv_evicted, in);
+	}
 	if (!in->kv || !in->sched || !in->pf_chunk || !in->pf_ctx ||
 	    !in->dec_ctx || !in->run || !in->sched_n) {
 		lsim_instance_release(in);
@@ -270,6 +296,8 @@ void lsim_instance_release(struct lsim_instance *in)
 		lsim_perf_destroy(in->share_perf[k]);
 	lsim_perf_destroy(in->gpu_work_perf);
 	lsim_kv_destroy(in->kv);
+	lsim_kvhost_destroy(in->kvhost);
+	in->kvhost = NULL;
 	free(in->wait);
 	free(in->run);
 	free(in->sched);
@@ -544,7 +572,7 @@ static void swap_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 /* Moves bytes of request ri's KV between its GPUs and the host as one
  * flow per GPU (out: GPU -> host); false if the links refuse. */
 static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
-			  bool out)
+			  bool out, bool reload)
 {
 	struct lsim_serving *s = in->sv;
 	struct lsim_req *r = &s->reqs[ri];
@@ -570,11 +598,48 @@ static bool swap_transfer(struct lsim_instance *in, int32_t ri, double bytes,
 		}
 		r->swap_flows++;
 	}
-	if (r->kv_src)
+	if (reload)
+		in->kv_reload_bytes += bytes;
+	else if (r->kv_src)
 		r->kv_src->kv_out_bytes += bytes;
 	else
 		in->swap_bytes += bytes;
 	return true;
+}
+
+/* KV offload: content the GPU cache evicts goes to the host tier (the
+ * copy leaves at the end of the batch being formed: offload_flush). */
+static void kv_evicted(void *ctx, uint64_t hash)
+{
+	struct lsim_instance *in = ctx;
+	if (lsim_kvhost_put(in->kvhost, hash))
+		in->kv_offload_pending += in->kv_block_bytes;
+}
+
+/* Sends the evicted blocks' bytes to host memory: one flow per GPU on
+ * its PCIe path, nobody waiting for it (the blocks were free). */
+static void offload_flush(struct lsim_instance *in)
+{
+	struct lsim_serving *s = in->sv;
+	if (in->kv_offload_pending <= 0 || in->gpu0 < 0 || !s->net)
+		return;
+	double bytes = in->kv_offload_pending;
+	for (int32_t k = 0; k < in->n_gpus; k++) {
+		int32_t path[LSIM_PATH_MAX];
+		int n = lsim_topo_path_gpu_to_host(&s->topo, lsim_instance_gpu(in, k), path);
+		struct lsim_flow_req fr = {
+			.path = path, .n_hops = n, .bytes = bytes / in->n_gpus,
+			.kind = LSIM_FLOW_KV,
+		};
+		lsim_flow_id id;
+		if (n < 0 || lsim_flow_start(s->net, &fr, &id, NULL) != 0) {
+			if (!s->error)
+				s->error = LSIM_ESTATE;
+			return;
+		}
+	}
+	in->kv_offload_pending = 0;
+	in->kv_offload_bytes += bytes;
 }
 
 static void preempt(struct lsim_instance *in, int32_t ri)
@@ -586,7 +651,7 @@ static void preempt(struct lsim_instance *in, int32_t ri)
 		    in->sv->net && r->computed > 0 &&
 		    in->swap_used + bytes <= in->cfg.swap_space;
 	free_blocks(in, r);
-	if (swap && swap_transfer(in, ri, bytes, true)) {
+	if (swap && swap_transfer(in, ri, bytes, true, false)) {
 		/* the KV lives on in host memory; its blocks are free now (the
 		 * copy leaves before the next step reuses them) */
 		r->swapped = true;
@@ -666,11 +731,12 @@ static int32_t unfilled_reservations(const struct lsim_instance *in)
  * new tokens. Returns tokens scheduled, or 0 if it does not fit.
  */
 static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
-		     int32_t budget)
+		     int32_t budget, int32_t *reload)
 {
 	int32_t bs = (int32_t)in->cfg.block_size;
 	int32_t total = req_tokens(r);
-	int32_t hit = 0, evictable = 0;
+	int32_t hit = 0, evictable = 0, host = 0;
+	*reload = 0;
 	/* Without trace prefix ids a request's content is its own: there is
 	 * nothing to find unless it let some go before (a 64-bit hash
 	 * collision aside, which would find another request's content). */
@@ -699,8 +765,15 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 				break;
 			lo = hi;
 		}
+		/* KV offload: the blocks after the GPU's hit that host memory
+		 * holds come back from there instead of being computed */
+		if (in->kvhost && hit < max_hit) {
+			for (int32_t i = hit; i < max_hit; i++)
+				in->hash_buf[i] = block_hash(r, i, bs);
+			host = lsim_kvhost_match(in->kvhost, in->hash_buf + hit, max_hit - hit);
+		}
 	}
-	int32_t computed = hit * bs;
+	int32_t computed = (hit + host) * bs;
 	int32_t n_new = total - computed;
 	int32_t hit_tokens = computed;
 	if (n_new > budget) {
@@ -730,7 +803,12 @@ static int32_t admit(struct lsim_instance *in, struct lsim_req *r,
 	if (!lsim_inst_ensure_blocks(in, r, computed + n_new))
 		return 0;
 	in->prompt_tokens_admitted += total;
-	in->prefix_hit_tokens += hit_tokens;
+	in->prefix_hit_tokens += hit_tokens - host * bs;
+	if (host > 0) {
+		lsim_kvhost_touch(in->kvhost, in->hash_buf + hit, host);
+		in->kv_host_hit_tokens += (int64_t)host * bs;
+		*reload = host * bs;
+	}
 	return n_new;
 }
 
@@ -951,11 +1029,12 @@ static void form_batch(struct lsim_instance *in)
 			if (!r->kv_src)
 				in->swap_used -= r->swapped_bytes;
 			in->swapping_in++;
-			if (!swap_transfer(in, ri, r->swapped_bytes, false))
+			if (!swap_transfer(in, ri, r->swapped_bytes, false, false))
 				break;
 			continue;
 		}
-		int32_t n_new = admit(in, r, budget);
+		int32_t reload;
+		int32_t n_new = admit(in, r, budget, &reload);
 		if (n_new == 0) {
 			free_blocks(in, r);
 			r->computed = 0;
@@ -964,6 +1043,15 @@ static void form_batch(struct lsim_instance *in)
 		wait_pop_front(in);
 		if (r->first_sched < 0)
 			r->first_sched = now;
+		if (reload > 0) {
+			/* KV offload: its prefix comes back from host memory
+			 * first; it runs once the copy is in (swap_moved) */
+			in->swapping_in++;
+			if (!swap_transfer(in, ri, (double)reload * lsim_model_kv_bytes_per_token(in->model),
+					   false, true))
+				break;
+			continue;
+		}
 		in->run[in->run_len++] = ri;
 		lsim_instance_touch(in);
 		r->sched_tokens = n_new;
@@ -971,7 +1059,8 @@ static void form_batch(struct lsim_instance *in)
 		in->sched[in->n_sched++] = ri;
 		budget -= n_new;
 	}
-
+	if (in->kvhost)
+		offload_flush(in);
 }
 
 /* Describes the batch formed (in->sched) to the perf model in *b (its

@@ -62,6 +62,9 @@ struct lsim_kvcache {
 	uint64_t *map_key;
 	int32_t *map_val;
 	uint64_t map_mask;
+	/* told of each findable content evicted (NULL: nobody) */
+	void (*on_evict)(void *ctx, uint64_t hash);
+	void *evict_ctx;
 };
 
 static uint64_t mix(uint64_t x)
@@ -219,8 +222,11 @@ static int32_t take_head(struct lsim_kvcache *kv, int32_t n, int32_t *got)
 			continue;
 		int32_t b = (int32_t)(uint32_t)*e; /* its content is evicted */
 		int64_t s = map_find(kv, kv->hash[b]);
-		if (s >= 0 && kv->map_val[s] == b)
+		if (s >= 0 && kv->map_val[s] == b) {
 			map_del(kv, (uint64_t)s);
+			if (kv->on_evict)
+				kv->on_evict(kv->evict_ctx, kv->hash[b]);
+		}
 		kv->hash[b] = 0;
 		kv->n_cached--;
 		free_remove(kv, b);
@@ -264,6 +270,13 @@ struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching)
 		kv->stack[kv->n_stack++] = b;
 	push_anon(kv, false, n_blocks);
 	return kv;
+}
+
+void lsim_kv_on_evict(struct lsim_kvcache *kv, void (*fn)(void *ctx, uint64_t hash),
+		      void *ctx)
+{
+	kv->on_evict = fn;
+	kv->evict_ctx = ctx;
 }
 
 void lsim_kv_destroy(struct lsim_kvcache *kv)

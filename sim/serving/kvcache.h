@@ -92,6 +92,12 @@ void lsim_kv_release_final(struct lsim_kvcache *kv, const int32_t *blocks,
  * ones would. */
 void lsim_kv_release_anon(struct lsim_kvcache *kv, int32_t n_plain, int32_t n_priv);
 
+/* fn(ctx, hash) is called whenever content that lookups could find is
+ * evicted (its block reused), before the block is handed out; NULL: no
+ * one is told (KV offload to host memory listens, docs/memory.md). */
+void lsim_kv_on_evict(struct lsim_kvcache *kv, void (*fn)(void *ctx, uint64_t hash),
+		      void *ctx);
+
 /* Number of blocks cached (with a hash) - for tests. */
 int32_t lsim_kv_cached(const struct lsim_kvcache *kv);
 /* Sum of all blocks' reference counts: what the holders' block lists add

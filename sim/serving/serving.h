@@ -21,6 +21,7 @@
 #include "llmsim/policy.h"
 #include "report/report.h"
 #include "serving/kvcache.h"
+#include "serving/kvhost.h"
 #include "serving/perf.h"
 
 struct lsim_wait_entry;
@@ -46,6 +47,11 @@ struct lsim_engine_cfg {
 	/* bytes per token of a step moved host -> GPU before its kernels and
 	 * GPU -> host after them, as flows (instance_io.c; 0: none) */
 	double io_in_bytes, io_out_bytes;
+	/* KV offload (kv_offload: host, docs/memory.md): prefix-cache blocks
+	 * evicted from the GPU are copied to kv_offload_space bytes of host
+	 * memory (per instance) and reloaded from there on a later hit */
+	int kv_offload; /* 0 none, 1 host */
+	double kv_offload_space;
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or
@@ -347,6 +353,12 @@ struct lsim_instance {
 	struct lsim_coll_topo pp_topo;	/* the node's fabric, for the stages' send/recv */
 	int64_t prefix_hit_tokens;	/* of which found in the prefix cache */
 	int64_t routed_since_sample;
+	/* KV offload: the host tier (NULL: off), evicted blocks' bytes not yet
+	 * sent to it, bytes sent and reloaded, prompt tokens found there */
+	struct lsim_kvhost *kvhost;
+	double kv_offload_pending;
+	double kv_offload_bytes, kv_reload_bytes;
+	int64_t kv_host_hit_tokens;
 };
 
 /*
