@@ -26,6 +26,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cluster/links.h"
 
@@ -1334,6 +1335,29 @@ static void test_topology_paths(void **state)
 			 LSIM_EINVAL);
 	assert_int_equal(lsim_topo_path_gpu_to_host(&t, 16, path), LSIM_EINVAL);
 	assert_int_equal(lsim_topo_node_of(&t, 11), 1);
+
+	/* every one of the 83 links named once, the ends along w5's path */
+	lsim_link_end from[83], to[83];
+	memset(from, 0, sizeof from);
+	memset(to, 0, sizeof to);
+	lsim_topo_link_ends(&t, 83, from, to);
+	for (int l = 0; l < 83; l++)
+		assert_true(from[l][0] && to[l][0]);
+	static const char *const ends5[][2] = {
+		{"gpu 2", "node 0 switch 1"}, {"node 0 switch 1", "node 0 host"},
+		{"node 0", "tor 0"},	      {"tor 0", "spine"},
+		{"spine", "spine"},	      {"spine", "tor 1"},
+		{"tor 1", "node 1"},	      {"node 1 switch 1", "node 1 host"},
+		{"node 1 switch 1", "gpu 11"},
+	};
+	for (int i = 0; i < 9; i++) {
+		assert_string_equal(from[w5[i]], ends5[i][0]);
+		assert_string_equal(to[w5[i]], ends5[i][1]);
+	}
+	assert_string_equal(from[t.nvlink_up[2]], "gpu 2");
+	assert_string_equal(to[t.nvlink_up[2]], "node 0 nvswitch");
+	assert_string_equal(from[t.storage], "storage");
+	assert_string_equal(to[t.storage_in], "storage");
 	lsim_topo_release(&t);
 	fx_free(fx);
 
@@ -1351,6 +1375,10 @@ static void test_topology_paths(void **state)
 	n = lsim_topo_path_gpu_to_gpu(&t, 2, 4, path);
 	int32_t wp3[] = {t.pcie_up[2], t.host[1], t.host[2], t.pcie_down[4]};
 	expect_path(path, n, wp3, 4);
+	memset(from, 0, sizeof from);
+	lsim_topo_link_ends(&t, 83, from, to);
+	assert_string_equal(to[t.nvlink_up[11]], "node 1 bridge 1");
+	assert_string_equal(from[t.nvlink_down[10]], "node 1 bridge 1");
 	lsim_topo_release(&t);
 	fx_free(fx);
 	p.nvlink_pairs = false;

@@ -26,6 +26,7 @@
  */
 #include "cluster/links_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1398,6 +1399,11 @@ int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu)
 	return gpu / t->p.gpus_per_node;
 }
 
+static int32_t tor_of(const struct lsim_topo *t, int32_t node)
+{
+	return node / t->p.nodes_per_tor;
+}
+
 static int32_t switch_of(const struct lsim_topo *t, int32_t gpu)
 {
 	int32_t n = gpu / t->p.gpus_per_node;
@@ -1405,9 +1411,58 @@ static int32_t switch_of(const struct lsim_topo *t, int32_t gpu)
 	return n * t->switches_per_node + local / t->p.gpus_per_switch;
 }
 
-static int32_t tor_of(const struct lsim_topo *t, int32_t node)
+/* Names one direction of a link: from -> to into id's entries, when id is
+ * a link below n. */
+static void name_link(int32_t id, int32_t n, lsim_link_end *from,
+		      lsim_link_end *to, const char *a, const char *b)
 {
-	return node / t->p.nodes_per_tor;
+	if (id < 0 || id >= n)
+		return;
+	snprintf(from[id], LSIM_LINK_END_LEN, "%s", a);
+	snprintf(to[id], LSIM_LINK_END_LEN, "%s", b);
+}
+
+void lsim_topo_link_ends(const struct lsim_topo *t, int32_t n_links,
+			 lsim_link_end *from, lsim_link_end *to)
+{
+	char a[LSIM_LINK_END_LEN], b[LSIM_LINK_END_LEN];
+	int32_t G = t->p.gpus_per_node;
+	for (int32_t g = 0; g < t->n_gpus; g++) {
+		int32_t node = g / G, sw = switch_of(t, g);
+		snprintf(a, sizeof a, "gpu %" PRId32, g);
+		snprintf(b, sizeof b, "node %" PRId32 " switch %" PRId32, node,
+			 sw - node * t->switches_per_node);
+		name_link(t->pcie_up[g], n_links, from, to, a, b);
+		name_link(t->pcie_down[g], n_links, from, to, b, a);
+		if (t->p.nvlink_pairs)
+			snprintf(b, sizeof b, "node %" PRId32 " bridge %" PRId32,
+				 node, (g % G) / 2);
+		else
+			snprintf(b, sizeof b, "node %" PRId32 " nvswitch", node);
+		name_link(t->nvlink_up[g], n_links, from, to, a, b);
+		name_link(t->nvlink_down[g], n_links, from, to, b, a);
+	}
+	for (int32_t sw = 0; sw < t->n_switches; sw++) {
+		int32_t node = sw / t->switches_per_node;
+		snprintf(a, sizeof a, "node %" PRId32 " switch %" PRId32, node,
+			 sw % t->switches_per_node);
+		snprintf(b, sizeof b, "node %" PRId32 " host", node);
+		name_link(t->host[sw], n_links, from, to, a, b);
+	}
+	for (int32_t node = 0; node < t->p.nodes; node++) {
+		snprintf(a, sizeof a, "node %" PRId32, node);
+		snprintf(b, sizeof b, "tor %" PRId32, tor_of(t, node));
+		name_link(t->nic_out[node], n_links, from, to, a, b);
+		name_link(t->nic_in[node], n_links, from, to, b, a);
+	}
+	for (int32_t r = 0; r < t->n_tors; r++) {
+		snprintf(a, sizeof a, "tor %" PRId32, r);
+		name_link(t->tor_up[r], n_links, from, to, a, "spine");
+		name_link(t->tor_down[r], n_links, from, to, "spine", a);
+	}
+	name_link(t->spine, n_links, from, to, "spine", "spine");
+	name_link(t->storage, n_links, from, to, "storage", "spine");
+	name_link(t->storage_in, n_links, from, to, "spine", "storage");
 }
 
 static bool gpu_ok(const struct lsim_topo *t, int32_t gpu)

@@ -343,6 +343,19 @@ void lsim_topo_release(struct lsim_topo *t);
 
 int32_t lsim_topo_node_of(const struct lsim_topo *t, int32_t gpu);
 
+/* The ends of a link, as the report names them ("gpu 3", "node 0 switch 1",
+ * "node 0 host" (the root complex), "node 0 nvswitch", "node 0 bridge 1",
+ * "node 0", "tor 0", "spine", "storage"), at most LSIM_LINK_END_LEN bytes
+ * with the NUL. */
+#define LSIM_LINK_END_LEN 48
+typedef char lsim_link_end[LSIM_LINK_END_LEN];
+
+/* Writes the ends of each of t's links into from[id] and to[id] for ids
+ * below n_links; other entries are left as they are. A switch's uplink
+ * (kind host) is shared by both directions: from is the switch. */
+void lsim_topo_link_ends(const struct lsim_topo *t, int32_t n_links,
+			 lsim_link_end *from, lsim_link_end *to);
+
 /*
  * Paths, written to out[LSIM_PATH_MAX]; each returns the hop count, or
  * LSIM_EINVAL for a GPU index out of range (or src == dst).

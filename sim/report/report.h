@@ -113,6 +113,8 @@ struct lsim_link_record {
 	double busy_s;	   /* time with at least one flow */
 	double mean_util;  /* time-average of (sum of flow rates / bw) */
 	int64_t msgs;	   /* messages serialized on it */
+	char from[48];	   /* its ends ("gpu 3", "node 0 switch 1", ...; */
+	char to[48];	   /* lsim_topo_link_ends), empty if unnamed */
 };
 
 /* One row of /link_timeseries: a link's mean utilisation over a sample

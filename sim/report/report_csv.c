@@ -259,7 +259,7 @@ static int put_tenants(FILE *f, const struct lsim_results *r)
 
 static int put_links(FILE *f, const struct lsim_results *r)
 {
-	fputs("id,kind,bw,latency_s,bytes,busy_s,mean_util,msgs\n", f);
+	fputs("id,kind,bw,latency_s,bytes,busy_s,mean_util,msgs,from,to\n", f);
 	for (size_t i = 0; i < r->n_links; i++) {
 		const struct lsim_link_record *l = &r->links[i];
 		fprintf(f, "%" PRId32 ",", l->id);
@@ -267,7 +267,11 @@ static int put_links(FILE *f, const struct lsim_results *r)
 		const double v[] = {l->bw, l->latency_s, l->bytes, l->busy_s,
 				    l->mean_util};
 		put_reals(f, v, sizeof v / sizeof v[0]);
-		fprintf(f, ",%" PRId64 "\n", l->msgs);
+		fprintf(f, ",%" PRId64 ",", l->msgs);
+		put_str(f, l->from, sizeof l->from);
+		fputc(',', f);
+		put_str(f, l->to, sizeof l->to);
+		fputc('\n', f);
 	}
 	return 0;
 }

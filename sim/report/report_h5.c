@@ -588,6 +588,8 @@ static int write_links(struct h5w *w, const struct lsim_results *r)
 		M(lsim_link_record, busy_s, d),
 		M(lsim_link_record, mean_util, d),
 		M(lsim_link_record, msgs, H5T_NATIVE_INT64),
+		MS(lsim_link_record, from),
+		MS(lsim_link_record, to),
 	};
 	int rc = write_records(w, "links", m, sizeof m / sizeof m[0],
 			   sizeof(struct lsim_link_record), r->links, r->n_links);

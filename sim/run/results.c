@@ -3,6 +3,7 @@
  * requests, instances, QoS classes, tenants and links, and the summary
  * computed from them; the run itself is run.c.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "report/recstore.h"
 #include "report/steady.h"
+#include "run/serverless.h"
 #include "run/sim.h"
 
 /* ---- results ---- */
@@ -236,6 +238,9 @@ static int tenant_records(struct lsim_sim *s, struct lsim_results *r)
 	return rc;
 }
 
+_Static_assert(sizeof((struct lsim_link_record *)0)->from == LSIM_LINK_END_LEN,
+	       "a link record holds a link end's name");
+
 /* /links: every link of the cluster, with what it carried over the run. */
 static int link_records(struct lsim_sim *s, struct lsim_results *r)
 {
@@ -244,13 +249,33 @@ static int link_records(struct lsim_sim *s, struct lsim_results *r)
 	s->link_recs = n > 0 ? calloc((size_t)n, sizeof *s->link_recs) : NULL;
 	if (n > 0 && !s->link_recs)
 		return LSIM_ENOMEM;
+	lsim_link_end *from = n > 0 ? calloc((size_t)n, sizeof *from) : NULL;
+	lsim_link_end *to = n > 0 ? calloc((size_t)n, sizeof *to) : NULL;
+	if (n > 0 && (!from || !to)) {
+		free(from);
+		free(to);
+		return LSIM_ENOMEM;
+	}
+	if (n > 0 && s->sv.topo.n_gpus > 0)
+		lsim_topo_link_ends(&s->sv.topo, n, from, to);
 	double span = lsim_time_to_s(lsim_now(s->sv.eng));
 	for (int32_t l = 0; l < n; l++) {
 		struct lsim_link_info li;
 		struct lsim_link_record *o = &s->link_recs[l];
-		if (lsim_link_get(s->sv.net, l, &li) != 0)
+		if (lsim_link_get(s->sv.net, l, &li) != 0) {
+			free(from);
+			free(to);
 			return LSIM_ESTATE;
+		}
 		o->id = l;
+		int32_t ssd = from[l][0] ? -1 : lsim_sl_ssd_node(s, l);
+		if (ssd >= 0) {
+			snprintf(o->from, sizeof o->from, "node %" PRId32 " ssd", ssd);
+			snprintf(o->to, sizeof o->to, "node %" PRId32 " host", ssd);
+		} else {
+			memcpy(o->from, from[l], sizeof o->from);
+			memcpy(o->to, to[l], sizeof o->to);
+		}
 		snprintf(o->kind, sizeof o->kind, "%s", lsim_link_kind_name(li.kind));
 		o->bw = li.bw;
 		o->latency_s = lsim_time_to_s(li.latency);
@@ -259,6 +284,8 @@ static int link_records(struct lsim_sim *s, struct lsim_results *r)
 		o->mean_util = span > 0 ? li.util_ns / 1e9 / span : 0;
 		o->msgs = li.n_msgs;
 	}
+	free(from);
+	free(to);
 	r->links = s->link_recs;
 	r->n_links = (size_t)n;
 	r->link_ts = s->link_ts;

@@ -196,6 +196,14 @@ int lsim_sl_create(struct lsim_sim *s, const struct lsim_sl_node_cfg *nodes,
 	return 0;
 }
 
+int32_t lsim_sl_ssd_node(const struct lsim_sim *s, int32_t link)
+{
+	for (int32_t k = 0; s->sl && link >= 0 && k < s->sl->n_nodes; k++)
+		if (s->sl->nodes[k].ssd_link == link)
+			return k;
+	return -1;
+}
+
 bool lsim_sl_managed(const struct lsim_sim *s, int32_t g)
 {
 	return s->sl && g >= 0 && g < s->sl->n_groups && s->sl->groups[g].serverless;

@@ -51,6 +51,9 @@ int lsim_sl_create(struct lsim_sim *s, const struct lsim_sl_node_cfg *nodes,
 		   struct lsim_diag *d);
 void lsim_sl_destroy(struct lsim_serverless *sl);
 
+/* The node whose local SSD link is `link`, or -1. */
+int32_t lsim_sl_ssd_node(const struct lsim_sim *s, int32_t link);
+
 /* Is group g scaled by demand and keep-alive (not by the adaptor)? */
 bool lsim_sl_managed(const struct lsim_sim *s, int32_t g);
 /* No instance of the request's model is live: a serverless group of the
