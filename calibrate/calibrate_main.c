@@ -156,7 +156,12 @@ static void base_location(const char *base, char *dir, size_t dsize,
 	size_t len = strlen(base);
 	bool file = slash || (len > 5 && !strcmp(base + len - 5, ".yaml"));
 	if (!file) {
-		snprintf(dir, dsize, "%s/profiles", lsim_data_dir());
+		char rel[300];
+		snprintf(rel, sizeof rel, "profiles/%s.yaml", base);
+		if (lsim_data_find(rel, dir, dsize) == 0 && strrchr(dir, '/'))
+			*strrchr(dir, '/') = '\0'; /* the folder it was found in */
+		else
+			snprintf(dir, dsize, "%s/profiles", lsim_data_dir());
 		snprintf(name, nsize, "%s", base);
 		return;
 	}

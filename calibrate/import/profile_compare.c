@@ -741,15 +741,15 @@ int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_
 	if (!lsim_imp_is_dir(o->perf_dir))
 		return lsim_diag_set(d, LSIM_ENOENT, o->perf_dir, 0, 0, "--profile",
 				     "no such folder");
-	const char *base = o->data_dir && o->data_dir[0] ? o->data_dir : lsim_data_dir();
+	bool own = o->data_dir && o->data_dir[0];
 	char profiles[PATH_LEN], catalogue[PATH_LEN];
-	snprintf(profiles, sizeof profiles, "%s/profiles", base);
-	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", base);
+	snprintf(profiles, sizeof profiles, "%s/profiles", own ? o->data_dir : "");
+	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", own ? o->data_dir : "");
 	struct lsim_gpu_profile g;
 	struct lsim_model_arch m;
-	int rc = lsim_gpu_profile_load(profiles, o->gpu, &g, d);
+	int rc = lsim_gpu_profile_load(own ? profiles : NULL, o->gpu, &g, d);
 	if (rc == 0)
-		rc = lsim_model_load(catalogue, o->model, &m, d);
+		rc = lsim_model_load(own ? catalogue : NULL, o->model, &m, d);
 	if (rc)
 		return rc;
 	int tps[LSIM_IMPORT_MAX_TP], n_dense, n_iter;

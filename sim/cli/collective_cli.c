@@ -224,10 +224,8 @@ int lsim_cli_profile_collective(int argc, char **argv)
 		return LSIM_EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
-	char profiles[1024];
-	snprintf(profiles, sizeof profiles, "%s/profiles", lsim_data_dir());
 	struct lsim_gpu_profile g;
-	int rc = lsim_gpu_profile_load(profiles, gpu, &g, &d);
+	int rc = lsim_gpu_profile_load(NULL, gpu, &g, &d);
 	if (rc)
 		return lsim_cli_fail(&d, rc);
 	struct lsim_coll_topo t;
@@ -240,7 +238,7 @@ int lsim_cli_profile_collective(int argc, char **argv)
 	}
 	struct lsim_coll_est e;
 	if (lsim_coll_time(&t, op, n, 0.0, &e) != 0) {
-		lsim_diag_set(&d, LSIM_EINVAL, profiles, 0, 0, "--n",
+		lsim_diag_set(&d, LSIM_EINVAL, "", 0, 0, "--n",
 			      "%d GPUs do not fit %s's fabric (%s)", n, gpu,
 			      lsim_fabric_name(t.fabric));
 		return lsim_cli_fail(&d, LSIM_EINVAL);
@@ -260,7 +258,7 @@ int lsim_cli_profile_collective(int argc, char **argv)
 			return LSIM_EXIT_BADINPUT;
 		}
 		if ((rc = lsim_coll_time(&t, op, n, bytes, &e)) != 0) {
-			lsim_diag_set(&d, rc, profiles, 0, 0, "--bytes", "cannot time %s bytes", tok);
+			lsim_diag_set(&d, rc, "", 0, 0, "--bytes", "cannot time %s bytes", tok);
 			return lsim_cli_fail(&d, rc);
 		}
 		printf("%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.1f\t%.1f\n", gpu,

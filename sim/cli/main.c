@@ -25,9 +25,13 @@
 #define EXIT_BADINPUT LSIM_EXIT_BADINPUT
 
 static const char usage_main[] =
-	"usage: llmsim [--version] [--help] COMMAND [ARGS]\n"
+	"usage: llmsim [--version] [--help] COMMAND [ARGS] [--data-dir DIR]...\n"
 	"\n"
 	"Discrete-event simulator of LLM serving on GPU clusters.\n"
+	"\n"
+	"--data-dir DIR (any command, repeatable) searches DIR for hardware\n"
+	"profiles (DIR/profiles/NAME.yaml), models (DIR/models.yaml), prices and\n"
+	"MIG tables before $LLMSIM_DATA_DIR (DIR:DIR...) and the shipped data.\n"
 	"\n"
 	"commands:\n"
 	"  run SCENARIO.yaml     simulate a scenario; write report.h5, results.sqlite\n"
@@ -689,8 +693,59 @@ static int cmd_profile(int argc, char **argv)
 	return help ? 0 : EXIT_BADINPUT;
 }
 
+/* Takes every --data-dir DIR (or --data-dir=DIR) out of argv and puts the
+ * folders, in the order given, before those of $LLMSIM_DATA_DIR, which the
+ * data lookups (lsim_data_find) and a sweep's runs read. Returns the new
+ * argc, or -1 (message printed) on a missing value or no memory. */
+static int take_data_dirs(int argc, char **argv)
+{
+	const char *old = getenv("LLMSIM_DATA_DIR");
+	size_t len = old ? strlen(old) + 1 : 1;
+	for (int i = 1; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *path = malloc(len);
+	if (!path) {
+		fputs("llmsim: out of memory\n", stderr);
+		return -1;
+	}
+	size_t n = 0;
+	int out = 1, found = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *dir = NULL;
+		if (!strcmp(argv[i], "--data-dir")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fputs("llmsim: --data-dir needs a folder\n", stderr);
+				free(path);
+				return -1;
+			}
+			dir = argv[++i];
+		} else if (!strncmp(argv[i], "--data-dir=", 11)) {
+			dir = argv[i] + 11;
+		} else {
+			argv[out++] = argv[i];
+			continue;
+		}
+		n += (size_t)sprintf(path + n, "%s%s", found++ ? ":" : "", dir);
+	}
+	if (found) {
+		if (old && *old)
+			sprintf(path + n, ":%s", old);
+		if (setenv("LLMSIM_DATA_DIR", path, 1) != 0) {
+			fputs("llmsim: out of memory\n", stderr);
+			free(path);
+			return -1;
+		}
+	}
+	free(path);
+	argv[out] = NULL;
+	return out;
+}
+
 int main(int argc, char **argv)
 {
+	argc = take_data_dirs(argc, argv);
+	if (argc < 0)
+		return EXIT_BADINPUT;
 	if (argc < 2) {
 		fputs(usage_main, stderr);
 		return EXIT_BADINPUT;

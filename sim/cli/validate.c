@@ -507,7 +507,7 @@ static int find_model(const struct lsim_validate_opts *o, const struct meta *m,
 		      struct lsim_diag *d)
 {
 	char catalogue[1024];
-	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", lsim_data_dir());
+	(void)lsim_data_find("models.yaml", catalogue, sizeof catalogue);
 	bool given = o->model && o->model[0];
 	if (!given && !m->model[0])
 		return lsim_diag_set(d, LSIM_EFORMAT, meta_path, 0, 0, "model",
@@ -542,9 +542,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	memset(&gpu, 0, sizeof gpu);
 	snprintf(gpu.name, sizeof gpu.name, "measured");
 	if (o->gpu && o->gpu[0]) {
-		char dir[1024];
-		snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
-		rc = lsim_gpu_profile_load(dir, o->gpu, &gpu, d);
+		rc = lsim_gpu_profile_load(NULL, o->gpu, &gpu, d);
 		if (rc != 0)
 			return rc;
 	} else if (m->blocks == 0) {
@@ -614,7 +612,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		snprintf(res->fabric_from, sizeof res->fabric_from, "--gpu %s", gpu.name);
 	} else if (need_fabric) {
 		char dir[1024], name[128];
-		snprintf(dir, sizeof dir, "%s/profiles", lsim_data_dir());
+		(void)lsim_data_find("profiles", dir, sizeof dir);
 		rc = m->device[0] ? lsim_gpu_profile_match(dir, m->device, name, sizeof name, d)
 				  : LSIM_ENOENT;
 		if (rc == 0)

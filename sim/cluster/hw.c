@@ -40,14 +40,35 @@ static bool in_build_tree(void)
 
 const char *lsim_data_dir(void)
 {
-	const char *env = getenv("LLMSIM_DATA_DIR");
-	if (env && *env)
-		return env;
 #ifdef LSIM_INSTALL_DATA_DIR
 	if (!in_build_tree())
 		return LSIM_INSTALL_DATA_DIR;
 #endif
 	return LSIM_DATA_DIR;
+}
+
+int lsim_data_find(const char *rel, char *out, size_t size)
+{
+	const char *env = getenv("LLMSIM_DATA_DIR");
+	for (const char *p = env; p && *p;) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		if (n > 0 && n < size) {
+			snprintf(out, size, "%.*s/%s", (int)n, p, rel);
+			if (access(out, R_OK) == 0)
+				return 0;
+		}
+		p = end ? end + 1 : p + n;
+	}
+	snprintf(out, size, "%s/%s", lsim_data_dir(), rel);
+	return access(out, R_OK) == 0 ? 0 : LSIM_ENOENT;
+}
+
+bool lsim_data_is_path(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+	return n > 0 && (strchr(name, '/') ||
+			 (n > 5 && strcmp(name + n - 5, ".yaml") == 0));
 }
 
 double lsim_model_kv_bytes_per_token(const struct lsim_model_arch *m)
@@ -124,8 +145,23 @@ static const struct lsim_keydef gpu_keys[] = {
 int lsim_gpu_profile_load(const char *dir, const char *name,
 			  struct lsim_gpu_profile *g, struct lsim_diag *d)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
+	char path[1024], stem[256];
+	if (lsim_data_is_path(name)) {
+		/* a profile given as its file: named by the file's stem */
+		snprintf(path, sizeof path, "%s", name);
+		const char *slash = strrchr(name, '/');
+		snprintf(stem, sizeof stem, "%s", slash ? slash + 1 : name);
+		size_t n = strlen(stem);
+		if (n > 5 && strcmp(stem + n - 5, ".yaml") == 0)
+			stem[n - 5] = '\0';
+		name = stem;
+	} else if (dir) {
+		snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
+	} else {
+		char rel[300];
+		snprintf(rel, sizeof rel, "profiles/%s.yaml", name);
+		lsim_data_find(rel, path, sizeof path);
+	}
 	struct lsim_doc *doc = NULL;
 	int rc = lsim_doc_load_file(path, &doc, d);
 	if (rc == LSIM_EIO || rc == LSIM_ENOENT)
@@ -258,8 +294,8 @@ static int load_catalogue(const char *catalogue, struct lsim_doc **doc,
 	return 0;
 }
 
-int lsim_model_load(const char *catalogue, const char *name,
-		    struct lsim_model_arch *m, struct lsim_diag *d)
+static int model_load_from(const char *catalogue, const char *name,
+			   struct lsim_model_arch *m, struct lsim_diag *d)
 {
 	struct lsim_doc *doc = NULL;
 	struct lsim_node *list = NULL;
@@ -333,6 +369,51 @@ static bool ends_with_ci(const char *s, size_t n, const char *tag)
 {
 	size_t t = strlen(tag);
 	return n > t && strncasecmp(s + n - t, tag, t) == 0;
+}
+
+int lsim_model_load(const char *catalogue, const char *name,
+		    struct lsim_model_arch *m, struct lsim_diag *d)
+{
+	if (lsim_data_is_path(name)) {
+		/* a model given as its file: a catalogue of that one model */
+		struct lsim_doc *doc = NULL;
+		struct lsim_node *list = NULL;
+		int rc = load_catalogue(name, &doc, &list, d);
+		if (rc != 0)
+			return rc;
+		const struct lsim_node *nm = list->n == 1 ? lsim_node_get(list->items[0], "name")
+							 : NULL;
+		char one[256] = "";
+		if (nm && nm->kind == LSIM_NODE_SCALAR)
+			snprintf(one, sizeof one, "%s", nm->value);
+		else
+			rc = lsim_cfg_error(d, doc, list, "models", LSIM_EFORMAT,
+					    "a model given as a file holds exactly one model "
+					    "with its name; this one has %zu entries",
+					    list->n);
+		lsim_doc_destroy(doc);
+		return rc != 0 ? rc : model_load_from(name, one, m, d);
+	}
+	if (catalogue)
+		return model_load_from(catalogue, name, m, d);
+	/* each models.yaml of $LLMSIM_DATA_DIR in turn, then the shipped one */
+	char path[1024];
+	const char *env = getenv("LLMSIM_DATA_DIR");
+	for (const char *p = env; p && *p;) {
+		const char *dir = p, *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		p = end ? end + 1 : p + n;
+		if (n == 0 || n >= sizeof path - 16)
+			continue;
+		snprintf(path, sizeof path, "%.*s/models.yaml", (int)n, dir);
+		if (access(path, R_OK) != 0)
+			continue;
+		int rc = model_load_from(path, name, m, d);
+		if (rc != LSIM_ENOENT)
+			return rc;
+	}
+	snprintf(path, sizeof path, "%s/models.yaml", lsim_data_dir());
+	return model_load_from(path, name, m, d);
 }
 
 bool lsim_model_strip_tag(char *name)

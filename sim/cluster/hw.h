@@ -95,13 +95,19 @@ double lsim_model_expert_bytes(const struct lsim_model_arch *m);
 struct lsim_diag;
 
 /*
- * Loads dir/NAME.yaml into *g. Unknown keys, missing keys and bad units are
- * errors naming file, line and key.
+ * Loads dir/NAME.yaml into *g; with dir NULL, profiles/NAME.yaml found on
+ * the data search path (lsim_data_find). A NAME that is a path
+ * (lsim_data_is_path) is that file, and the profile's name is the file's
+ * name without ".yaml". Unknown keys, missing keys and bad units are errors
+ * naming file, line and key.
  */
 int lsim_gpu_profile_load(const char *dir, const char *name,
 			  struct lsim_gpu_profile *g, struct lsim_diag *d);
 
-/* Finds model NAME in the catalogue file; the error lists the known ones. */
+/* Finds model NAME in the catalogue file; with catalogue NULL, in each
+ * models.yaml on the data search path in turn (lsim_data_find's order). A
+ * NAME that is a path is a catalogue file holding exactly that one model.
+ * The error lists the known ones. */
 int lsim_model_load(const char *catalogue, const char *name,
 		    struct lsim_model_arch *m, struct lsim_diag *d);
 
@@ -139,11 +145,24 @@ int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
 			   size_t size, struct lsim_diag *d);
 
 /*
- * The folder shipped data (calibrate/) is read from: $LLMSIM_DATA_DIR if
- * set; else, for a binary in the build tree it was built in (a development
- * build, the tests), the source tree's calibrate/; else (installed)
- * PREFIX/share/llmsim, where `meson install` puts that data.
+ * The folder shipped data (calibrate/) is read from: for a binary in the
+ * build tree it was built in (a development build, the tests), the source
+ * tree's calibrate/; else (installed) PREFIX/share/llmsim, where `meson
+ * install` puts that data.
  */
 const char *lsim_data_dir(void);
+
+/*
+ * Finds the data file REL (e.g. "profiles/H100-SXM.yaml", "models.yaml")
+ * on the search path: each folder of $LLMSIM_DATA_DIR (':'-separated, in
+ * order; the CLI's --data-dir puts its folders first), then the shipped
+ * data. The first readable one goes to out; none: the shipped path goes
+ * to out and LSIM_ENOENT is returned.
+ */
+int lsim_data_find(const char *rel, char *out, size_t size);
+
+/* Whether a profile or model name is given as a file: it holds a '/' or
+ * ends in ".yaml". */
+bool lsim_data_is_path(const char *name);
 
 #endif

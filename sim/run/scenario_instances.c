@@ -87,25 +87,72 @@ char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
 	return b.data;
 }
 
-/* The folders of hardware profiles and the model catalogue. */
-int lsim_scn_data_paths(const struct lsim_scenario *sc, char *profiles, char *catalogue,
-			size_t size)
+int lsim_scn_data_file(const struct lsim_scenario *sc, const char *rel, char *out,
+		       size_t size)
 {
-	char *base = sc->top.data_dir[0] ? lsim_scn_resolve(sc, sc->top.data_dir)
-					 : strdup(lsim_data_dir());
+	if (!sc->top.data_dir[0])
+		return (void)lsim_data_find(rel, out, size), 0; /* absent: the loader says so */
+	char *base = lsim_scn_resolve(sc, sc->top.data_dir);
 	if (!base)
 		return LSIM_ENOMEM;
-	snprintf(profiles, size, "%s/profiles", base);
-	snprintf(catalogue, size, "%s/models.yaml", base);
+	snprintf(out, size, "%s/%s", base, rel);
 	free(base);
 	return 0;
 }
 
+int lsim_scn_profile_path(const struct lsim_scenario *sc, const char *name, char *out,
+			  size_t size)
+{
+	if (lsim_data_is_path(name)) {
+		char *p = lsim_scn_resolve(sc, name);
+		if (!p)
+			return LSIM_ENOMEM;
+		snprintf(out, size, "%s", p);
+		free(p);
+		return 0;
+	}
+	char rel[300];
+	snprintf(rel, sizeof rel, "profiles/%s.yaml", name);
+	return lsim_scn_data_file(sc, rel, out, size);
+}
+
+int lsim_scn_load_profile(const struct lsim_scenario *sc, const char *name,
+			  struct lsim_gpu_profile *g, struct lsim_diag *d)
+{
+	char path[1024];
+	if (lsim_data_is_path(name)) {
+		if (lsim_scn_profile_path(sc, name, path, sizeof path) != 0)
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+		return lsim_gpu_profile_load(NULL, path, g, d);
+	}
+	if (!sc->top.data_dir[0])
+		return lsim_gpu_profile_load(NULL, name, g, d);
+	if (lsim_scn_data_file(sc, "profiles", path, sizeof path) != 0)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	return lsim_gpu_profile_load(path, name, g, d);
+}
+
+int lsim_scn_load_model(const struct lsim_scenario *sc, const char *name,
+			struct lsim_model_arch *m, struct lsim_diag *d)
+{
+	if (lsim_data_is_path(name)) {
+		char *p = lsim_scn_resolve(sc, name);
+		if (!p)
+			return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+		int rc = lsim_model_load(NULL, p, m, d);
+		free(p);
+		return rc;
+	}
+	if (!sc->top.data_dir[0])
+		return lsim_model_load(NULL, name, m, d);
+	char catalogue[1024];
+	if (lsim_scn_data_file(sc, "models.yaml", catalogue, sizeof catalogue) != 0)
+		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
+	return lsim_model_load(catalogue, name, m, d);
+}
+
 int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 {
-	char profiles[1024], catalogue[1024];
-	if (lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
-		return LSIM_ENOMEM;
 	sc->gpus = calloc(sc->n_insts, sizeof *sc->gpus);
 	sc->models = calloc(sc->n_insts, sizeof *sc->models);
 	sc->table_dirs = calloc(sc->n_insts, sizeof *sc->table_dirs);
@@ -115,10 +162,10 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		struct inst_cfg *ic = &sc->insts[i];
 		const char *what = "gpu";
-		int rc = lsim_gpu_profile_load(profiles, ic->gpu, &sc->gpus[i], d);
+		int rc = lsim_scn_load_profile(sc, ic->gpu, &sc->gpus[i], d);
 		if (rc == 0 && ic->perf != PERF_SERVICE) {
 			what = "model";
-			rc = lsim_model_load(catalogue, ic->model, &sc->models[i], d);
+			rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
 		}
 		if (rc != 0) {
 			char key[64];
@@ -536,7 +583,7 @@ static int load_prices(struct lsim_scenario *sc, struct lsim_diag *d)
 		return 0;
 	char *path = sc->power.prices[0] ? lsim_scn_resolve(sc, sc->power.prices) : NULL;
 	char shipped[1024];
-	snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+	(void)lsim_data_find("prices.yaml", shipped, sizeof shipped);
 	int rc = lsim_prices_load(path ? path : shipped, &sc->prices, d);
 	free(path);
 	return rc;
@@ -565,7 +612,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		      struct lsim_diag *d)
 {
 	struct inst_cfg *ic = &sc->insts[i];
-	char key[64], profiles[1024], catalogue[1024];
+	char key[64];
 	snprintf(key, sizeof key, "instances[%zu].gpu", i);
 	if (ic->price[0] && strcmp(ic->price, "cheapest") != 0)
 		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
@@ -575,8 +622,6 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL,
 				      "gpu: cheapest needs perf roofline or service (a "
 				      "measured table belongs to one GPU kind)");
-	if (lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
-		return LSIM_ENOMEM;
 	/* every kind listed must have an offer: a typo would silently narrow
 	 * the choice */
 	char listed[64];
@@ -596,7 +641,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 	struct lsim_model_arch m;
 	if (ic->perf != PERF_SERVICE) {
 		struct lsim_diag inner = {0};
-		if (lsim_model_load(catalogue, ic->model, &m, &inner) != 0) {
+		if (lsim_scn_load_model(sc, ic->model, &m, &inner) != 0) {
 			snprintf(key, sizeof key, "instances[%zu].model", i);
 			return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL, "%s%s%s",
 					      inner.msg, inner.file[0] ? " in " : "", inner.file);
@@ -616,7 +661,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		const struct lsim_instance_price *ip = NULL;
 		bool chosen_from = !ic->gpu_from[0] || lsim_choice_index(ic->gpu_from, kind) >= 0;
 		if (seen || !in_cluster || !chosen_from ||
-		    lsim_gpu_profile_load(profiles, kind, &prof, &scratch) != 0 ||
+		    lsim_scn_load_profile(sc, kind, &prof, &scratch) != 0 ||
 		    (ic->perf != PERF_SERVICE && !plan_holds(ic, &prof, &m)) ||
 		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
 			continue;

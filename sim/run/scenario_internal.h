@@ -377,8 +377,22 @@ bool lsim_scn_uses_serverless(const struct lsim_scenario *sc);
 
 /* ---- scenario_instances.c ---- */
 
-int lsim_scn_data_paths(const struct lsim_scenario *sc, char *profiles, char *catalogue,
-			size_t size);
+/* The file of hardware profile NAME as the scenario names it: a path
+ * (lsim_data_is_path) relative to the scenario's folder, else
+ * data_dir/profiles/NAME.yaml, else found on the data search path. */
+int lsim_scn_profile_path(const struct lsim_scenario *sc, const char *name, char *out,
+			  size_t size);
+/* Loads hardware profile NAME, found as lsim_scn_profile_path says. */
+int lsim_scn_load_profile(const struct lsim_scenario *sc, const char *name,
+			  struct lsim_gpu_profile *g, struct lsim_diag *d);
+/* Loads model NAME: a catalogue file of one model relative to the
+ * scenario's folder, else from data_dir/models.yaml, else from the
+ * catalogues of the data search path. */
+int lsim_scn_load_model(const struct lsim_scenario *sc, const char *name,
+			struct lsim_model_arch *m, struct lsim_diag *d);
+/* A data file (mig.yaml, ...) from data_dir, else the data search path. */
+int lsim_scn_data_file(const struct lsim_scenario *sc, const char *rel, char *out,
+		       size_t size);
 int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 		      struct lsim_diag *d);

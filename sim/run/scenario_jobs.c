@@ -91,11 +91,8 @@ int lsim_scn_load_jobs(struct lsim_scenario *sc, struct lsim_diag *d)
 	sc->pool_profile_ptrs = calloc(nt ? nt : 1, sizeof *sc->pool_profile_ptrs);
 	if (rc == 0 && (!sc->pool_profiles || !sc->pool_profile_ptrs))
 		rc = LSIM_ENOMEM;
-	char profiles[1024], catalogue[1024];
-	if (rc == 0 && lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
-		rc = LSIM_ENOMEM;
 	for (size_t t = 0; rc == 0 && t < nt; t++) {
-		rc = lsim_gpu_profile_load(profiles, sc->pool.types[t], &sc->pool_profiles[t], d);
+		rc = lsim_scn_load_profile(sc, sc->pool.types[t], &sc->pool_profiles[t], d);
 		sc->pool_profile_ptrs[t] = &sc->pool_profiles[t];
 	}
 	if (rc == 0 && sc->jobs.quotas[0])

@@ -139,12 +139,11 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 	lsim_digest_str(&h, "llmsim run id 2");
 	lsim_digest_add(&h, b.data ? b.data : "", b.len);
 	free(b.data);
-	char profiles[1024], catalogue[1024];
-	if (rc == 0)
-		rc = lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		char path[1200];
-		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->gpus[i].name);
+		rc = lsim_scn_profile_path(sc, lsim_data_is_path(sc->insts[i].gpu)
+						       ? sc->insts[i].gpu : sc->gpus[i].name,
+					   path, sizeof path);
 		digest_file(&h, "gpu", path);
 		if (sc->insts[i].perf != PERF_SERVICE)
 			digest_model(&h, &sc->models[i]);
@@ -162,7 +161,7 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 	}
 	for (size_t t = 0; rc == 0 && sc->have_jobs && t < (size_t)sc->pool.n_types; t++) {
 		char path[1200];
-		snprintf(path, sizeof path, "%s/%s.yaml", profiles, sc->pool.types[t]);
+		rc = lsim_scn_profile_path(sc, sc->pool.types[t], path, sizeof path);
 		digest_file(&h, "pool gpu", path);
 	}
 	if (rc == 0 && sc->wl.kind != WL_GENERATOR && sc->wl.path[0])
@@ -180,7 +179,7 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 			rc = digest_scenario_file(sc, &h, "prices", sc->power.prices);
 		} else {
 			char shipped[1024];
-			snprintf(shipped, sizeof shipped, "%s/prices.yaml", lsim_data_dir());
+			(void)lsim_data_find("prices.yaml", shipped, sizeof shipped);
 			digest_file(&h, "prices", shipped);
 		}
 	}

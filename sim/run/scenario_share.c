@@ -81,13 +81,9 @@ static int check_alone(const struct lsim_scenario *sc, size_t i, const char *k,
 static int load_mig(const struct lsim_scenario *sc, const char *gpu, struct lsim_mig_table *t,
 		    struct lsim_diag *d)
 {
-	char profiles[1024], catalogue[1024], path[1100];
-	if (lsim_scn_data_paths(sc, profiles, catalogue, sizeof profiles) != 0)
+	char path[1100];
+	if (lsim_scn_data_file(sc, "mig.yaml", path, sizeof path) != 0)
 		return LSIM_ENOMEM;
-	size_t n = strlen(profiles);
-	if (n >= 9 && strcmp(profiles + n - 9, "/profiles") == 0)
-		profiles[n - 9] = '\0';
-	snprintf(path, sizeof path, "%s/mig.yaml", profiles);
 	return lsim_mig_load(path, gpu, t, d);
 }
 
