@@ -292,25 +292,21 @@ static int put_link_timeseries(FILE *f, const struct lsim_results *r)
 static int put_summary(FILE *f, const struct lsim_results *r)
 {
 	fputs("name,value,unit\n", f);
+	/* one row per field of each group written, through its pointer g */
 #define LSIM_X_ROW(name, unit, help)        \
 	fputs(#name ",", f);                \
-	put_real(f, r->summary.name);       \
+	put_real(f, g->name);               \
 	fputs("," unit "\n", f);
-	LSIM_SUMMARY_FIELDS(LSIM_X_ROW)
-#undef LSIM_X_ROW
-#define LSIM_X_ROW(name, unit, help)        \
-	fputs(#name ",", f);                \
-	put_real(f, r->serverless.name);    \
-	fputs("," unit "\n", f);
+	{
+		const struct lsim_summary *g = &r->summary;
+		LSIM_SUMMARY_FIELDS(LSIM_X_ROW)
+	}
 	if (r->has_serverless) {
+		const struct lsim_serverless_summary *g = &r->serverless;
 		LSIM_SERVERLESS_FIELDS(LSIM_X_ROW)
 	}
-#undef LSIM_X_ROW
-#define LSIM_X_ROW(name, unit, help)        \
-	fputs(#name ",", f);                \
-	put_real(f, r->kv_offload.name);    \
-	fputs("," unit "\n", f);
 	if (r->has_kv_offload) {
+		const struct lsim_kv_offload_summary *g = &r->kv_offload;
 		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ROW)
 	}
 #undef LSIM_X_ROW

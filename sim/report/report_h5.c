@@ -640,22 +640,20 @@ static int write_summary(struct h5w *w, const struct lsim_results *r)
 		hid_t ds = H5Dopen2(w->file, "summary", H5P_DEFAULT);
 		if (ds < 0)
 			rc = fail(w, "cannot reopen /summary");
+		/* one attribute per field of each group, through g */
 #define LSIM_X_ATTR(name, unit, help)                                    \
 	if (rc == 0)                                                     \
-		rc = attr(w, ds, #name, H5T_NATIVE_DOUBLE, &s->name);
-		LSIM_SUMMARY_FIELDS(LSIM_X_ATTR)
-#undef LSIM_X_ATTR
-#define LSIM_X_ATTR(name, unit, help)                                    \
-	if (rc == 0)                                                     \
-		rc = attr(w, ds, #name, H5T_NATIVE_DOUBLE, &r->serverless.name);
+		rc = attr(w, ds, #name, H5T_NATIVE_DOUBLE, &g->name);
+		{
+			const struct lsim_summary *g = s;
+			LSIM_SUMMARY_FIELDS(LSIM_X_ATTR)
+		}
 		if (r->has_serverless) {
+			const struct lsim_serverless_summary *g = &r->serverless;
 			LSIM_SERVERLESS_FIELDS(LSIM_X_ATTR)
 		}
-#undef LSIM_X_ATTR
-#define LSIM_X_ATTR(name, unit, help)                                    \
-	if (rc == 0)                                                     \
-		rc = attr(w, ds, #name, H5T_NATIVE_DOUBLE, &r->kv_offload.name);
 		if (r->has_kv_offload) {
+			const struct lsim_kv_offload_summary *g = &r->kv_offload;
 			LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ATTR)
 		}
 #undef LSIM_X_ATTR

@@ -123,22 +123,20 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 	st = NULL;
 	if (e == SQLITE_OK)
 		e = sqlite3_prepare_v2(db, metric_sql, -1, &st, NULL);
+	/* one row per field of each group written, through its pointer g */
 #define LSIM_X_METRIC(name, unit, help)                                       \
 	if (e == SQLITE_OK)                                                   \
-		e = insert_metric(st, id, #name, r->summary.name, unit);
-	LSIM_SUMMARY_FIELDS(LSIM_X_METRIC)
-#undef LSIM_X_METRIC
-#define LSIM_X_METRIC(name, unit, help)                                       \
-	if (e == SQLITE_OK)                                                   \
-		e = insert_metric(st, id, #name, r->serverless.name, unit);
+		e = insert_metric(st, id, #name, g->name, unit);
+	{
+		const struct lsim_summary *g = &r->summary;
+		LSIM_SUMMARY_FIELDS(LSIM_X_METRIC)
+	}
 	if (r->has_serverless) {
+		const struct lsim_serverless_summary *g = &r->serverless;
 		LSIM_SERVERLESS_FIELDS(LSIM_X_METRIC)
 	}
-#undef LSIM_X_METRIC
-#define LSIM_X_METRIC(name, unit, help)                                       \
-	if (e == SQLITE_OK)                                                   \
-		e = insert_metric(st, id, #name, r->kv_offload.name, unit);
 	if (r->has_kv_offload) {
+		const struct lsim_kv_offload_summary *g = &r->kv_offload;
 		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_METRIC)
 	}
 #undef LSIM_X_METRIC
