@@ -41,6 +41,15 @@ awk -v s="$(val static-fcfs jct_mean_s)" -v d="$(val dynamic-fcfs jct_mean_s)" '
 # fragmented GPUs are free ones
 tot=$(awk -F, 'NR > 1 { if ($2 + $3 + $4 != 32 || $6 > $4) bad = 1 } END { print (NR > 1 && !bad) ? "ok" : "bad" }' "$tmp/static-fcfs/job_timeseries.csv")
 [ "$tot" = ok ] && ok "job pool conserved at every sample" || bad "job timeseries"
+# run-length encoded (docs/output.md): no three rows in a row alike (a
+# stretch keeps its first and last), the sample times a whole number of
+# periods apart, the last at the last sample before the run ended, and
+# fewer rows than samples
+rle=$(awk -F, -v end="$(val static-fcfs jobs_makespan_s)" 'NR > 1 { k = $2 "," $3 "," $4 "," $5 "," $6
+		if (k == p1 && k == p2) bad = 1; p2 = p1; p1 = k
+		if ($1 != int($1)) bad = 1; n++; t = $1 }
+	END { print (!bad && t == int(end) && n < t) ? "ok " n " rows, " t " samples" : "bad" }' "$tmp/static-fcfs/job_timeseries.csv")
+case "$rle" in ok*) ok "job timeseries run-length encoded: ${rle#ok }" ;; *) bad "job timeseries encoding: $rle" ;; esac
 # the timeline: every job of the phased run ends with one "done" (5), after
 # having computed (3); resizes show as checkpoint (4) then restart (2)
 tl=$(awk -F, 'NR > 1 { last[$2] = $3; if ($3 == 3) ran[$2] = 1; if ($3 == 5) done++ }

@@ -1173,6 +1173,9 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 		rc = lsim_scn_start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;
 	sc->n_job_ts = 0;
+	sc->job_ts_holding = false;
+	sc->job_frag_sum = 0;
+	sc->job_frag_n = 0;
 	if (sc->have_jobs) {
 		sc->sim.sample_hook = lsim_scn_sample_jobs;
 		sc->sim.sample_hook_ctx = sc;

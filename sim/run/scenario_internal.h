@@ -269,8 +269,12 @@ struct lsim_scenario {
 	const struct lsim_gpu_profile **pool_profile_ptrs;
 	struct lsim_jobs *js;
 	struct lsim_job_row *job_rows;
-	struct lsim_job_sample *job_ts;
+	struct lsim_job_sample *job_ts; /* run-length encoded, as /timeseries */
 	size_t n_job_ts, cap_job_ts;
+	struct lsim_job_sample job_ts_held; /* the last of an unchanged stretch */
+	bool job_ts_holding;
+	double job_frag_sum; /* of fragmented / free, over every sample with free GPUs */
+	int64_t job_frag_n;
 	struct lsim_job_event_row *job_events;
 	struct lsim_prices *prices;
 	const struct lsim_instance_price **offers; /* per instances[] entry, or NULL */

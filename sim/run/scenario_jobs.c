@@ -166,25 +166,60 @@ int lsim_scn_check_jobs(void *ctx, char *why, size_t n)
 	return sc->js ? lsim_jobs_check(sc->js, why, n) : 0;
 }
 
-/* A row of /job_timeseries at every sample. */
+static int job_ts_append(struct lsim_scenario *sc, const struct lsim_job_sample *row)
+{
+	if (sc->n_job_ts == sc->cap_job_ts) {
+		size_t c = sc->cap_job_ts ? 2 * sc->cap_job_ts : 256;
+		struct lsim_job_sample *p = realloc(sc->job_ts, c * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		sc->job_ts = p;
+		sc->cap_job_ts = c;
+	}
+	sc->job_ts[sc->n_job_ts++] = *row;
+	return 0;
+}
+
+static bool same_pool(const struct lsim_job_sample *a, const struct lsim_job_sample *b)
+{
+	return a->held == b->held && a->lent == b->lent && a->free == b->free &&
+	       a->pending == b->pending && a->fragmented == b->fragmented;
+}
+
+/* A sample of the training pool for /job_timeseries, run-length encoded
+ * as /timeseries is (docs/output.md): a sample equal to the row stored last
+ * (but for t) is held back, and stored only as the last of its stretch
+ * when the next one differs or the run ends. job_fragmentation counts every
+ * sample. Memory running out stops the run (exit 2), never the series
+ * alone. */
 void lsim_scn_sample_jobs(void *ctx, lsim_time now)
 {
 	struct lsim_scenario *sc = ctx;
 	if (!sc->js)
 		return;
-	if (sc->n_job_ts == sc->cap_job_ts) {
-		size_t c = sc->cap_job_ts ? 2 * sc->cap_job_ts : 256;
-		struct lsim_job_sample *p = realloc(sc->job_ts, c * sizeof *p);
-		if (!p)
-			return; /* the series stops; the run goes on */
-		sc->job_ts = p;
-		sc->cap_job_ts = c;
-	}
 	struct lsim_jobs_occupancy o;
 	lsim_jobs_occupancy(sc->js, &o);
-	sc->job_ts[sc->n_job_ts++] = (struct lsim_job_sample){
+	struct lsim_job_sample row = {
 		.t = lsim_time_to_s(now), .held = o.held, .lent = o.lent, .free = o.free,
 		.pending = o.pending, .fragmented = o.fragmented};
+	if (row.free > 0) {
+		sc->job_frag_sum += (double)row.fragmented / row.free;
+		sc->job_frag_n++;
+	}
+	if (sc->n_job_ts > 0 && same_pool(&row, &sc->job_ts[sc->n_job_ts - 1])) {
+		sc->job_ts_held = row;
+		sc->job_ts_holding = true;
+		return;
+	}
+	int rc = sc->job_ts_holding ? job_ts_append(sc, &sc->job_ts_held) : 0;
+	sc->job_ts_holding = false;
+	if (rc == 0)
+		rc = job_ts_append(sc, &row);
+	if (rc != 0 && !sc->sim.sv.error) {
+		sc->sim.sv.error = lsim_diag_set(&sc->sim.sv.diag, LSIM_ENOMEM, "", 0, 0, "",
+						 "out of memory for /job_timeseries");
+		lsim_stop(sc->sim.sv.eng);
+	}
 }
 
 /* /jobs and the job fields of the summary. */
@@ -225,14 +260,13 @@ int lsim_scn_job_results(struct lsim_scenario *sc)
 				      sc->power.pue;
 		sc->res.summary.jobs_energy_j += o->energy_j;
 	}
-	double frag = 0;
-	size_t nf = 0;
-	for (size_t k = 0; k < sc->n_job_ts; k++)
-		if (sc->job_ts[k].free > 0) {
-			frag += (double)sc->job_ts[k].fragmented / sc->job_ts[k].free;
-			nf++;
-		}
-	sc->res.summary.job_fragmentation = nf ? frag / (double)nf : 0;
+	if (sc->job_ts_holding) { /* the end of the last stretch */
+		if (job_ts_append(sc, &sc->job_ts_held) != 0)
+			return LSIM_ENOMEM;
+		sc->job_ts_holding = false;
+	}
+	sc->res.summary.job_fragmentation =
+		sc->job_frag_n ? sc->job_frag_sum / (double)sc->job_frag_n : 0;
 	sc->res.job_ts = sc->job_ts;
 	sc->res.n_job_ts = sc->n_job_ts;
 	size_t ne = 0;
