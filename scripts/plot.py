@@ -40,7 +40,8 @@ value (repeat it: different keys all hold, one key given twice keeps
 either value). --slo NAME=SECONDS (NAME: ttft, tpot or e2e) draws a
 threshold line on the latency axes; without it the targets the classes
 declare (the report's /classes) are drawn. --format is a comma list of
-png, pdf and svg (default png); every figure is written in each.
+png, pdf and svg (default png); every figure is written in each, PNGs
+at --dpi dots per inch (default 100; 300 for print).
 
 Colours are the Okabe-Ito palette (safe for colour-blind readers), each
 curve with its own line style and marker; counts get integer ticks and no
@@ -223,12 +224,13 @@ META = {"png": {"Software": None}, "pdf": {"Creator": None, "Producer": None,
 
 
 def save(fig, out, name, formats, legend_in=0.0):
-    """Writes the figure in each format; legend_in inches kept at the bottom."""
+    """Writes the figure in each format (pairs of a format and the PNG
+    resolution); legend_in inches kept at the bottom."""
     h = fig.get_size_inches()[1]
     fig.tight_layout(rect=(0, legend_in / h, 1, 1))
-    for fmt in formats:
+    for fmt, dpi in formats:
         path = os.path.join(out, f"{name}.{fmt}")
-        fig.savefig(path, dpi=120, metadata=META[fmt])
+        fig.savefig(path, dpi=dpi, metadata=META[fmt])
         print(path)
     plt.close(fig)
 
@@ -318,7 +320,7 @@ def plot_run(path, out, cli_slo, formats):
     axs[-1].set_xlabel("time (s)")
     save(fig, out, "utilisation", formats)
 
-    fig, ax = plt.subplots(figsize=(7.5, 2.8))
+    fig, ax = plt.subplots(figsize=(7.5, 3.1))
     ts = r["ts"]
     inst = np.unique(ts["instance"])
     if len(inst) <= len(PALETTE):
@@ -326,7 +328,6 @@ def plot_run(path, out, cli_slo, formats):
             s = ts[ts["instance"] == n]
             ax.plot(s["t_s"], s["queue_len"], lw=0.8, color=PALETTE[i],
                     linestyle=LINESTYLES[i], label=f"instance {n}")
-        ax.legend(ncol=4, loc="upper right")
         ax.set_ylabel("waiting requests")
     else:
         ax.plot(t, p["queue"], lw=0.8, color=PALETTE[0])
@@ -334,7 +335,8 @@ def plot_run(path, out, cli_slo, formats):
     ax.set_ylim(bottom=0)
     integer_ticks(ax)
     ax.set_xlabel("time (s)")
-    save(fig, out, "queues", formats)
+    h, l = ax.get_legend_handles_labels()
+    save(fig, out, "queues", formats, bottom_legend(fig, h, l, "") if l else 0.0)
 
 
 # --- a sweep ------------------------------------------------------------
@@ -387,9 +389,10 @@ def apply_filters(t, filters, keys, db):
             fail(f"--filter {k}={v}: no run has {k} = {v} (values: "
                  f"{', '.join(fmt(x) for x in ordered(col))})")
         by_key[k] = by_key[k] | hit if k in by_key else hit
+    keep = pd.Series(True, index=t.index)
     for hit in by_key.values():
-        t = t[hit]
-    return t
+        keep &= hit
+    return t[keep]
 
 
 def check_key(option, key, keys, db):
@@ -709,8 +712,12 @@ def main():
     ap.add_argument("--slo", action="append", default=[], metavar="NAME=SECONDS",
                     help="threshold line on latency axes (ttft, tpot, e2e); repeatable")
     ap.add_argument("--format", default="png", help="comma list of png, pdf, svg (default png)")
+    ap.add_argument("--dpi", type=int, default=100, help="PNG resolution (default 100; 300 for print)")
     a = ap.parse_args()
     formats = parse_formats(a.format)
+    if not 20 <= a.dpi <= 1200:
+        fail(f"--dpi {a.dpi}: write a resolution from 20 to 1200 dots per inch (300 for print)")
+    formats = [(f, a.dpi) for f in formats]
     a.slo = parse_slo(a.slo)
     if not os.path.exists(a.path):
         fail(f"{a.path}: no such run or sweep folder")

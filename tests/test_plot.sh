@@ -159,6 +159,7 @@ refuse "--x scheduler.router: its values are not numbers" "$tmp/sw" --by workloa
 refuse "--x workload.rate: scheduler.router also varies within a curve" "$tmp/sw" --by seed --x workload.rate
 refuse "--metrics ttft_p99: no such metric" "$tmp/sw" --x workload.rate --by scheduler.router --metrics ttft_p99
 refuse "--format jpg: not a format" "$tmp/sw" --format png,jpg
+refuse "--dpi 5: write a resolution from 20 to 1200" "$tmp/sw" --dpi 5
 refuse "--slo ttf=1: write NAME=SECONDS" "$tmp/sw" --slo ttf=1
 refuse "--slo ttft=-1: the threshold is a positive number" "$tmp/sw" --slo ttft=-1
 refuse "--facet: $run is a run folder" "$run" --facet workload.rate
