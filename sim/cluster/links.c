@@ -532,7 +532,7 @@ void lsim_net_get_stats(const struct lsim_net *net, struct lsim_net_stats *out)
 
 /* Fixes local flow i's rate; a flow whose rate moves (or that had none
  * yet) joins the changed list. */
-static void freeze(struct solve *sv, int32_t i, double rate)
+void lsim_lk_freeze(struct solve *sv, int32_t i, double rate)
 {
 	double old = sv->old[i];
 	sv->rate[i] = rate;
@@ -581,7 +581,7 @@ static void fill(struct solve *sv, int32_t nF, int32_t nL)
 			ci++;
 		if (ci < n_cap &&
 		    (sv->n_heap == 0 || sv->capped[ci].cap <= sv->heap[0].key)) {
-			freeze(sv, sv->capped[ci].flow, sv->capped[ci].cap);
+			lsim_lk_freeze(sv, sv->capped[ci].flow, sv->capped[ci].cap);
 			ci++;
 			left--;
 			continue;
@@ -600,7 +600,7 @@ static void fill(struct solve *sv, int32_t nF, int32_t nL)
 		for (int32_t k = sv->off[l]; k < sv->off[l + 1]; k++) {
 			int32_t i = sv->fl[k];
 			if (!sv->frozen[i]) {
-				freeze(sv, i, s);
+				lsim_lk_freeze(sv, i, s);
 				left--;
 			}
 		}

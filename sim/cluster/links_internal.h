@@ -377,6 +377,11 @@ void lsim_lk_set_rate(struct lsim_net *net, int32_t slot, double nr,
 		      lsim_time now);
 /* Schedules the settle event if links are dirty and none is pending. */
 void lsim_lk_ensure_settle(struct lsim_net *net);
+/* Fixes local flow i of the solve at rate (bytes/ns): its links' capacity
+ * left and unfrozen counts lowered, and the flow on the changed list if
+ * its rate moved (links.c; the weighted fill of links_qos.c also lowers
+ * its links' weight sums). */
+void lsim_lk_freeze(struct solve *sv, int32_t i, double rate);
 /* lsim_link_add without the check that no bucket link exists yet. */
 int lsim_lk_link_add(struct lsim_net *net, enum lsim_link_kind kind, double bw,
 		     lsim_time latency, int32_t *id, struct lsim_diag *d);

@@ -380,21 +380,12 @@ static double qwater(const struct lsim_net *net, const struct link *l, int q,
 	return x;
 }
 
+/* lsim_lk_freeze, and the flow's weight off its links' weight sums. */
 static void qfreeze(struct solve *sv, int32_t i, double rate)
 {
-	double old = sv->old[i];
-	sv->rate[i] = rate;
-	sv->frozen[i] = true;
-	bool same = old == INFINITY ? false
-		    : old > 0	    ? fabs(rate - old) <= RATE_RTOL * old
-				    : rate == 0;
-	if (!same)
-		sv->changed[sv->n_changed++] = i;
-	for (int32_t h = sv->hoff[i]; h < sv->hoff[i + 1]; h++) {
-		sv->rem[sv->hop[h]] -= rate;
-		sv->nu[sv->hop[h]]--;
+	lsim_lk_freeze(sv, i, rate);
+	for (int32_t h = sv->hoff[i]; h < sv->hoff[i + 1]; h++)
 		sv->wsum[sv->hop[h]] -= sv->w[i];
-	}
 }
 
 /*
