@@ -57,6 +57,14 @@ const char *lsim_file_kind(unsigned mode)
 	return "not a regular file";
 }
 
+/* Memory ran out opening path (open, fstat or fdopen said ENOMEM): said
+ * as such, not as a file that cannot be opened. */
+static int open_nomem(const char *path, const char *key, struct lsim_diag *d)
+{
+	return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, key ? key : "",
+			     "out of memory opening the file");
+}
+
 int lsim_open_input(const char *path, const char *key, FILE **out,
 		    struct lsim_diag *d)
 {
@@ -66,13 +74,13 @@ int lsim_open_input(const char *path, const char *key, FILE **out,
 	errno = 0;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return 1;
+		return errno == ENOMEM ? open_nomem(path, key, d) : 1;
 	struct stat st;
 	if (fstat(fd, &st) != 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
-		return 1;
+		return e == ENOMEM ? open_nomem(path, key, d) : 1;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
 		close(fd);
@@ -84,8 +92,11 @@ int lsim_open_input(const char *path, const char *key, FILE **out,
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
 	    !(*out = fdopen(fd, "rb"))) {
+		/* fdopen allocates the FILE: ENOMEM when that fails */
 		int e = errno;
 		close(fd);
+		if (e == ENOMEM)
+			return open_nomem(path, key, d);
 		errno = e ? e : EIO;
 		return 1;
 	}

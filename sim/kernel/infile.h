@@ -16,9 +16,11 @@
 
 /* Opens path for reading ("rb") without blocking. Returns 0 and *out for
  * a regular file or a folder (callers name a folder themselves); 1 with
- * errno set when it cannot be opened (callers word that message); or
- * LSIM_EINVAL with d naming path and key when it is anything else (a
- * FIFO, a socket, a device), which would block or never end. */
+ * errno set when it cannot be opened (callers word that message);
+ * LSIM_ENOMEM with d naming path and key when memory ran out opening it
+ * (the FILE fdopen allocates, or the kernel's own); or LSIM_EINVAL with d
+ * naming path and key when it is anything else (a FIFO, a socket, a
+ * device), which would block or never end. */
 /* The share of a file of `size` bytes read up to f's position, in [0, 1];
  * -1 when size is 0 (not a regular file) or the position is not known. */
 double lsim_file_fraction(FILE *f, double size);

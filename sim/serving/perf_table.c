@@ -1053,6 +1053,9 @@ static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag 
 	FILE *f = fopen(path, "rb"); /* only to tell a missing file from a bad one */
 	if (!f) {
 		int e = errno;
+		if (e == ENOMEM) /* fopen allocates its FILE */
+			return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "",
+					     "out of memory opening the file");
 		return e == ENOENT ? 0
 				   : lsim_diag_set(d, LSIM_EIO, path, 0, 0, "", "cannot open: %s",
 						   strerror(e));

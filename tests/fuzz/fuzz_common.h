@@ -1,8 +1,8 @@
 /*
  * fuzz_common.h - helpers shared by the libFuzzer targets: a per-process
- * scratch folder in /tmp (removed at exit) where each input is written
- * under a fixed file name, since the readers under test take paths; and
- * the checks every target applies to what a reader returns.
+ * scratch folder (in /dev/shm where there is one, removed at exit) where
+ * each input is written under a fixed file name, since the readers under
+ * test take paths; and the checks every target applies to what a reader returns.
  */
 #ifndef LLMSIM_FUZZ_COMMON_H
 #define LLMSIM_FUZZ_COMMON_H
