@@ -19,14 +19,26 @@ fails=0
 # the MoE scenario reads tp1/dense.csv, tp1/moe.csv, ... and meta.yaml
 "$exe" check "$scenario" >/dev/null 2>&1 || { echo "FAIL - check without the hook"; exit 1; }
 for file in tp1/dense.csv tp1/attention.csv tp1/moe.csv meta.yaml; do
-	err=$(LD_PRELOAD=$hook LSIM_FAIL_OPEN_MATCH=$file "$exe" check "$scenario" 2>&1 >/dev/null)
+	# the run id reads each file first (checked below): fail the second open
+	err=$(LD_PRELOAD=$hook LSIM_FAIL_OPEN_MATCH=$file LSIM_FAIL_OPEN_AFTER=1 "$exe" check "$scenario" 2>&1 >/dev/null)
 	rc=$?
 	if [ "$rc" -ne 2 ]; then
 		echo "FAIL - $file: exit $rc, want 2: $err"; fails=$((fails + 1))
-	elif [[ "$err" != *"$file"*"out of memory"* ]] || [[ "$err" == *"cannot open"* ]]; then
+	elif [[ "$err" != *"$file"*"out of memory"* ]] || [[ "$err" == *"cannot open"* ]] ||
+		[[ "$err" == *"run id"* ]]; then
 		echo "FAIL - $file: want '$file ... out of memory', got: $err"; fails=$((fails + 1))
 	else
 		echo "ok - $file: $err"
 	fi
 done
+# tp2/dense.csv is not loaded at tp 1 but counts in the run id (its
+# folder's files, by their bytes): memory running out there must fail the
+# check too, not give another run id with exit 0
+err=$(LD_PRELOAD=$hook LSIM_FAIL_OPEN_MATCH=tp2/dense.csv "$exe" check "$scenario" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" -eq 2 ] && [[ "$err" == *"tp2/dense.csv"*"out of memory reading it for the run id"* ]]; then
+	echo "ok - tp2/dense.csv (run id): $err"
+else
+	echo "FAIL - tp2/dense.csv (run id): exit $rc: $err"; fails=$((fails + 1))
+fi
 [ "$fails" -eq 0 ]

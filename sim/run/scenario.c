@@ -935,7 +935,7 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 			rc = LSIM_ENOMEM;
 	}
 	if (rc == 0)
-		rc = lsim_scn_compute_run_id(sc);
+		rc = lsim_scn_compute_run_id(sc, d);
 	if (rc != 0) {
 		lsim_scenario_destroy(sc);
 		return lsim_diag_ensure(d, rc); /* allocation failures come bare */

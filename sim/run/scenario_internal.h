@@ -356,7 +356,7 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 
 /* ---- scenario_runid.c ---- */
 
-int lsim_scn_compute_run_id(struct lsim_scenario *sc);
+int lsim_scn_compute_run_id(struct lsim_scenario *sc, struct lsim_diag *d);
 
 /* ---- scenario_cluster.c ---- */
 

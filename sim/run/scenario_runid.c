@@ -5,6 +5,7 @@
  * traces and the other data files.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,35 +18,43 @@
  * regular file (a pipe a trace streams through: reading it here would eat
  * it), or cannot be read, adds its path instead (reading it for the run
  * reports any error). */
-static void digest_file(struct lsim_digest *h, const char *label, const char *path)
+static int digest_file(struct lsim_digest *h, const char *label, const char *path,
+		       struct lsim_diag *d)
 {
 	struct lsim_digest f;
 	struct stat st;
 	lsim_digest_init(&f);
 	lsim_digest_str(h, label);
+	errno = 0;
 	if (!path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    lsim_digest_file(&f, path) != 0) {
+		/* memory running out is an error, not a file to name instead:
+		 * the id would change with nothing said */
+		if (errno == ENOMEM)
+			return lsim_diag_set(d, LSIM_ENOMEM, path, 0, 0, "",
+					     "out of memory reading it for the run id");
 		lsim_digest_str(h, "not read");
 		lsim_digest_str(h, path);
-		return;
+		return 0;
 	}
 	unsigned char v[8];
 	uint64_t x = lsim_digest_value(&f);
 	for (int i = 0; i < 8; i++)
 		v[i] = (unsigned char)(x >> (8 * i));
 	lsim_digest_add(h, v, sizeof v);
+	return 0;
 }
 
 /* As digest_file for a path relative to the scenario. */
 static int digest_scenario_file(const struct lsim_scenario *sc, struct lsim_digest *h,
-				const char *label, const char *rel)
+				const char *label, const char *rel, struct lsim_diag *d)
 {
 	char *path = lsim_scn_resolve(sc, rel);
 	if (!path)
 		return LSIM_ENOMEM;
-	digest_file(h, label, path);
+	int rc = digest_file(h, label, path, d);
 	free(path);
-	return 0;
+	return rc;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -55,11 +64,18 @@ static int cmp_names(const void *a, const void *b)
 
 /* The regular files of folder dir in name order (and, depth 1, those of
  * its subfolders), each name with its digest. */
-static int digest_folder(struct lsim_digest *h, const char *dir, int depth)
+static int digest_folder(struct lsim_digest *h, const char *dir, int depth,
+			 struct lsim_diag *d)
 {
+	errno = 0;
 	DIR *dp = opendir(dir);
 	if (!dp) {
-		digest_file(h, "folder", NULL);
+		if (errno == ENOMEM)
+			return lsim_diag_set(d, LSIM_ENOMEM, dir, 0, 0, "",
+					     "out of memory reading it for the run id");
+		lsim_digest_str(h, "folder");
+		lsim_digest_str(h, "not read");
+		lsim_digest_str(h, NULL);
 		lsim_digest_str(h, dir);
 		return 0;
 	}
@@ -92,10 +108,10 @@ static int digest_folder(struct lsim_digest *h, const char *dir, int depth)
 		}
 		snprintf(path, len, "%s/%s", dir, names[i]);
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-			digest_file(h, names[i], path);
+			rc = digest_file(h, names[i], path, d);
 		} else if (depth > 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 			lsim_digest_str(h, names[i]);
-			rc = digest_folder(h, path, depth - 1);
+			rc = digest_folder(h, path, depth - 1, d);
 		}
 		free(path);
 	}
@@ -129,7 +145,7 @@ static void digest_model(struct lsim_digest *h, const struct lsim_model_arch *m)
  * same id; a changed byte gives another. Each file is read once more, in
  * full (docs/output.md says what that costs).
  */
-int lsim_scn_compute_run_id(struct lsim_scenario *sc)
+int lsim_scn_compute_run_id(struct lsim_scenario *sc, struct lsim_diag *d)
 {
 	struct lsim_buf b = {0};
 	lsim_scn_dump_config(sc, &b, true);
@@ -144,7 +160,8 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 		rc = lsim_scn_profile_path(sc, lsim_data_is_path(sc->insts[i].gpu)
 						       ? sc->insts[i].gpu : sc->gpus[i].name,
 					   path, sizeof path);
-		digest_file(&h, "gpu", path);
+		if (rc == 0)
+			rc = digest_file(&h, "gpu", path, d);
 		if (sc->insts[i].perf != PERF_SERVICE)
 			digest_model(&h, &sc->models[i]);
 		if (sc->insts[i].mig[0]) { /* its entry of mig.yaml */
@@ -156,35 +173,36 @@ int lsim_scn_compute_run_id(struct lsim_scenario *sc)
 		}
 		if (sc->insts[i].perf == PERF_TABLE) {
 			lsim_digest_str(&h, "perf_table");
-			rc = digest_folder(&h, sc->table_dirs[i], 1);
+			rc = digest_folder(&h, sc->table_dirs[i], 1, d);
 		}
 	}
 	for (size_t t = 0; rc == 0 && sc->have_jobs && t < (size_t)sc->pool.n_types; t++) {
 		char path[1200];
 		rc = lsim_scn_profile_path(sc, sc->pool.types[t], path, sizeof path);
-		digest_file(&h, "pool gpu", path);
+		if (rc == 0)
+			rc = digest_file(&h, "pool gpu", path, d);
 	}
 	if (rc == 0 && sc->wl.kind != WL_GENERATOR && sc->wl.path[0])
-		rc = digest_scenario_file(sc, &h, "trace", sc->wl.path);
+		rc = digest_scenario_file(sc, &h, "trace", sc->wl.path, d);
 	for (size_t k = 0; rc == 0 && sc->wl.kind != WL_GENERATOR && k < sc->n_traces; k++)
-		rc = digest_scenario_file(sc, &h, "trace", sc->traces[k]);
+		rc = digest_scenario_file(sc, &h, "trace", sc->traces[k], d);
 	if (rc == 0 && sc->wl.lengths_from[0])
-		rc = digest_scenario_file(sc, &h, "lengths_from", sc->wl.lengths_from);
+		rc = digest_scenario_file(sc, &h, "lengths_from", sc->wl.lengths_from, d);
 	if (rc == 0 && sc->fail.trace[0])
-		rc = digest_scenario_file(sc, &h, "failures.trace", sc->fail.trace);
+		rc = digest_scenario_file(sc, &h, "failures.trace", sc->fail.trace, d);
 	if (rc == 0 && sc->power.carbon_trace[0])
-		rc = digest_scenario_file(sc, &h, "carbon_trace", sc->power.carbon_trace);
+		rc = digest_scenario_file(sc, &h, "carbon_trace", sc->power.carbon_trace, d);
 	if (rc == 0 && sc->prices) {
 		if (sc->power.prices[0]) {
-			rc = digest_scenario_file(sc, &h, "prices", sc->power.prices);
+			rc = digest_scenario_file(sc, &h, "prices", sc->power.prices, d);
 		} else {
 			char shipped[1024];
 			(void)lsim_data_find("prices.yaml", shipped, sizeof shipped);
-			digest_file(&h, "prices", shipped);
+			rc = digest_file(&h, "prices", shipped, d);
 		}
 	}
 	if (rc == 0 && sc->have_jobs && sc->jobs.path)
-		rc = digest_scenario_file(sc, &h, "jobs", sc->jobs.path);
+		rc = digest_scenario_file(sc, &h, "jobs", sc->jobs.path, d);
 	snprintf(sc->run_id, sizeof sc->run_id, "%016llx",
 		 (unsigned long long)lsim_digest_value(&h));
 	return rc;

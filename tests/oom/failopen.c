@@ -4,7 +4,8 @@
  * allocate the FILE) return NULL with errno ENOMEM when the file's path
  * contains LSIM_FAIL_OPEN_MATCH. For tests/test_oom_open.sh: llmsim must
  * say "out of memory" naming the file, never "cannot open" (which sends
- * the user looking for a missing file). Global state is fine here: this
+ * the user looking for a missing file); with LSIM_FAIL_OPEN_AFTER=N the
+ * first N matching opens succeed. Global state is fine here: this
  * library is a test tool, never linked into llmsim.
  */
 /* both fopen and fopen64 are defined here: not redirected one to the other */
@@ -31,10 +32,18 @@ static void lookup(const char *name, void *fn, size_t size)
 	memcpy(fn, &sym, size);
 }
 
+/* Matching opens seen so far: the first LSIM_FAIL_OPEN_AFTER of them (0
+ * if unset) succeed, so a test can let the run id's read of a file pass
+ * and fail the loader's. */
+static long seen;
+
 static int matches(const char *path)
 {
 	const char *m = getenv("LSIM_FAIL_OPEN_MATCH");
-	return m && m[0] && path && strstr(path, m);
+	if (!(m && m[0] && path && strstr(path, m)))
+		return 0;
+	const char *after = getenv("LSIM_FAIL_OPEN_AFTER");
+	return seen++ >= (after ? atol(after) : 0);
 }
 
 static FILE *open_as(const char *name, const char *path, const char *mode)
