@@ -1,7 +1,7 @@
 #!/bin/sh
-# test_pcie_llm.sh - examples/pcie_llm.yaml (docs/validation.md, "PCIe
-# contention from model loads and KV offload"): the chat's latency moves
-# only through the flows it shares the PCIe uplink with.
+# test_pcie_llm.sh - examples/pcie_llm.yaml (docs/validation.md,
+# "Contention that serving causes itself"): the chat's latency moves only
+# through the flows it shares the PCIe uplink with.
 # - with every GPU on its own uplink (network.gpus_per_switch=1) and with
 #   the KV class at strict priority over the loads, every chat request
 #   gets its first token at the same nanosecond: priority gives the KV
