@@ -87,6 +87,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"swap_space", LSIM_K_BYTES, I(swap_space), "4GiB", 0, 1e15, NULL, "swap: host memory for swapped KV, per GPU (vLLM's swap_space)"},
 	{"kv_offload", LSIM_K_ENUM, I(eng.kv_offload), "none", LSIM_NOBOUNDS, "none|host", "KV offload (vLLM's CPU KV offloading, LMCache's CPU backend): host - prefix-cache blocks the GPU evicts are copied to host memory (a flow on each GPU's PCIe path) and a later request whose prefix is found there reloads them (a flow back) before its prefill instead of computing them (needs a cluster and enable_prefix_caching; docs/memory.md)"},
 	{"kv_offload_space", LSIM_K_BYTES, I(kv_offload_space), "0", 0, 1e15, NULL, "kv_offload: host - host memory for offloaded KV blocks, per GPU, least recently used evicted first"},
+	{"cpu_offload_gb", LSIM_K_DOUBLE, I(eng.cpu_offload_gb), "0", 0, 1e6, NULL, "vLLM's cpu_offload_gb: GiB (2^30 bytes) of each GPU's weights kept in host memory; the memory plan counts that much less weight per GPU, and every step first copies it host to GPU as a flow on each GPU's PCIe path (kind weights), then runs its kernels (needs a cluster; pp 1; docs/memory.md)"},
 	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge), or cheapest (the lowest per-GPU offer for its GPU kind): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
 	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "run on spot capacity and pay the offer's spot price (all replicas, or those beyond on_demand_base and on_demand_percent)"},
 	{"on_demand_base", LSIM_K_INT, I(on_demand_base), "0", 0, 1e5, NULL, "spot: this many of the group's live replicas run on demand (AWS OnDemandBaseCapacity)"},
@@ -509,10 +510,11 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		/* keys added later stay out of the echo (and the run id) of
 		 * the configurations that leave them at their defaults */
 		static const char *const io_keys[] = {"io_in_bytes", "io_out_bytes",
-							"kv_offload", "kv_offload_space", NULL};
+							"kv_offload", "kv_offload_space",
+							"cpu_offload_gb", NULL};
 		static const char *const io_serverless_keys[] = {
 			"io_in_bytes", "io_out_bytes", "kv_offload", "kv_offload_space",
-			"serverless", "keep_alive", NULL};
+			"cpu_offload_gb", "serverless", "keep_alive", NULL};
 		lsim_cfg_dump_opt(b, 4, inst_keys,
 				  N_OF(inst_keys) - (lsim_scn_shared(&ic) ? 0 : LSIM_SCN_SHARE_KEYS),
 				  &ic, serverless ? io_keys : io_serverless_keys);
@@ -921,6 +923,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_scn_load_hw(sc, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_dp(sc, root, i, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		rc = lsim_scn_check_cpu_offload(sc, root, i, d);
 	if (rc == 0)
 		rc = lsim_scn_check_share(sc, d);
 	if (rc == 0)

@@ -252,6 +252,51 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 }
 
 /*
+ * Weight offload (cpu_offload_gb, docs/memory.md): the bytes move over
+ * the cluster's links at every step, so it needs a cluster; it is timed
+ * for the plain step (pp 1, data_parallel_size 1, a model's steps) and
+ * can keep at most the weights one GPU holds.
+ */
+int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			       struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	if (ic->eng.cpu_offload_gb <= 0)
+		return 0;
+	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+	struct lsim_node *at = lsim_node_get(item, "cpu_offload_gb");
+	char key[96];
+	snprintf(key, sizeof key, "instances[%zu].cpu_offload_gb", i);
+	const char *what = NULL;
+	if (sc->n_nodes == 0)
+		what = "a scenario without a cluster section (the copies are flows on "
+		       "its PCIe links): add a cluster";
+	else if (ic->perf == PERF_SERVICE)
+		what = "perf: service (no model steps to wait for the copies)";
+	else if (ic->eng.pp > 1)
+		what = "pp > 1 (the pipelined step is not timed with the copies): use pp 1";
+	else if (ic->dp > 1)
+		what = "data_parallel_size > 1 (the ranks' lockstep is not timed with the "
+		       "copies): use replicas instead";
+	if (what)
+		return lsim_cfg_error(d, sc->doc, at, key, LSIM_EINVAL,
+				      "cpu_offload_gb %g is not modelled with %s; or set "
+				      "cpu_offload_gb: 0", ic->eng.cpu_offload_gb, what);
+	const struct lsim_model_arch *m = &sc->models[i];
+	double weights = lsim_memplan_rank_params(m, (int32_t)ic->tp, 1, 0,
+						  ic->eng.experts_per_rank) *
+			 m->bytes_per_param;
+	double gib = 1073741824.0;
+	if (ic->eng.cpu_offload_gb * gib > weights)
+		return lsim_cfg_error(d, sc->doc, at, key, LSIM_ERANGE,
+				      "cpu_offload_gb %g GiB is more than the %.3f GiB of %s "
+				      "weights one GPU holds at tp %lld: write at most %.3f",
+				      ic->eng.cpu_offload_gb, weights / gib, m->name,
+				      (long long)ic->tp, floor(weights / gib * 1000) / 1000);
+	return 0;
+}
+
+/*
  * Data and expert parallelism (data_parallel_size, enable_expert_parallel)
  * as far as they are modelled (docs/parallelism.md); every other
  * combination is refused naming the key.

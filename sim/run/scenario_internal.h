@@ -400,6 +400,8 @@ int lsim_scn_data_file(const struct lsim_scenario *sc, const char *rel, char *ou
 int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 		      struct lsim_diag *d);
+int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			       struct lsim_diag *d);
 int lsim_scn_check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_check_memory(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d);

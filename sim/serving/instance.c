@@ -163,6 +163,11 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 				     "a step's inputs and outputs move over the cluster's links "
 				     "for an instance of tp 1 and pp 1 in a scenario with a "
 				     "cluster: set io_in_bytes and io_out_bytes to 0 here");
+	if (cfg->cpu_offload_gb > 0 && (!sim->net || in->pp > 1))
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cpu_offload_gb",
+				     "weight offload copies the weights over the cluster's "
+				     "PCIe links at every step of an instance of pp 1: add a "
+				     "cluster and use pp 1, or set cpu_offload_gb: 0");
 	if (cfg->kv_offload && (!sim->net || !cfg->enable_prefix_caching)) {
 		lsim_perf_destroy(perf);
 		in->perf = NULL;

@@ -134,6 +134,8 @@ void lsim_memplan_compute(const struct lsim_memplan_in *in, struct lsim_memplan 
 		p.budget = in->total_bytes * in->utilization;
 		p.weights = lsim_memplan_rank_params(m, tp, pp, s, in->experts_per_rank) *
 			    m->bytes_per_param;
+		/* vLLM's cpu_offload_gb: that many bytes stay in host memory */
+		p.weights -= in->cpu_offload_bytes < p.weights ? in->cpu_offload_bytes : p.weights;
 		p.act_forward = forward_peak(m, tp, tokens, in->experts_per_rank);
 		p.act_sampler = s == pp - 1 ? sampler_peak(m, tokens, seqs) : 0;
 		p.activation = p.act_forward > p.act_sampler ? p.act_forward : p.act_sampler;
@@ -222,5 +224,6 @@ struct lsim_memplan_in lsim_memplan_in_for(const struct lsim_engine_cfg *cfg,
 		.max_num_seqs = cfg->max_num_seqs,
 		.block_size = cfg->block_size,
 		.experts_per_rank = cfg->experts_per_rank,
+		.cpu_offload_bytes = cfg->cpu_offload_gb * GIB,
 	};
 }

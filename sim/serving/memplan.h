@@ -34,6 +34,9 @@ struct lsim_memplan_in {
 	 * experts per rank (expert parallelism: enable_expert_parallel, the
 	 * engine's experts_per_rank). */
 	int32_t experts_per_rank;
+	/* weight offload (cpu_offload_gb): bytes of the rank's weights kept
+	 * in host memory, not on the GPU (at most its weights) */
+	double cpu_offload_bytes;
 };
 
 /* The plan of the rank that binds (fewest blocks). Bytes per GPU. */

@@ -52,6 +52,10 @@ struct lsim_engine_cfg {
 	 * memory (per instance) and reloaded from there on a later hit */
 	int kv_offload; /* 0 none, 1 host */
 	double kv_offload_space;
+	/* weight offload (vLLM's cpu_offload_gb): GiB of each GPU's weights
+	 * kept in host memory and copied to the GPU at every step, as flows
+	 * of kind weights before its kernels (instance_io.c; 0: none) */
+	double cpu_offload_gb;
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or
