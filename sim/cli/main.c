@@ -84,7 +84,9 @@ static const char usage_validate[] =
 	"                       [--cpu-overhead SECONDS]\n"
 	"\n"
 	"RUN_DIR holds a measured vLLM run (requests.jsonl and meta.json); PERF_DIR the\n"
-	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders). The\n"
+	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders): a\n"
+	"folder, or where none is there a path in the data folders (--data-dir, then the\n"
+	"shipped data: perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16). The\n"
 	"requests are replayed, arriving at their queued_ts, through one instance with\n"
 	"the run's engine settings; TTFT, TPOT and end-to-end latency (mean, p50, p90,\n"
 	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n"
@@ -535,6 +537,8 @@ static int cmd_validate(int argc, char **argv)
 			usage_validate);
 		return EXIT_BADINPUT;
 	}
+	char perf_buf[4096];
+	o.perf_dir = lsim_cli_perf_dir(o.perf_dir, perf_buf, sizeof perf_buf);
 	struct lsim_diag d = {0};
 	struct lsim_validate_result r;
 	int rc = lsim_validate_run(&o, &r, &d);
