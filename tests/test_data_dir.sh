@@ -112,5 +112,26 @@ scen H100-SXM hw/two.yaml > "$tmp/scen/two.yaml"
 "$exe" profile collective --gpu MyGPU --n 2 --bytes 1048576 --data-dir "$tmp/data" >/dev/null 2>"$tmp/err" \
 	&& ok "profile collective --gpu from --data-dir" || bad "collective: $(cat "$tmp/err")"
 
+# validate's --profile PERF_DIR: a folder where one is there, else a path in
+# the data folders (--data-dir, then the shipped data: perf/...), so the
+# same command works in the source tree and from an install
+rel=llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16
+vrun=$(cd "$src/examples/data/vllm_runs/RTX4090/Llama-3.1-8B" && pwd)
+"$exe" validate "$vrun" --profile "$(cd "$src" && pwd)/calibrate/perf/$rel" > "$tmp/v_abs" 2>&1 || bad "validate: $(cat "$tmp/v_abs")"
+(cd "$tmp/other" && "$exe" validate "$vrun" --profile "perf/$rel") > "$tmp/v_rel" 2>&1
+grep -q "ttft p99" "$tmp/v_abs" && cmp -s "$tmp/v_abs" "$tmp/v_rel" \
+	&& ok "validate --profile perf/... finds the shipped table" || bad "validate --profile perf/...: $(head -3 "$tmp/v_rel")"
+mkdir -p "$tmp/pd/perf/mine"
+cp -r "$src/calibrate/perf/$rel/." "$tmp/pd/perf/mine/"
+(cd "$tmp/other" && "$exe" validate "$vrun" --profile perf/mine --data-dir "$tmp/pd") > "$tmp/v_dd" 2>&1
+cmp -s "$tmp/v_abs" "$tmp/v_dd" && ok "validate --profile perf/mine from --data-dir" || bad "--data-dir perf: $(head -3 "$tmp/v_dd")"
+mkdir -p "$tmp/other/perf/$rel" # an empty folder there: it is the one read, and refused
+(cd "$tmp/other" && "$exe" validate "$vrun" --profile "perf/$rel") >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "^llmsim: perf/$rel/tp1" "$tmp/err" \
+	&& ok "a folder that is there comes before the data folders" || bad "local perf folder: rc=$rc $(cat "$tmp/err")"
+(cd "$tmp/other" && "$exe" validate "$vrun" --profile perf/none) >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "perf/none" "$tmp/err" && ok "a PERF_DIR found nowhere is refused naming it" \
+	|| bad "perf/none: rc=$rc $(cat "$tmp/err")"
+
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 exit $((fails > 0))

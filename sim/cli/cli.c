@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cluster/hw.h"
 
 int lsim_cli_fail(const struct lsim_diag *d, int rc)
 {
@@ -29,4 +31,11 @@ int lsim_cli_nomem(void)
 {
 	fputs("llmsim: out of memory\n", stderr);
 	return LSIM_EXIT_BADINPUT;
+}
+
+const char *lsim_cli_perf_dir(const char *path, char *buf, size_t size)
+{
+	if (!path || !*path || path[0] == '/' || access(path, F_OK) == 0)
+		return path;
+	return lsim_data_find(path, buf, size) == 0 ? buf : path;
 }

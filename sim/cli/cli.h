@@ -26,6 +26,12 @@ int lsim_cli_fail(const struct lsim_diag *d, int rc);
 /* Prints "llmsim: out of memory" and returns LSIM_EXIT_BADINPUT. */
 int lsim_cli_nomem(void);
 
+/* A --profile PERF_DIR as given when it exists; else, when the data search
+ * path (--data-dir, $LLMSIM_DATA_DIR, the shipped data) holds it, that
+ * folder (perf/llmservingsim/...: the shipped tables, from the source tree
+ * or an install); else as given, for the reader to refuse naming it. */
+const char *lsim_cli_perf_dir(const char *path, char *buf, size_t size);
+
 /* `llmsim profile collective` (sim/cli/collective_cli.c). */
 int lsim_cli_profile_collective(int argc, char **argv);
 

@@ -84,7 +84,9 @@ static const char usage_validate[] =
 	"                       [--cpu-overhead SECONDS]\n"
 	"\n"
 	"RUN_DIR holds a measured vLLM run (requests.jsonl and meta.json); PERF_DIR the\n"
-	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders). The\n"
+	"matching per-layer profile (.../<GPU>/<model>/bf16 with tp<N>/ folders): a\n"
+	"folder, or where none is there a path in the data folders (--data-dir, then the\n"
+	"shipped data: perf/llmservingsim/RTX4090/meta-llama/Llama-3.1-8B/bf16). The\n"
 	"requests are replayed, arriving at their queued_ts, through one instance with\n"
 	"the run's engine settings; TTFT, TPOT and end-to-end latency (mean, p50, p90,\n"
 	"p95, p99, milliseconds) are printed measured vs simulated with the difference.\n"
@@ -535,6 +537,8 @@ static int cmd_validate(int argc, char **argv)
 			usage_validate);
 		return EXIT_BADINPUT;
 	}
+	char perf_buf[4096];
+	o.perf_dir = lsim_cli_perf_dir(o.perf_dir, perf_buf, sizeof perf_buf);
 	struct lsim_diag d = {0};
 	struct lsim_validate_result r;
 	int rc = lsim_validate_run(&o, &r, &d);
@@ -574,6 +578,11 @@ static int cmd_trace(int argc, char **argv)
 		fputs(usage_trace, sub ? stdout : stderr);
 		free(files);
 		return sub ? 0 : EXIT_BADINPUT;
+	}
+	if (strcmp(sub, "stats") && strcmp(sub, "convert")) {
+		fprintf(stderr, "llmsim: unknown trace command '%s'\n%s", sub, usage_trace);
+		free(files);
+		return EXIT_BADINPUT;
 	}
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
@@ -624,17 +633,43 @@ static int cmd_trace(int argc, char **argv)
 	return rc == 0 ? 0 : lsim_cli_fail(&d, rc);
 }
 
+static const char usage_policies[] =
+	"usage: llmsim policies [KIND]\n\nLists the built-in policies of every kind "
+	"(monitor, scheduler, allocator, profiler,\nsynchronizer, qos, adaptor), or "
+	"of one, with their parameters, defaults and units.\n";
+
+static const char usage_keys[] =
+	"usage: llmsim keys\n\nPrints the reference of every scenario key "
+	"(Markdown tables: name, type,\ndefault, bounds, meaning), the text "
+	"of docs/config.md below its \"## Keys\".\n";
+
+/* --help / -h: the usage on stdout, 0; any other option, or more than
+ * max_args words: the usage on stderr naming the argument, 2; else -1. */
+static int simple_args(int argc, char **argv, int max_args, const char *usage)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		}
+	}
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-' || i > max_args) {
+			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", argv[i], usage);
+			return EXIT_BADINPUT;
+		}
+	}
+	return -1;
+}
+
 static int cmd_policies(int argc, char **argv)
 {
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		fputs("usage: llmsim policies [KIND]\n\nLists the built-in policies of every kind "
-		      "(monitor, scheduler, allocator, profiler,\nsynchronizer, qos, adaptor), or "
-		      "of one, with their parameters, defaults and units.\n", stdout);
-		return 0;
-	}
+	int rc = simple_args(argc, argv, 1, usage_policies);
+	if (rc >= 0)
+		return rc;
 	struct lsim_buf b = {0};
 	struct lsim_diag d = {0};
-	int rc = lsim_policy_list(&b, argc > 1 ? argv[1] : NULL, &d);
+	rc = lsim_policy_list(&b, argc > 1 ? argv[1] : NULL, &d);
 	if (rc == 0 && b.data)
 		fputs(b.data, stdout);
 	lsim_buf_release(&b);
@@ -643,13 +678,9 @@ static int cmd_policies(int argc, char **argv)
 
 static int cmd_keys(int argc, char **argv)
 {
-	if (argc > 1) {
-		fputs("usage: llmsim keys\n\nPrints the reference of every scenario key "
-		      "(Markdown tables: name, type,\ndefault, bounds, meaning), the text "
-		      "of docs/config.md below its \"## Keys\".\n",
-		      strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? stderr : stdout);
-		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? EXIT_BADINPUT : 0;
-	}
+	int rc = simple_args(argc, argv, 0, usage_keys);
+	if (rc >= 0)
+		return rc;
 	struct lsim_buf b = {0};
 	lsim_scenario_reference(&b);
 	if (b.data)

@@ -35,7 +35,8 @@ static const char usage_compare[] =
 	"                              [--fit-tp N] [--json]\n"
 	"\n"
 	"Puts llmsim's roofline prediction for the hardware profile and model beside the\n"
-	"measured table in PERF_DIR (per decoder layer and per iteration): prefills of\n"
+	"measured table in PERF_DIR (a folder, or where none is there a path in the\n"
+	"data folders: perf/vidur/a100/...) per decoder layer and per iteration: prefills of\n"
 	"1, 2, 4 .. 8192 tokens and decode batches of 1, 4, 16, 64, 256 sequences at\n"
 	"contexts 128, 512, 2048, 8192, wherever the table has measurements; for a\n"
 	"per-iteration table (Splitwise) its own batch configurations. Prints a table\n"
@@ -158,6 +159,8 @@ int lsim_cli_profile_compare(int argc, char **argv)
 			usage_compare);
 		return EXIT_BADINPUT;
 	}
+	char perf_buf[4096];
+	o.perf_dir = lsim_cli_perf_dir(o.perf_dir, perf_buf, sizeof perf_buf);
 	struct lsim_diag d = {0};
 	struct lsim_compare_result r;
 	int rc = lsim_profile_compare(&o, &r, &d);
