@@ -47,21 +47,39 @@ const char *lsim_data_dir(void)
 	return LSIM_DATA_DIR;
 }
 
+/* A walk along the data search path: each folder of $LLMSIM_DATA_DIR in
+ * order, then the shipped data (last). */
+struct data_walk {
+	const char *next; /* the rest of $LLMSIM_DATA_DIR */
+	bool shipped;	  /* the shipped data's turn has come */
+};
+
+/* The next candidate DIR/rel into out; false when the walk is over. */
+static bool data_next(struct data_walk *w, const char *rel, char *out, size_t size)
+{
+	while (w->next && *w->next) {
+		const char *dir = w->next, *end = strchr(dir, ':');
+		size_t n = end ? (size_t)(end - dir) : strlen(dir);
+		w->next = end ? end + 1 : dir + n;
+		if (n > 0 && n < size) {
+			snprintf(out, size, "%.*s/%s", (int)n, dir, rel);
+			return true;
+		}
+	}
+	if (w->shipped)
+		return false;
+	w->shipped = true;
+	snprintf(out, size, "%s/%s", lsim_data_dir(), rel);
+	return true;
+}
+
 int lsim_data_find(const char *rel, char *out, size_t size)
 {
-	const char *env = getenv("LLMSIM_DATA_DIR");
-	for (const char *p = env; p && *p;) {
-		const char *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		if (n > 0 && n < size) {
-			snprintf(out, size, "%.*s/%s", (int)n, p, rel);
-			if (access(out, R_OK) == 0)
-				return 0;
-		}
-		p = end ? end + 1 : p + n;
-	}
-	snprintf(out, size, "%s/%s", lsim_data_dir(), rel);
-	return access(out, R_OK) == 0 ? 0 : LSIM_ENOENT;
+	struct data_walk w = {getenv("LLMSIM_DATA_DIR"), false};
+	while (data_next(&w, rel, out, size))
+		if (access(out, R_OK) == 0)
+			return 0;
+	return LSIM_ENOENT; /* out holds the shipped path, the last tried */
 }
 
 bool lsim_data_is_path(const char *name)
@@ -396,24 +414,20 @@ int lsim_model_load(const char *catalogue, const char *name,
 	}
 	if (catalogue)
 		return model_load_from(catalogue, name, m, d);
-	/* each models.yaml of $LLMSIM_DATA_DIR in turn, then the shipped one */
+	/* each models.yaml of $LLMSIM_DATA_DIR in turn, then the shipped one,
+	 * whose error (the nearest names) is the one given */
 	char path[1024];
-	const char *env = getenv("LLMSIM_DATA_DIR");
-	for (const char *p = env; p && *p;) {
-		const char *dir = p, *end = strchr(p, ':');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		p = end ? end + 1 : p + n;
-		if (n == 0 || n >= sizeof path - 16)
-			continue;
-		snprintf(path, sizeof path, "%.*s/models.yaml", (int)n, dir);
+	struct data_walk w = {getenv("LLMSIM_DATA_DIR"), false};
+	while (data_next(&w, "models.yaml", path, sizeof path)) {
+		if (w.shipped)
+			return model_load_from(path, name, m, d);
 		if (access(path, R_OK) != 0)
 			continue;
 		int rc = model_load_from(path, name, m, d);
 		if (rc != LSIM_ENOENT)
 			return rc;
 	}
-	snprintf(path, sizeof path, "%s/models.yaml", lsim_data_dir());
-	return model_load_from(path, name, m, d);
+	return LSIM_ENOENT; /* not reached: the shipped catalogue comes last */
 }
 
 bool lsim_model_strip_tag(char *name)

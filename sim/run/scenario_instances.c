@@ -90,8 +90,10 @@ char *lsim_scenario_memory_plans(const struct lsim_scenario *sc)
 int lsim_scn_data_file(const struct lsim_scenario *sc, const char *rel, char *out,
 		       size_t size)
 {
-	if (!sc->top.data_dir[0])
-		return (void)lsim_data_find(rel, out, size), 0; /* absent: the loader says so */
+	if (!sc->top.data_dir[0]) {
+		(void)lsim_data_find(rel, out, size); /* absent: the loader says so */
+		return 0;
+	}
 	char *base = lsim_scn_resolve(sc, sc->top.data_dir);
 	if (!base)
 		return LSIM_ENOMEM;
