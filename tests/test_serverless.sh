@@ -69,6 +69,27 @@ near "$(get gpu_seconds "$s")" "$gs" 0.000001 && ok "gpu_seconds $gs = sum of (s
 near "$(get cold_start_max_s "$s")" "$(awk -v l="$remote" 'BEGIN { printf "%.9f", l + 2 }')" 0.000000002 \
 	&& ok "cold-start delay = load + engine_init" || bad "cold_start_max_s $(get cold_start_max_s "$s")"
 
+# Weight offload (cpu_offload_gb: 4 = 4,294,967,296 B stays in host
+# memory; vLLM puts those parameters there before it loads them): from
+# the host cache only W - 4 GiB = 11,765,032,704 B cross host link and
+# PCIe, (W - 4 GiB) / 25e9 + 1.5 us; from remote storage all of W still
+# leaves storage at 10 GB/s (the offloaded part as its own flow on the
+# hops up to the NIC), so that load is as long as without offload to the
+# latencies' nanoseconds. Every step also copies the 4 GiB (docs/memory.md),
+# which the warm request's TTFT holds.
+"$exe" run "$tmp/one.yaml" -o "$tmp/off" --csv --quiet --set instances.0.cpu_offload_gb=4 >/dev/null 2>"$tmp/err" \
+	|| bad "offload run: $(cat "$tmp/err")"
+r=$tmp/off/requests.csv
+o1=$(ttft 1) o2=$(ttft 2) o3=$(ttft 3)
+hoff=$(awk -v w="$W" 'BEGIN { printf "%.9f", (w - 4294967296) / 25e9 + 0.0000005 + 0.000001 }')
+want3=$(awk -v l="$hoff" -v p="$o2" 'BEGIN { printf "%.9f", l + 2 + p }')
+near "$o3" "$want3" 0.000000003 && ok "offload from the host cache: TTFT $o3 s = (W - 4 GiB) / PCIe $hoff + 2 + prefill $o2" \
+	|| bad "offload host cache: TTFT $o3, want $want3 (load $hoff)"
+want1=$(awk -v l="$remote" -v p="$o2" 'BEGIN { printf "%.9f", l + 2 + p }')
+near "$o1" "$want1" 0.000005 && ok "offload from remote storage: TTFT $o1 s = the same storage-bound load $remote + 2 + prefill $o2" \
+	|| bad "offload remote: TTFT $o1, want $want1"
+r=$tmp/one/requests.csv
+
 # Eviction: two GPUs, three models, keep-alive an hour. a at 0 and b at 20
 # take both GPUs; a again at 40 (its idle time restarts); c at 60 finds
 # no GPU: lru_idle evicts b (idle since ~20), not a (idle since ~40).

@@ -60,6 +60,33 @@ static void weights_loaded(void *ctx, lsim_flow_id flow, uint64_t arg)
 	}
 }
 
+/* Starts one weight flow of a cold start on the first n hops of path;
+ * nothing for no bytes. */
+static int load_flow(struct lsim_sim *s, struct lsim_instance *in, const int32_t *path, int n,
+		     double bytes, struct lsim_diag *d)
+{
+	if (bytes <= 0 || n <= 0)
+		return 0;
+	struct lsim_flow_req fr = {
+		.path = path, .n_hops = n, .bytes = bytes,
+		.done = weights_loaded, .ctx = in, .kind = LSIM_FLOW_WEIGHTS,
+	};
+	lsim_flow_id id;
+	int rc = lsim_flow_start(s->sv.net, &fr, &id, d);
+	if (rc == 0)
+		in->loads_left++;
+	return rc;
+}
+
+/*
+ * Each GPU's share of the weights moves from where they are held to the
+ * GPU. With weight offload (cpu_offload_gb) vLLM places the offloaded
+ * parameters in host memory when it builds the model, before it loads
+ * the checkpoint into them (maybe_offload_to_cpu), so that part never
+ * crosses the GPU's host link and PCIe: it moves on the path's hops
+ * before them (storage, network, SSD), and not at all when host memory
+ * holds the weights already (the host cache).
+ */
 int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			     struct lsim_diag *d)
 {
@@ -69,11 +96,12 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 				     "instance %d: a cold start needs the cluster's links, "
 				     "a placement and a model", (int)in->id);
 	double bytes = lsim_model_weight_bytes(in->model) / (double)in->n_gpus;
+	double offload = fmin(in->cfg.cpu_offload_gb * 1073741824.0, bytes);
 	in->state = LSIM_INST_LOADING;
 	in->start = lsim_now(s->sv.eng);
 	in->ready = -1;
 	in->engine_init = engine_init;
-	in->loads_left = in->n_gpus;
+	in->loads_left = 1; /* held until every flow has started */
 	for (int32_t k = 0; k < in->n_gpus; k++) {
 		int32_t path[LSIM_PATH_MAX];
 		int n = s->sl ? lsim_sl_load_path(s, in, k, path)
@@ -83,15 +111,14 @@ int lsim_instance_cold_start(struct lsim_instance *in, lsim_time engine_init,
 			return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cold_start",
 					     "instance %d: GPU %d is not in the cluster",
 					     (int)in->id, (int)lsim_instance_gpu(in, k));
-		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes,
-			.done = weights_loaded, .ctx = in, .kind = LSIM_FLOW_WEIGHTS,
-		};
-		lsim_flow_id id;
-		int rc = lsim_flow_start(s->sv.net, &fr, &id, d);
+		/* every path ends host link, PCIe (lsim_topo_path_*_to_gpu) */
+		int rc = load_flow(s, in, path, n, bytes - offload, d);
+		if (rc == 0)
+			rc = load_flow(s, in, path, n - 2, offload, d);
 		if (rc != 0)
 			return rc;
 	}
+	weights_loaded(in, 0, 0); /* drops the hold: done if nothing moves */
 	return 0;
 }
 
