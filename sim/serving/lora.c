@@ -201,7 +201,10 @@ int32_t lsim_inst_lora_load(struct lsim_instance *in)
 		int32_t a = l->batch[j];
 		int32_t slot = lsim_lora_slot_of(l, a);
 		if (slot >= 0) {
+			/* in use: most recent in both tiers (vLLM's registered
+			 * adapters hold the active ones) */
 			l->slot_used[slot] = ++l->clock;
+			lsim_lora_host_get(l, a);
 			continue;
 		}
 		if (lsim_lora_slot_take(l, a) < 0) { /* the scheduler's bound broke */
