@@ -323,6 +323,13 @@ static void print_summary(const struct lsim_results *r)
 		       "from host (%.4f)\n", v->kv_offload_bytes, v->kv_reload_bytes,
 		       v->kv_host_hit_tokens, v->kv_host_hit_rate);
 	}
+	if (r->has_lora) {
+		const struct lsim_lora_summary *v = &r->lora;
+		printf("  LoRA       %.0f requests with an adapter, %.0f adapter loads (%.0f from "
+		       "storage), %.0f B moved, %.0f requests delayed, %.6f s waited\n",
+		       v->lora_requests, v->lora_loads, v->lora_storage_reads, v->lora_bytes,
+		       v->lora_delayed_requests, v->lora_wait_s);
+	}
 	if (isnan(s->slo_attainment))
 		printf("  SLO        no SLO declared\n");
 	else

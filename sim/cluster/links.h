@@ -122,6 +122,7 @@ enum lsim_flow_kind {
 	LSIM_FLOW_COLLECTIVE, /* all-reduce and other collectives */
 	LSIM_FLOW_CHECKPOINT, /* training checkpoints */
 	LSIM_FLOW_BACKGROUND, /* background copies */
+	LSIM_FLOW_LORA,	      /* LoRA adapters copied to GPU slots */
 	LSIM_FLOW_KIND_COUNT
 };
 

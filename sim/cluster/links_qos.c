@@ -16,7 +16,7 @@ const char *lsim_flow_kind_name(enum lsim_flow_kind k)
 {
 	static const char *const names[LSIM_FLOW_KIND_COUNT] = {
 		"inference", "kv", "weights", "collective", "checkpoint",
-		"background",
+		"background", "lora",
 	};
 	if ((int)k < 0 || k >= LSIM_FLOW_KIND_COUNT)
 		return "?";

@@ -20,6 +20,7 @@ enum lsim_stream {
 	LSIM_STREAM_SHAPING = 7,
 	LSIM_STREAM_MODELS = 8,  /* model of a request by share */
 	LSIM_STREAM_JOBS = 9,    /* training jobs: drawn lists, GPU failures */
+	LSIM_STREAM_LORA = 10,   /* a request's LoRA adapter */
 	LSIM_STREAM_POLICY_BASE = 100, /* + policy index */
 	LSIM_STREAM_COPY_BASE = 1000,  /* + superposed trace copy index */
 };

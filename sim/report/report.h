@@ -299,6 +299,24 @@ struct lsim_kv_offload_summary {
 #undef LSIM_X_FIELD
 };
 
+/*
+ * LoRA's fields (instances[].enable_lora, docs/lora.md), written only by
+ * a run with an instance that serves adapters.
+ */
+#define LSIM_LORA_FIELDS(X)                                                      \
+	X(lora_requests, "", "requests that named an adapter")                  \
+	X(lora_loads, "", "adapters copied into a GPU slot (all instances)")     \
+	X(lora_storage_reads, "", "of those, read from storage (not in the host cache)") \
+	X(lora_bytes, "B", "adapter bytes moved to the GPUs (all GPUs, from host or storage)") \
+	X(lora_delayed_requests, "", "requests with a step that waited for an adapter copy") \
+	X(lora_wait_s, "s", "time steps waited for adapter copies, summed over instances")
+
+struct lsim_lora_summary {
+#define LSIM_X_FIELD(name, unit, help) double name;
+	LSIM_LORA_FIELDS(LSIM_X_FIELD)
+#undef LSIM_X_FIELD
+};
+
 /* Provenance and configuration of the run. */
 struct lsim_run_info {
 	const char *run_id;	 /* stable id of (effective config and seed, data read) */
@@ -354,6 +372,9 @@ struct lsim_results {
 	/* KV offload's fields, when has_kv_offload */
 	bool has_kv_offload;
 	struct lsim_kv_offload_summary kv_offload;
+	/* LoRA's fields, when has_lora */
+	bool has_lora;
+	struct lsim_lora_summary lora;
 	/* the overloaded instance whose waiting queue rose most (-1: none),
 	 * and its fitted queue at the start and end of its window (steady.h;
 	 * summary.overloaded_instances counts them) */

@@ -309,6 +309,10 @@ static int put_summary(FILE *f, const struct lsim_results *r)
 		const struct lsim_kv_offload_summary *g = &r->kv_offload;
 		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ROW)
 	}
+	if (r->has_lora) {
+		const struct lsim_lora_summary *g = &r->lora;
+		LSIM_LORA_FIELDS(LSIM_X_ROW)
+	}
 #undef LSIM_X_ROW
 	return 0;
 }

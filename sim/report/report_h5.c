@@ -656,6 +656,10 @@ static int write_summary(struct h5w *w, const struct lsim_results *r)
 			const struct lsim_kv_offload_summary *g = &r->kv_offload;
 			LSIM_KV_OFFLOAD_FIELDS(LSIM_X_ATTR)
 		}
+		if (r->has_lora) {
+			const struct lsim_lora_summary *g = &r->lora;
+			LSIM_LORA_FIELDS(LSIM_X_ATTR)
+		}
 #undef LSIM_X_ATTR
 		if (ds >= 0)
 			H5Dclose(ds);

@@ -139,6 +139,10 @@ static int insert_metrics(sqlite3 *db, const struct lsim_results *r)
 		const struct lsim_kv_offload_summary *g = &r->kv_offload;
 		LSIM_KV_OFFLOAD_FIELDS(LSIM_X_METRIC)
 	}
+	if (r->has_lora) {
+		const struct lsim_lora_summary *g = &r->lora;
+		LSIM_LORA_FIELDS(LSIM_X_METRIC)
+	}
 #undef LSIM_X_METRIC
 	sqlite3_finalize(st);
 	return e;

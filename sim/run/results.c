@@ -415,6 +415,20 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 		if (admitted > 0)
 			r->kv_offload.kv_host_hit_rate = r->kv_offload.kv_host_hit_tokens / admitted;
 	}
+	for (size_t i = 0; i < s->n_inst; i++) {
+		/* LoRA: summed over the instances that serve adapters */
+		const struct lsim_lora *l = s->inst[i]->lora;
+		if (!l)
+			continue;
+		r->has_lora = true;
+		r->lora.lora_loads += (double)l->loads;
+		r->lora.lora_storage_reads += (double)l->misses;
+		r->lora.lora_bytes += l->bytes;
+		r->lora.lora_delayed_requests += (double)l->delayed;
+		r->lora.lora_wait_s += l->wait_ns / 1e9;
+	}
+	if (r->has_lora)
+		r->lora.lora_requests = (double)s->lora_requests;
 	if (rc == 0 && s->sl)
 		rc = lsim_sl_summary(s, r->insts, r->n_insts, &r->serverless);
 	struct lsim_class_record *cr = NULL;

@@ -89,8 +89,9 @@ int lsim_sim_init(struct lsim_sim *s, uint64_t seed, struct lsim_diag *d)
 	s->class_rng = lsim_rng_create(seed, 0, LSIM_STREAM_CLASSES);
 	s->model_rng = lsim_rng_create(seed, 0, LSIM_STREAM_MODELS);
 	s->fail_rng = lsim_rng_create(seed, 0, LSIM_STREAM_FAILURES);
+	s->lora_rng = lsim_rng_create(seed, 0, LSIM_STREAM_LORA);
 	if (!s->sv.eng || !s->sv.service_rng || !s->class_rng || !s->model_rng ||
-	    !s->fail_rng) {
+	    !s->fail_rng || !s->lora_rng) {
 		lsim_sim_release(s);
 		return lsim_diag_set(d, LSIM_ENOMEM, "", 0, 0, "", "out of memory");
 	}
@@ -143,6 +144,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	gsl_rng_free(s->class_rng);
 	gsl_rng_free(s->model_rng);
 	gsl_rng_free(s->fail_rng);
+	gsl_rng_free(s->lora_rng);
+	free(s->lora_cdf);
 	free(s->trace_ev);
 	free(s->node_ev);
 	free(s->inst_info);
@@ -456,6 +459,43 @@ int lsim_sim_policy_error(struct lsim_sim *s, const struct lsim_policy *p,
 	return LSIM_EPLUGIN;
 }
 
+/* workload.lora: whether r uses an adapter (share), then which: uniform,
+ * or zipf by the cumulative weights (k + 1)^-alpha, made at the first
+ * draw. Two draws of its own stream per request, whatever the outcome. */
+static void draw_lora(struct lsim_sim *s, struct lsim_req *r)
+{
+	int32_t n = s->lora_adapters;
+	double u = gsl_rng_uniform(s->lora_rng), v = gsl_rng_uniform(s->lora_rng);
+	if (u >= s->lora_share)
+		return;
+	if (!s->lora_zipf) {
+		r->lora = (int32_t)(v * n);
+		return;
+	}
+	if (!s->lora_cdf) {
+		s->lora_cdf = malloc((size_t)n * sizeof *s->lora_cdf);
+		if (!s->lora_cdf) {
+			s->sv.error = LSIM_ENOMEM;
+			lsim_stop(s->sv.eng);
+			return;
+		}
+		double acc = 0;
+		for (int32_t k = 0; k < n; k++)
+			s->lora_cdf[k] = acc += pow(k + 1.0, -s->lora_alpha);
+		for (int32_t k = 0; k < n; k++)
+			s->lora_cdf[k] /= acc;
+	}
+	int32_t lo = 0, hi = n - 1; /* the first k with v < cdf[k] */
+	while (lo < hi) {
+		int32_t mid = lo + (hi - lo) / 2;
+		if (v < s->lora_cdf[mid])
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	r->lora = lo;
+}
+
 /* Class by share (its own RNG stream), then the profiler's prediction. */
 static void classify(struct lsim_sim *s, int32_t req)
 {
@@ -494,6 +534,9 @@ static void classify(struct lsim_sim *s, int32_t req)
 			}
 		}
 	}
+	if (r->lora < 0 && s->lora_adapters > 0)
+		draw_lora(s, r);
+	s->lora_requests += r->lora >= 0;
 	if (s->profiler) {
 		struct lsim_request_info info;
 		oracle_info(s, s->profiler, req, &info);
@@ -666,6 +709,7 @@ static void pull_next(struct lsim_sim *s)
 	r->tenant = spec.tenant;
 	r->trace_class = -1;
 	r->model = -1;
+	r->lora = -1;
 	r->prefill_instance = -1;
 	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
 	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {

@@ -88,6 +88,10 @@ static const struct lsim_keydef inst_keys[] = {
 	{"kv_offload", LSIM_K_ENUM, I(eng.kv_offload), "none", LSIM_NOBOUNDS, "none|host", "KV offload (vLLM's CPU KV offloading, LMCache's CPU backend): host - prefix-cache blocks the GPU evicts are copied to host memory (a flow on each GPU's PCIe path) and a later request whose prefix is found there reloads them (a flow back) before its prefill instead of computing them (needs a cluster and enable_prefix_caching; docs/memory.md)"},
 	{"kv_offload_space", LSIM_K_BYTES, I(kv_offload_space), "0", 0, 1e15, NULL, "kv_offload: host - host memory for offloaded KV blocks, per GPU, least recently used evicted first"},
 	{"cpu_offload_gb", LSIM_K_DOUBLE, I(eng.cpu_offload_gb), "0", 0, 1e6, NULL, "vLLM's cpu_offload_gb: GiB (2^30 bytes) of each GPU's weights kept in host memory; the memory plan counts that much less weight per GPU, and every step first copies it host to GPU as a flow on each GPU's PCIe path (kind weights), then runs its kernels (needs a cluster; pp 1; docs/memory.md)"},
+	{"enable_lora", LSIM_K_BOOL, I(eng.enable_lora), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_lora: serve LoRA adapters (workload.lora) beside the base model; max_loras GPU slots preallocated at max_lora_rank come out of the KV cache, an adapter not in a slot is copied host to GPU (read from storage first if not among the max_cpu_loras in host memory) as flows of kind lora before the step that needs it (needs a cluster; pp 1; a dense model; preemption_mode recompute; kv_offload none; docs/lora.md)"},
+	{"max_loras", LSIM_K_INT, I(eng.max_loras), "1", 1, 256, NULL, "enable_lora: vLLM's max_loras, the distinct adapters one step may run (its GPU slots); a waiting request whose adapter would exceed it is skipped for that step"},
+	{"max_lora_rank", LSIM_K_INT, I(eng.max_lora_rank), "16", 1, 512, NULL, "enable_lora: vLLM's max_lora_rank (1, 8, 16, 32, 64, 128, 256, 320 or 512): the rank the GPU slots are allocated for; workload.lora.rank may not exceed it"},
+	{"max_cpu_loras", LSIM_K_INT, I(eng.max_cpu_loras), "0", 0, 1e6, NULL, "enable_lora: vLLM's max_cpu_loras, adapters kept in host memory, least recently used evicted (0: max_loras; at least max_loras)"},
 	{"price", LSIM_K_STRING, I(price), "", LSIM_NOBOUNDS, NULL, "an offer of the price file (e.g. aws-p5.48xlarge), or cheapest (the lowest per-GPU offer for its GPU kind): a replica pays its GPUs' share, with the offer's billing granularity and minimum (empty: the GPU profile's price, billed by the nanosecond)"},
 	{"spot", LSIM_K_BOOL, I(spot), "false", LSIM_NOBOUNDS, NULL, "run on spot capacity and pay the offer's spot price (all replicas, or those beyond on_demand_base and on_demand_percent)"},
 	{"on_demand_base", LSIM_K_INT, I(on_demand_base), "0", 0, 1e5, NULL, "spot: this many of the group's live replicas run on demand (AWS OnDemandBaseCapacity)"},
@@ -169,7 +173,17 @@ static const struct lsim_keydef wl_keys[] = {
 	{"zero_output", LSIM_K_ENUM, W(zero_output), "one", LSIM_NOBOUNDS, "one|skip|fail", "trace rows with 0 output tokens (BurstGPT's failed requests): serve with one token, drop, or count as failed at arrival"},
 };
 #undef W
-static const char *const wl_sections[] = {"prompt", "output", "traces", "models", NULL};
+static const char *const wl_sections[] = {"prompt", "output", "traces", "models", "lora", NULL};
+
+#define LW(f) offsetof(struct lora_wl_cfg, f)
+static const struct lsim_keydef lora_wl_keys[] = {
+	{"adapters", LSIM_K_INT, LW(adapters), "0", 0, 1e6, NULL, "LoRA adapters requests are drawn from, numbered 0 .. adapters-1 (0: none, every request uses the base model); needs enable_lora on every instance group"},
+	{"rank", LSIM_K_INT, LW(rank), "16", 1, 512, NULL, "the adapters' rank r (at most each group's max_lora_rank): an adapter is r x (d_in + d_out) parameters per linear layer, in the model's dtype (docs/lora.md)"},
+	{"popularity", LSIM_K_ENUM, LW(popularity), "uniform", LSIM_NOBOUNDS, "uniform|zipf", "which adapter a request uses: uniform, or zipf (adapter k with probability proportional to (k + 1)^-alpha)"},
+	{"alpha", LSIM_K_DOUBLE, LW(alpha), "1", 0, 10, NULL, "popularity: zipf - its exponent"},
+	{"share", LSIM_K_DOUBLE, LW(share), "1", 0, 1, NULL, "fraction of requests that use an adapter (the rest the base model); drawn, with the adapter, from a stream of their own"},
+};
+#undef LW
 
 #define L(f) offsetof(struct len_cfg, f)
 static const struct lsim_keydef len_keys[] = {
@@ -275,7 +289,7 @@ static const struct lsim_keydef bg_keys[] = {
 
 #define LC(f) offsetof(struct lc_cfg, f)
 static const struct lsim_keydef lc_keys[] = {
-	{"kind", LSIM_K_ENUM, LC(kind), NULL, LSIM_NOBOUNDS, "inference|kv|weights|collective|checkpoint|background", "the flows of this class: inference (inputs and outputs), kv (swap, KV transfer), weights (cold start), collective (all-reduce, pipeline sends), checkpoint, background"},
+	{"kind", LSIM_K_ENUM, LC(kind), NULL, LSIM_NOBOUNDS, "inference|kv|weights|collective|checkpoint|background|lora", "the flows of this class: inference (inputs and outputs), kv (swap, KV transfer), weights (cold start), collective (all-reduce, pipeline sends), checkpoint, background, lora (LoRA adapters copied to GPU slots)"},
 	{"priority", LSIM_K_ENUM, LC(priority), "normal", LSIM_NOBOUNDS, "high|normal|low", "strict priority on the links: a more urgent level's flows are served first on every link they cross"},
 	{"weight", LSIM_K_DOUBLE, LC(weight), "1", 1e-6, 1e6, NULL, "weight among the flows of the same priority (weighted max-min)"},
 	{"rate", LSIM_K_BW, LC(rate), "0", 0, 1e13, NULL, "token bucket: the kind's flows together limited to this rate once burst is spent (absent: no limit)"},
@@ -511,10 +525,13 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		 * the configurations that leave them at their defaults */
 		static const char *const io_keys[] = {"io_in_bytes", "io_out_bytes",
 							"kv_offload", "kv_offload_space",
-							"cpu_offload_gb", NULL};
+							"cpu_offload_gb", "enable_lora",
+							"max_loras", "max_lora_rank",
+							"max_cpu_loras", NULL};
 		static const char *const io_serverless_keys[] = {
 			"io_in_bytes", "io_out_bytes", "kv_offload", "kv_offload_space",
-			"cpu_offload_gb", "serverless", "keep_alive", NULL};
+			"cpu_offload_gb", "enable_lora", "max_loras", "max_lora_rank",
+			"max_cpu_loras", "serverless", "keep_alive", NULL};
 		lsim_cfg_dump_opt(b, 4, inst_keys,
 				  N_OF(inst_keys) - (lsim_scn_shared(&ic) ? 0 : LSIM_SCN_SHARE_KEYS),
 				  &ic, serverless ? io_keys : io_serverless_keys);
@@ -552,6 +569,10 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 			lsim_cfg_dump(b, 6, lsim_scn_model_share_keys, lsim_scn_n_model_share_keys,
 				      &sc->model_shares[i]);
 		}
+	}
+	if (sc->lora_wl.adapters > 0) { /* echoed only where used */
+		lsim_buf_printf(b, "  lora:\n");
+		lsim_cfg_dump(b, 4, lora_wl_keys, N_OF(lora_wl_keys), &sc->lora_wl);
 	}
 	static const char *const names[2] = {"prompt", "output"};
 	for (int w = 0; w < 2; w++) {
@@ -775,6 +796,18 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				N_OF(arrival_used), d);
 	}
 	if (rc == 0)
+		rc = lsim_scn_bind_section(sc, lsim_node_get(root, "workload"), "lora",
+					   "workload.lora", lora_wl_keys, N_OF(lora_wl_keys),
+					   NULL, &sc->lora_wl, d);
+	if (rc == 0 && sc->lora_wl.popularity == 0 &&
+	    lsim_node_get(lsim_node_get(lsim_node_get(root, "workload"), "lora"), "alpha"))
+		rc = lsim_cfg_error(d, sc->doc,
+				    lsim_node_get(lsim_node_get(lsim_node_get(root, "workload"),
+								"lora"), "alpha"),
+				    "workload.lora.alpha", LSIM_EINVAL,
+				    "alpha is zipf's exponent, unused with popularity: uniform; "
+				    "write popularity: zipf or drop alpha");
+	if (rc == 0)
 		rc = lsim_scn_check_jsonl_mapping(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_bind_traces(sc, d);
@@ -925,6 +958,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_scn_check_dp(sc, root, i, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_cpu_offload(sc, root, i, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		rc = lsim_scn_check_lora(sc, root, i, d);
 	if (rc == 0)
 		rc = lsim_scn_check_share(sc, d);
 	if (rc == 0)
@@ -1155,6 +1190,10 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	sc->sim.model_label_idx = sc->model_label_idx;
 	sc->sim.n_model_labels = sc->n_model_labels;
 	sc->sim.model_shares = sc->model_share_by_idx;
+	sc->sim.lora_adapters = (int32_t)sc->lora_wl.adapters;
+	sc->sim.lora_zipf = sc->lora_wl.popularity == 1;
+	sc->sim.lora_alpha = sc->lora_wl.alpha;
+	sc->sim.lora_share = sc->lora_wl.share;
 	sc->sim.sv.pue = sc->power.pue;
 	sc->sim.sv.power_alpha = sc->power.alpha;
 	sc->sim.sv.carbon_g_per_kwh = sc->power.carbon_intensity;
@@ -1320,6 +1359,7 @@ void lsim_scenario_reference(struct lsim_buf *b)
 		{"workload.prompt / workload.output", len_keys, N_OF(len_keys)},
 		{"workload.models[] (models by share)", lsim_scn_model_share_keys,
 		 lsim_scn_n_model_share_keys},
+		{"workload.lora (LoRA adapters of the requests)", lora_wl_keys, N_OF(lora_wl_keys)},
 		{"power", power_keys, N_OF(power_keys)},
 		{"output", output_keys, N_OF(output_keys)},
 		{"network (the cluster's links)", net_keys, N_OF(net_keys)},

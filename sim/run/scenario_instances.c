@@ -299,6 +299,89 @@ int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root,
 }
 
 /*
+ * LoRA (enable_lora, workload.lora; docs/lora.md): the adapters' rank
+ * fits the GPU slots, the slots are a rank vLLM accepts, the host cache
+ * holds at least the slots, and the instance is one the copies are timed
+ * for (a cluster, pp 1, a dense model, no KV swap or offload: the flows
+ * those start are not ordered with the adapters'). Sets the size of one
+ * adapter on one GPU.
+ */
+int lsim_scn_check_lora(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			struct lsim_diag *d)
+{
+	struct inst_cfg *ic = &sc->insts[i];
+	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+	struct lsim_node *wl = lsim_node_get(lsim_node_get(root, "workload"), "lora");
+	const struct lsim_model_arch *m = &sc->models[i];
+	char key[96];
+	if (!ic->eng.enable_lora) {
+		if (sc->lora_wl.adapters > 0 && ic->perf != PERF_SERVICE)
+			return lsim_cfg_error(d, sc->doc, lsim_node_get(wl, "adapters"),
+					      "workload.lora.adapters", LSIM_EINVAL,
+					      "requests use %lld LoRA adapters, but instances[%zu] "
+					      "(%s) has no enable_lora (vLLM refuses such a request): "
+					      "set enable_lora: true there, or adapters: 0",
+					      (long long)sc->lora_wl.adapters, i, ic->name);
+		return 0;
+	}
+	struct lsim_node *at = lsim_node_get(item, "enable_lora");
+	snprintf(key, sizeof key, "instances[%zu].enable_lora", i);
+	const char *what = NULL;
+	if (sc->n_nodes == 0)
+		what = "a scenario without a cluster section (the adapters are flows on its "
+		       "links): add a cluster";
+	else if (ic->perf == PERF_SERVICE)
+		what = "perf: service (no model steps to wait for the copies)";
+	else if (m->n_experts > 0)
+		what = "an MoE model (LoRA on its experts is not modelled): use a dense model";
+	else if (ic->eng.pp > 1)
+		what = "pp > 1 (the pipelined step is not timed with the copies): use pp 1";
+	else if (ic->eng.kv_offload)
+		what = "kv_offload: host (its reloads are not ordered with the adapters' "
+		       "copies): use kv_offload: none";
+	else if (ic->eng.preemption_mode == LSIM_PREEMPT_SWAP)
+		what = "preemption_mode: swap (a request swapped back in is not counted "
+		       "against max_loras): use recompute";
+	else if (ic->role != 0)
+		what = "role prefill or decode (the hand-over is not counted against "
+		       "max_loras): use role: both";
+	if (what)
+		return lsim_cfg_error(d, sc->doc, at, key, LSIM_EINVAL,
+				      "enable_lora is not modelled with %s; or set "
+				      "enable_lora: false", what);
+	if (!lsim_lora_rank_ok(ic->eng.max_lora_rank)) {
+		snprintf(key, sizeof key, "instances[%zu].max_lora_rank", i);
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "max_lora_rank"), key,
+				      LSIM_EINVAL, "max_lora_rank %lld is not one vLLM "
+				      "accepts: write 1, 8, 16, 32, 64, 128, 256, 320 or 512",
+				      (long long)ic->eng.max_lora_rank);
+	}
+	if (ic->eng.max_cpu_loras > 0 && ic->eng.max_cpu_loras < ic->eng.max_loras) {
+		snprintf(key, sizeof key, "instances[%zu].max_cpu_loras", i);
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "max_cpu_loras"), key,
+				      LSIM_ERANGE, "max_cpu_loras %lld is below max_loras "
+				      "%lld (vLLM requires the host cache to hold the GPU's "
+				      "adapters): write at least %lld, or 0",
+				      (long long)ic->eng.max_cpu_loras,
+				      (long long)ic->eng.max_loras, (long long)ic->eng.max_loras);
+	}
+	if (sc->lora_wl.adapters > 0 && sc->lora_wl.rank > ic->eng.max_lora_rank)
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(wl, "rank"),
+				      "workload.lora.rank", LSIM_ERANGE,
+				      "rank %lld is above instances[%zu].max_lora_rank %lld "
+				      "(vLLM refuses the adapter): write at most %lld, or "
+				      "raise max_lora_rank",
+				      (long long)sc->lora_wl.rank, i,
+				      (long long)ic->eng.max_lora_rank,
+				      (long long)ic->eng.max_lora_rank);
+	ic->eng.lora_rank = sc->lora_wl.rank;
+	ic->eng.lora_adapter_params = lsim_lora_params(m, (int32_t)sc->lora_wl.rank,
+						       (int32_t)ic->tp);
+	ic->eng.lora_adapter_bytes = ic->eng.lora_adapter_params * m->bytes_per_param;
+	return 0;
+}
+
+/*
  * Data and expert parallelism (data_parallel_size, enable_expert_parallel)
  * as far as they are modelled (docs/parallelism.md); every other
  * combination is refused naming the key.

@@ -143,6 +143,13 @@ struct wl_cfg {
 };
 enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
 
+/* workload.lora: the requests' LoRA adapters (docs/lora.md) */
+struct lora_wl_cfg {
+	int64_t adapters, rank;
+	int popularity; /* 0 uniform, 1 zipf */
+	double alpha, share;
+};
+
 struct len_cfg {
 	int dist;
 	double value, low, high, mean, stddev, exponent;
@@ -234,6 +241,7 @@ struct lsim_scenario {
 	int32_t *placement; /* node of each replica's stages, in instance order
 			     * (with a cluster): pp entries per replica */
 	struct wl_cfg wl;
+	struct lora_wl_cfg lora_wl;
 	struct len_cfg len[2];
 	int32_t *len_values[2];
 	const char **traces; /* workload.traces: paths as written (tenants) */
@@ -402,6 +410,8 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 		      struct lsim_diag *d);
 int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 			       struct lsim_diag *d);
+int lsim_scn_check_lora(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			struct lsim_diag *d);
 int lsim_scn_check_chunked_prefill(const struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_check_memory(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d);

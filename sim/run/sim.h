@@ -169,6 +169,14 @@ struct lsim_sim {
 	size_t n_model_labels;
 	const double *model_shares; /* borrowed, per model, or NULL */
 	gsl_rng *model_rng;
+	/* workload.lora: each request's adapter (0 .. lora_adapters - 1, or
+	 * the base model) drawn from a stream of its own; zipf: lora_cdf */
+	int32_t lora_adapters;
+	bool lora_zipf;
+	double lora_alpha, lora_share;
+	double *lora_cdf;
+	gsl_rng *lora_rng;
+	int64_t lora_requests; /* requests that named an adapter */
 	int32_t *route_map;	    /* scratch: inst_info entry -> instance */
 	size_t *rr_model;	    /* round-robin position per model */
 	/* Tenants named by a trace column (workload.tenant_column), by first

@@ -73,6 +73,23 @@ static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 	return 0;
 }
 
+/* Puts back an entry taken off the queue, its place in the order kept
+ * (LoRA: a request skipped for this step). */
+static void wait_reinsert(struct lsim_instance *in, struct lsim_wait_entry e)
+{
+	/* room: it was taken off in this step */
+	size_t i = in->wait_len++;
+	lsim_instance_touch(in);
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!wait_less(&e, &in->wait[parent]))
+			break;
+		in->wait[i] = in->wait[parent];
+		i = parent;
+	}
+	in->wait[i] = e;
+}
+
 static int wait_push_back(struct lsim_instance *in, int32_t ri)
 {
 	double key;
@@ -176,6 +193,18 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 				     "PCIe links: it needs a cluster section and "
 				     "enable_prefix_caching: true; or set kv_offload: none");
 	}
+	if (cfg->enable_lora && (!sim->net || in->pp > 1 || cfg->kv_offload ||
+				 cfg->preemption_mode == LSIM_PREEMPT_SWAP ||
+				 cfg->lora_adapter_bytes <= 0)) {
+		lsim_perf_destroy(perf);
+		in->perf = NULL;
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "enable_lora",
+				     "LoRA adapters are copied over the cluster's links to an "
+				     "instance of pp 1 without kv_offload or swap preemption, "
+				     "of a dense model: add a cluster, use pp 1, "
+				     "preemption_mode: recompute and kv_offload: none, or set "
+				     "enable_lora: false");
+	}
 	in->n_gpus = tp * in->pp;
 	in->energy.gpus = in->n_gpus;
 	in->billing.price_per_hour *= in->n_gpus;
@@ -233,6 +262,16 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 			return LSIM_ENOMEM;
 		}
 		lsim_kv_on_evict(in->kv, kv_evicted, in);
+	}
+	if (cfg->enable_lora) {
+		in->lora = lsim_lora_create((int32_t)cfg->max_loras,
+					    (int32_t)(cfg->max_cpu_loras > cfg->max_loras
+							      ? cfg->max_cpu_loras
+							      : cfg->max_loras));
+		if (!in->lora) {
+			lsim_instance_release(in);
+			return LSIM_ENOMEM;
+		}
 	}
 	if (!in->kv || !in->sched || !in->pf_chunk || !in->pf_ctx ||
 	    !in->dec_ctx || !in->run || !in->sched_n) {
@@ -303,6 +342,8 @@ void lsim_instance_release(struct lsim_instance *in)
 	lsim_kv_destroy(in->kv);
 	lsim_kvhost_destroy(in->kvhost);
 	in->kvhost = NULL;
+	lsim_lora_destroy(in->lora);
+	free(in->lora_skip);
 	free(in->wait);
 	free(in->run);
 	free(in->sched);
@@ -935,6 +976,20 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	} else {
 		dt = lsim_perf_iter_eval(in->perf, b, &w);
 	}
+	if (b->lora_tokens > 0) {
+		/* LoRA's shrink and expand kernels (Punica's SGMV, S-LoRA's
+		 * MBGMM): 2 FLOPs per adapter parameter per token, the batch's
+		 * adapters read once, each at the GPU's achievable rates */
+		double flops = 2.0 * (double)b->lora_tokens * in->cfg.lora_adapter_params;
+		double bytes = (double)b->n_lora * in->cfg.lora_adapter_bytes;
+		double sec = fmax(flops / (in->gpu->bf16_flops * in->gpu->mfu_max),
+				  bytes / (in->gpu->hbm_bw * in->gpu->mbu));
+		dt += (lsim_time)ceil(sec * 1e9);
+		if (w.s >= 0)
+			w.s += fmax(flops / in->gpu->bf16_flops, bytes / in->gpu->hbm_bw);
+		w.flops += flops;
+		w.bytes += bytes;
+	}
 	if (k > 1 && in->share->mode == LSIM_SHARE_TIME_SLICE) {
 		/* 1/k of the GPU, each slice of q costing q + switch */
 		const struct lsim_share *sh = in->share;
@@ -957,6 +1012,22 @@ lsim_time lsim_inst_step_time(struct lsim_instance *in, const struct lsim_batch 
 	return dt;
 }
 
+
+/* LoRA: whether adapter a is among the step's (lora->batch), and noting
+ * it there (a >= 0; at most max_loras: the scheduler's bound). */
+static bool lora_noted(const struct lsim_lora *l, int32_t a)
+{
+	for (int32_t i = 0; i < l->n_batch; i++)
+		if (l->batch[i] == a)
+			return true;
+	return false;
+}
+
+static void lora_note(struct lsim_lora *l, int32_t a)
+{
+	if (a >= 0 && !lora_noted(l, a) && l->n_batch < l->n_slots)
+		l->batch[l->n_batch++] = a;
+}
 
 /* Forms the batch of the instance's next step in in->sched (n_sched
  * requests, none when it has nothing to run), vLLM's scheduler. */
@@ -1006,11 +1077,34 @@ static void form_batch(struct lsim_instance *in)
 		budget -= n_new;
 	}
 
+	/* LoRA: the adapters of the running requests scheduled */
+	struct lsim_lora *lora = in->lora;
+	size_t n_skipped = 0;
+	if (lora) {
+		lora->n_batch = 0;
+		for (size_t i = 0; i < in->n_sched; i++)
+			lora_note(lora, s->reqs[in->sched[i]].lora);
+	}
+
 	/* Then waiting requests, unless this step preempted. */
 	while (!preempted && budget > 0 && in->wait_len > 0 &&
 	       in->run_len + (size_t)in->swapping_in < (size_t)in->cfg.max_num_seqs) {
 		int32_t ri = wait_front(in);
 		struct lsim_req *r = &s->reqs[ri];
+		if (lora && r->lora >= 0 && lora->n_batch == lora->n_slots &&
+		    !lora_noted(lora, r->lora)) {
+			/* vLLM V1: a request whose adapter would make the step's
+			 * adapters more than max_loras is skipped for this step;
+			 * those behind it may go first */
+			if (lsim_grow((void **)&in->lora_skip, &in->lora_skip_cap,
+				      n_skipped + 1, sizeof *in->lora_skip) != 0) {
+				lsim_inst_fail_nomem(s);
+				break;
+			}
+			in->lora_skip[n_skipped++] = in->wait[0];
+			wait_pop_front(in);
+			continue;
+		}
 		if (r->swapped && r->kv_src && r->kv_src->failed && r->swap_flows == 0) {
 			/* its KV died with the prefill instance */
 			wait_pop_front(in);
@@ -1063,7 +1157,11 @@ static void form_batch(struct lsim_instance *in)
 		in->sched_n[in->n_sched] = n_new;
 		in->sched[in->n_sched++] = ri;
 		budget -= n_new;
+		if (lora)
+			lora_note(lora, r->lora);
 	}
+	for (size_t i = 0; i < n_skipped; i++) /* back in their places */
+		wait_reinsert(in, in->lora_skip[i]);
 	if (in->kvhost)
 		offload_flush(in);
 }
@@ -1096,6 +1194,13 @@ static int64_t describe_batch(struct lsim_instance *in, struct lsim_batch *b, in
 		.prefill_ctx = in->pf_ctx, .n_decode = nd,
 		.decode_ctx = in->dec_ctx,
 	};
+	if (in->lora) {
+		for (size_t i = 0; i < in->n_sched; i++)
+			if (s->reqs[in->sched[i]].lora >= 0)
+				b->lora_tokens += in->pp > 1 ? in->sched_n[i]
+							     : s->reqs[in->sched[i]].sched_tokens;
+		b->n_lora = in->lora->n_batch;
+	}
 	*n_prefill = np;
 	return tokens;
 }
@@ -1139,14 +1244,41 @@ void lsim_inst_schedule_step(struct lsim_instance *in)
 		return;
 	}
 	in->step_work = work;
+	bool ring = lsim_inst_ring_on(in);
+	if (in->lora) {
+		/* its adapters first: the step waits for their copies (lora.c);
+		 * no macro run (the LoRA term is added to each step's time) */
+		int32_t copies = lsim_inst_lora_load(in);
+		if (copies > 0) {
+			in->lora->wait_dt = dt;
+			in->lora->wait_tokens = tokens;
+			in->lora->wait_ring = ring;
+		}
+		if (copies != 0)
+			return;
+		lsim_inst_launch_step(in, dt, tokens, ring);
+		return;
+	}
 	if (lsim_inst_io_on(in)) {
 		lsim_inst_io_step(in, dt, tokens);
 		return;
 	}
-	bool ring = lsim_inst_ring_on(in);
 	/* shared: the next step's time depends on the neighbours then */
 	lsim_time span = ring || np > 0 || !s->macro_steps || (in->share && in->share->mode != LSIM_SHARE_MIG) ? dt : lsim_inst_plan_run(in, &b, dt, now);
 	in->step_ev = lsim_schedule_in_tag(s->eng, span, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,
+					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
+	if (!in->step_ev && !s->error)
+		s->error = LSIM_ENOMEM;
+}
+
+void lsim_inst_launch_step(struct lsim_instance *in, lsim_time dt, int64_t tokens, bool ring)
+{
+	struct lsim_serving *s = in->sv;
+	if (lsim_inst_io_on(in)) {
+		lsim_inst_io_step(in, dt, tokens);
+		return;
+	}
+	in->step_ev = lsim_schedule_in_tag(s->eng, dt, ring ? lsim_inst_compute_done : lsim_inst_step_end, in,
 					   (uint64_t)tokens, ring ? 0 : LSIM_TAG_LIGHT);
 	if (!in->step_ev && !s->error)
 		s->error = LSIM_ENOMEM;

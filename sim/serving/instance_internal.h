@@ -37,6 +37,15 @@ void lsim_inst_step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
  * and a step of kernel time dt and `tokens` tokens started that way. */
 bool lsim_inst_io_on(const struct lsim_instance *in);
 void lsim_inst_io_step(struct lsim_instance *in, lsim_time dt, int64_t tokens);
+/* Starts the step formed, of kernel time dt and `tokens` tokens: its
+ * inputs' flows, its compute or, with ring, its compute then its
+ * all-reduce flows. */
+void lsim_inst_launch_step(struct lsim_instance *in, lsim_time dt, int64_t tokens, bool ring);
+/* lora.c: copies the adapters of the batch formed that are not in GPU
+ * slots; returns the copies moving (the step waits for them: it starts
+ * by lsim_inst_launch_step when the last arrives), -1 if the run
+ * stopped. */
+int32_t lsim_inst_lora_load(struct lsim_instance *in);
 /* Adds a step's work (in ns per GPU) to the instance's counters. */
 void lsim_inst_add_work(struct lsim_instance *in, const struct lsim_iter_work *w);
 /* Forms and starts the instance's next step, if it has one to run. */

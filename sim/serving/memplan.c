@@ -136,6 +136,7 @@ void lsim_memplan_compute(const struct lsim_memplan_in *in, struct lsim_memplan 
 			    m->bytes_per_param;
 		/* vLLM's cpu_offload_gb: that many bytes stay in host memory */
 		p.weights -= in->cpu_offload_bytes < p.weights ? in->cpu_offload_bytes : p.weights;
+		p.weights += in->lora_bytes;
 		p.act_forward = forward_peak(m, tp, tokens, in->experts_per_rank);
 		p.act_sampler = s == pp - 1 ? sampler_peak(m, tokens, seqs) : 0;
 		p.activation = p.act_forward > p.act_sampler ? p.act_forward : p.act_sampler;
@@ -225,5 +226,8 @@ struct lsim_memplan_in lsim_memplan_in_for(const struct lsim_engine_cfg *cfg,
 		.block_size = cfg->block_size,
 		.experts_per_rank = cfg->experts_per_rank,
 		.cpu_offload_bytes = cfg->cpu_offload_gb * GIB,
+		.lora_bytes = cfg->enable_lora ? (double)cfg->max_loras *
+						 lsim_lora_bytes(model, (int32_t)cfg->max_lora_rank, tp)
+					       : 0,
 	};
 }

@@ -37,12 +37,16 @@ struct lsim_memplan_in {
 	/* weight offload (cpu_offload_gb): bytes of the rank's weights kept
 	 * in host memory, not on the GPU (at most its weights) */
 	double cpu_offload_bytes;
+	/* LoRA (enable_lora): the GPU buffers vLLM preallocates at load for
+	 * max_loras adapters of max_lora_rank, bytes per GPU; counted with
+	 * the weights (they are allocated with the model, before profiling) */
+	double lora_bytes;
 };
 
 /* The plan of the rank that binds (fewest blocks). Bytes per GPU. */
 struct lsim_memplan {
 	double budget;	     /* total_bytes x utilization */
-	double weights;	     /* parameters held by the rank */
+	double weights;	     /* parameters held by the rank (and LoRA buffers) */
 	double act_forward;  /* peak of the profiling forward pass */
 	double act_sampler;  /* peak of the dummy sampler run (last stage) */
 	double activation;   /* max(act_forward, act_sampler): torch's peak */

@@ -38,6 +38,11 @@ struct lsim_batch {
 	 * the most tokens one rank dispatches (the all-to-all waits for it).
 	 * 0: this batch alone. */
 	int64_t moe_tokens, a2a_tokens;
+	/* LoRA (docs/lora.md): the tokens of requests with an adapter and
+	 * the batch's distinct adapters. The backends leave them out; the
+	 * instance adds their roofline term to the step (instance.c). */
+	int64_t lora_tokens;
+	int32_t n_lora;
 };
 
 struct lsim_perf;

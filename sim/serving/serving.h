@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "serving/kvcache.h"
 #include "serving/kvhost.h"
+#include "serving/lora.h"
 #include "serving/perf.h"
 
 struct lsim_wait_entry;
@@ -56,6 +57,14 @@ struct lsim_engine_cfg {
 	 * kept in host memory and copied to the GPU at every step, as flows
 	 * of kind weights before its kernels (instance_io.c; 0: none) */
 	double cpu_offload_gb;
+	/* LoRA (enable_lora, docs/lora.md): adapters in max_loras GPU slots
+	 * (preallocated at max_lora_rank, out of the KV cache) and
+	 * max_cpu_loras in host memory; one adapter's parameters and bytes
+	 * on one GPU at the workload's rank (lsim_lora_params) */
+	bool enable_lora;
+	int64_t max_loras, max_lora_rank, max_cpu_loras;
+	int64_t lora_rank;
+	double lora_adapter_params, lora_adapter_bytes;
 };
 
 /* Admission's KV check: blocks for what a request needs now (vLLM), or
@@ -135,6 +144,8 @@ struct lsim_req {
 	bool kv_published;	      /* a cache may hold content only it
 				       * can find (its KV released before
 				       * it was done): its lookups look */
+	bool lora_waited;	      /* a step of it waited for an adapter copy */
+	int32_t lora;		      /* its LoRA adapter (-1: the base model) */
 };
 
 
@@ -363,6 +374,10 @@ struct lsim_instance {
 	double kv_offload_pending;
 	double kv_offload_bytes, kv_reload_bytes;
 	int64_t kv_host_hit_tokens;
+	/* LoRA adapters (enable_lora; NULL: off) */
+	struct lsim_lora *lora;
+	struct lsim_wait_entry *lora_skip; /* scratch: requests skipped in a step */
+	size_t lora_skip_cap;
 };
 
 /*
