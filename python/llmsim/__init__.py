@@ -119,6 +119,11 @@ class Run:
                     frame["status_name"] = pd.Categorical.from_codes(
                         frame["status"].clip(0, 3),
                         ["finished", "rejected", "failed", "unfinished"])
+                if "period_s" in f[table].attrs:
+                    # a stored time series' recorded period: the sample
+                    # period, or a power of two times it once the table
+                    # passed output.timeseries_rows (docs/output.md)
+                    frame.attrs["period_s"] = float(f[table].attrs["period_s"])
                 self._cache[table] = frame
         return self._cache[table]
 

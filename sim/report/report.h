@@ -343,8 +343,12 @@ struct lsim_results {
 	size_t n_reqs;
 	const struct lsim_inst_record *insts;
 	size_t n_insts;
+	/* The stored time series and their recorded periods in seconds
+	 * (output.sample_period, or a power of two times it once a series
+	 * passed output.timeseries_rows; docs/output.md). */
 	const struct lsim_ts_sample *ts;
 	size_t n_ts;
+	double ts_period_s, link_ts_period_s, job_ts_period_s;
 	const struct lsim_class_record *classes;
 	size_t n_classes;
 	const struct lsim_tenant_record *tenants;

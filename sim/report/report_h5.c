@@ -256,6 +256,18 @@ static int attr(struct h5w *w, hid_t obj, const char *name, hid_t mt,
 	return rc;
 }
 
+/* A stored time series' recorded period (docs/output.md): attribute
+ * period_s of the table. */
+static int period_attr(struct h5w *w, const char *table, double period_s)
+{
+	hid_t ds = H5Dopen2(w->file, table, H5P_DEFAULT);
+	if (ds < 0)
+		return fail(w, "cannot open a time series to note its period");
+	int rc = attr(w, ds, "period_s", H5T_NATIVE_DOUBLE, &period_s);
+	H5Dclose(ds);
+	return rc;
+}
+
 static int attr_str(struct h5w *w, hid_t obj, const char *name,
 		    const char *val)
 {
@@ -457,7 +469,7 @@ static int write_timeseries(struct h5w *w, const struct lsim_results *r)
 		return fail(w, "cannot build the /timeseries type");
 	int rc = write_table(w, w->file, "timeseries", mt, r->ts, r->n_ts);
 	H5Tclose(mt);
-	return rc;
+	return rc == 0 ? period_attr(w, "timeseries", r->ts_period_s) : rc;
 }
 
 /* /classes: SLO attainment per QoS class (empty without classes). The
@@ -544,6 +556,8 @@ static int write_jobs(struct h5w *w, const struct lsim_results *r)
 	};
 	rc = write_records(w, "job_timeseries", t, sizeof t / sizeof t[0],
 			   sizeof(struct lsim_job_sample), r->job_ts, r->n_job_ts);
+	if (rc == 0)
+		rc = period_attr(w, "job_timeseries", r->job_ts_period_s);
 	if (rc != 0)
 		return rc;
 	struct member e[] = {
@@ -602,7 +616,7 @@ static int write_links(struct h5w *w, const struct lsim_results *r)
 	};
 	rc = write_records(w, "link_timeseries", t, sizeof t / sizeof t[0],
 			   sizeof(struct lsim_link_sample), r->link_ts, r->n_link_ts);
-	return rc;
+	return rc == 0 ? period_attr(w, "link_timeseries", r->link_ts_period_s) : rc;
 }
 
 /* The unit strings of the summary, one fixed-length field per metric. */

@@ -290,6 +290,8 @@ static int link_records(struct lsim_sim *s, struct lsim_results *r)
 	r->n_links = (size_t)n;
 	r->link_ts = s->link_ts;
 	r->n_link_ts = s->n_link_ts;
+	r->link_ts_period_s = s->link_rec ? s->link_ts_period_s
+					  : lsim_time_to_s(s->sample_period);
 	return 0;
 }
 
@@ -371,6 +373,8 @@ int lsim_sim_results(struct lsim_sim *s, struct lsim_results *r,
 	r->n_insts = s->n_inst;
 	r->ts = s->ts;
 	r->n_ts = s->n_ts;
+	r->ts_period_s = s->ts_rec ? s->ts_period_s : lsim_time_to_s(s->sample_period);
+	r->job_ts_period_s = r->ts_period_s; /* (the jobs' results set theirs) */
 	rc0 = link_records(s, r);
 	if (rc0 != 0)
 		return rc0;

@@ -133,9 +133,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->sv.reqs);
 	free(s->free_slots);
 	lsim_recstore_destroy(s->records);
-	free(s->ts);
+	lsim_tsrec_destroy(s->ts_rec);
 	free(s->ts_cur);
-	free(s->ts_pending);
 	lsim_workload_destroy(s->workload);
 	lsim_topo_release(&s->sv.topo);
 	lsim_net_destroy(s->sv.net); /* before the engine its events are in */
@@ -159,7 +158,8 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->link_util);
 	free(s->sample_link);
 	free(s->sample_util);
-	free(s->link_ts);
+	lsim_tsrec_destroy(s->link_rec);
+	free(s->link_cur);
 	free(s->link_recs);
 	free(s->tenant_recs);
 	for (size_t i = 0; i < s->n_bg; i++)
@@ -1161,24 +1161,23 @@ static int adapt(struct lsim_sim *s, lsim_time now)
 static int sample_links(struct lsim_sim *s, lsim_time now)
 {
 	int32_t n = lsim_net_sample_active(s->sv.net, s->sample_link, s->sample_util);
+	if ((size_t)n > s->cap_link_cur) {
+		struct lsim_link_sample *p = realloc(s->link_cur, (size_t)n * sizeof *p);
+		if (!p)
+			return LSIM_ENOMEM;
+		s->link_cur = p;
+		s->cap_link_cur = (size_t)n;
+	}
+	size_t m = 0;
 	for (int32_t k = 0; k < n; k++) {
 		int32_t l = s->sample_link[k];
 		double u = s->sample_util[k];
 		s->link_util[l] = u;
-		if (!(u > 0))
-			continue;
-		if (s->n_link_ts == s->cap_link_ts) {
-			size_t c = s->cap_link_ts ? 2 * s->cap_link_ts : 256;
-			struct lsim_link_sample *p = realloc(s->link_ts, c * sizeof *p);
-			if (!p)
-				return LSIM_ENOMEM;
-			s->link_ts = p;
-			s->cap_link_ts = c;
-		}
-		s->link_ts[s->n_link_ts++] = (struct lsim_link_sample){
-			.t = lsim_time_to_s(now), .link = l, .util = u};
+		if (u > 0)
+			s->link_cur[m++] = (struct lsim_link_sample){
+				.t = lsim_time_to_s(now), .link = l, .util = u};
 	}
-	return 0;
+	return lsim_tsrec_add(s->link_rec, now, s->link_cur, m);
 }
 
 /* Energy and carbon of the instance from energy_t to now, at its GPUs'
@@ -1253,7 +1252,7 @@ static double sampled_pcie_util(const struct lsim_sim *s,
 	return u;
 }
 
-/* Room for a sample's rows: one per instance, in cur and pending. */
+/* Room for a sample's rows: one per instance. */
 static int ts_reserve(struct lsim_sim *s)
 {
 	if (s->cap_ts_cur >= s->n_inst && s->ts_cur)
@@ -1263,69 +1262,35 @@ static int ts_reserve(struct lsim_sim *s)
 	if (!a)
 		return LSIM_ENOMEM;
 	s->ts_cur = a;
-	struct lsim_ts_sample *b = realloc(s->ts_pending, c * sizeof *b);
-	if (!b)
-		return LSIM_ENOMEM;
-	s->ts_pending = b;
 	s->cap_ts_cur = c;
 	return 0;
 }
 
-static bool same_double(double a, double b)
+/* A recorder's failure as the run's error: a cap too small names its key. */
+static void record_failed(struct lsim_sim *s, int rc, const char *table, lsim_time now)
 {
-	return memcmp(&a, &b, sizeof a) == 0;
+	if (rc == LSIM_ERANGE)
+		s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_ERANGE, "", 0, 0,
+					 "output.timeseries_rows",
+					 "%llu rows cannot hold one recorded period of %s "
+					 "(t = %.9g s); raise it, or set 0 for no cap",
+					 (unsigned long long)s->ts_rows, table,
+					 lsim_time_to_s(now));
+	else
+		s->sv.error = rc;
 }
 
-/* Equal in everything but the time. */
-static bool same_row(const struct lsim_ts_sample *a, const struct lsim_ts_sample *b)
+/* The recorders of /timeseries and /link_timeseries, made at the first
+ * sample. */
+static int ts_recorders(struct lsim_sim *s)
 {
-	return a->instance == b->instance && a->queue_len == b->queue_len &&
-	       a->running == b->running && same_double(a->gpu_busy, b->gpu_busy) &&
-	       same_double(a->kv_util, b->kv_util) && same_double(a->power_w, b->power_w) &&
-	       same_double(a->arrival_rate, b->arrival_rate) &&
-	       same_double(a->gpu_util, b->gpu_util);
-}
-
-static int ts_append(struct lsim_sim *s, const struct lsim_ts_sample *rows, size_t n)
-{
-	if (n == 0)
-		return 0; /* (rows may be NULL then, and memcpy wants a pointer) */
-	if (n > s->cap_ts - s->n_ts) {
-		size_t c = s->cap_ts ? s->cap_ts : 256;
-		while (c - s->n_ts < n)
-			c *= 2;
-		struct lsim_ts_sample *p = realloc(s->ts, c * sizeof *p);
-		if (!p)
-			return LSIM_ENOMEM;
-		s->ts = p;
-		s->cap_ts = c;
-	}
-	memcpy(s->ts + s->n_ts, rows, n * sizeof *rows);
-	s->n_ts += n;
-	return 0;
-}
-
-/* Records the sample in cur, run-length encoded: a sample equal to the
- * group recorded last (but for t) is held back as pending; the next one
- * that differs records the pending one first, so every idle stretch keeps
- * its first and last sample and the memory grows with the changes, not
- * with idle time. */
-static int ts_record(struct lsim_sim *s)
-{
-	bool same = s->n_ts > 0 && s->n_ts_cur == s->n_ts_group;
-	for (size_t k = 0; same && k < s->n_ts_cur; k++)
-		same = same_row(&s->ts_cur[k], &s->ts[s->ts_group + k]);
-	if (same) {
-		memcpy(s->ts_pending, s->ts_cur, s->n_ts_cur * sizeof *s->ts_cur);
-		s->n_ts_pending = s->n_ts_cur;
-		return 0;
-	}
-	if (s->n_ts_pending > 0 && ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
-		return LSIM_ENOMEM;
-	s->n_ts_pending = 0;
-	s->ts_group = s->n_ts;
-	s->n_ts_group = s->n_ts_cur;
-	return ts_append(s, s->ts_cur, s->n_ts_cur);
+	if (!s->ts_rec)
+		s->ts_rec = lsim_tsrec_create(&lsim_tsrec_instances, s->sample_period,
+					      s->ts_rows);
+	if (!s->link_rec)
+		s->link_rec = lsim_tsrec_create(&lsim_tsrec_links, s->sample_period,
+						s->ts_rows);
+	return s->ts_rec && s->link_rec ? 0 : LSIM_ENOMEM;
 }
 
 static void progress_tick(struct lsim_engine *eng, void *ctx)
@@ -1351,8 +1316,13 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		lsim_stop(eng);
 		return;
 	}
-	if (sample_links(s, now) != 0 || ts_reserve(s) != 0) {
-		s->sv.error = LSIM_ENOMEM;
+	int rc = ts_recorders(s);
+	if (rc == 0)
+		rc = sample_links(s, now);
+	if (rc == 0)
+		rc = ts_reserve(s);
+	if (rc != 0) {
+		record_failed(s, rc, "/link_timeseries", now);
 		lsim_stop(eng);
 		return;
 	}
@@ -1410,8 +1380,9 @@ static void sample(struct lsim_engine *eng, void *ctx)
 		t->kv_util = in->mon.kv_util;
 		t->arrival_rate = in->mon.arrival_rate;
 	}
-	if (ts_record(s) != 0) {
-		s->sv.error = LSIM_ENOMEM;
+	rc = lsim_tsrec_add(s->ts_rec, now, s->ts_cur, s->n_ts_cur);
+	if (rc != 0) {
+		record_failed(s, rc, "/timeseries", now);
 		lsim_stop(eng);
 		return;
 	}
@@ -1528,11 +1499,18 @@ int lsim_sim_run(struct lsim_sim *s, struct lsim_workload *w,
 					 "model's times (a perf table's columns) and the "
 					 "workload's rate, repeat and time_scale",
 					 lsim_time_to_s(end));
-	/* the last sample of an idle stretch the run ended in */
-	if (!s->sv.error && s->n_ts_pending > 0) {
-		if (ts_append(s, s->ts_pending, s->n_ts_pending) != 0)
-			s->sv.error = LSIM_ENOMEM;
-		s->n_ts_pending = 0;
+	/* the stored series as written: the last recorded period (and the
+	 * last sample of an idle stretch the run ended in) */
+	if (!s->sv.error && s->ts_rec) {
+		const void *rows = NULL;
+		int rc = lsim_tsrec_finish(s->ts_rec, &rows, &s->n_ts, &s->ts_period_s);
+		s->ts = rows;
+		if (rc == 0)
+			rc = lsim_tsrec_finish(s->link_rec, &rows, &s->n_link_ts,
+					       &s->link_ts_period_s);
+		s->link_ts = rows;
+		if (rc != 0)
+			record_failed(s, rc, "the time series", end);
 	}
 	if (!s->sv.error) /* stopped at the limit: the step ends up to it */
 		lsim_serving_catch_up(&s->sv, end, true);

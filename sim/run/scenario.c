@@ -300,6 +300,7 @@ static const struct lsim_keydef lc_keys[] = {
 
 static const struct lsim_keydef output_keys[] = {
 	{"sample_period", LSIM_K_TIME, offsetof(struct output_cfg, sample_period), "1s", 0, 1e13, NULL, "time-series sampling period (0: off)"},
+	{"timeseries_rows", LSIM_K_INT, offsetof(struct output_cfg, timeseries_rows), "1000000", 0, 1e15, NULL, "the most rows each stored time series (/timeseries, /link_timeseries, /job_timeseries) keeps: past it the recorded period doubles and pairs of periods merge (docs/output.md; 0: no cap)"},
 	{"records_in_memory", LSIM_K_INT, offsetof(struct output_cfg, records_in_memory), "262144", 1, 1e9, NULL, "request records held in memory; beyond this they go to a temporary file (long runs)"},
 };
 
@@ -1027,7 +1028,8 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->pool_profiles);
 	free(sc->pool_profile_ptrs);
 	free(sc->job_rows);
-	free(sc->job_ts);
+	lsim_tsrec_destroy(sc->job_rec);
+	sc->job_rec = NULL;
 	free(sc->job_events);
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
@@ -1203,6 +1205,7 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	sc->sim.sample_period = sc->output.sample_period;
 	sc->sim.sv.macro_steps = sc->top.macro_steps;
 	sc->sim.records_in_memory = (size_t)sc->output.records_in_memory;
+	sc->sim.ts_rows = (uint64_t)sc->output.timeseries_rows;
 	rc = lsim_scn_build_network(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_setup_fleet(sc);
@@ -1215,8 +1218,8 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	if (rc == 0)
 		rc = lsim_scn_start_jobs(sc, d);
 	sc->sim.has_jobs = sc->have_jobs;
-	sc->n_job_ts = 0;
-	sc->job_ts_holding = false;
+	lsim_tsrec_destroy(sc->job_rec);
+	sc->job_rec = NULL;
 	sc->job_frag_sum = 0;
 	sc->job_frag_n = 0;
 	if (sc->have_jobs) {
@@ -1260,12 +1263,15 @@ int lsim_scenario_run(struct lsim_scenario *sc, lsim_progress_fn progress,
 	if (rc == 0) {
 		rc = lsim_sim_run(&sc->sim, w, sc->top.duration, d);
 		/* a run-time bound on a key: name its line too */
-		if (rc != 0 && !d->file[0] && !strcmp(d->key, "output.sample_period")) {
+		if (rc != 0 && !d->file[0] && (!strcmp(d->key, "output.sample_period") ||
+						 !strcmp(d->key, "output.timeseries_rows"))) {
+			char key[sizeof d->key];
+			snprintf(key, sizeof key, "%s", d->key);
 			const struct lsim_node *n = lsim_node_get(
-				lsim_node_get(sc->doc->root, "output"), "sample_period");
+				lsim_node_get(sc->doc->root, "output"), key + strlen("output."));
 			char msg[sizeof d->msg];
 			snprintf(msg, sizeof msg, "%s", d->msg);
-			lsim_cfg_error(d, sc->doc, n, "output.sample_period", rc, "%s", msg);
+			lsim_cfg_error(d, sc->doc, n, key, rc, "%s", msg);
 		}
 	} else {
 		lsim_workload_destroy(w);

@@ -223,6 +223,7 @@ struct lc_cfg {
 struct output_cfg {
 	lsim_time sample_period;
 	int64_t records_in_memory;
+	int64_t timeseries_rows;
 };
 
 /* ---- the scenario ---- */
@@ -277,10 +278,9 @@ struct lsim_scenario {
 	const struct lsim_gpu_profile **pool_profile_ptrs;
 	struct lsim_jobs *js;
 	struct lsim_job_row *job_rows;
-	struct lsim_job_sample *job_ts; /* run-length encoded, as /timeseries */
-	size_t n_job_ts, cap_job_ts;
-	struct lsim_job_sample job_ts_held; /* the last of an unchanged stretch */
-	bool job_ts_holding;
+	/* /job_timeseries: run-length encoded and coarsened to its cap, as
+	 * /timeseries (report/tsrec.h), made at the first sample */
+	struct lsim_tsrec *job_rec;
 	double job_frag_sum; /* of fragmented / free, over every sample with free GPUs */
 	int64_t job_frag_n;
 	struct lsim_job_event_row *job_events;

@@ -166,31 +166,9 @@ int lsim_scn_check_jobs(void *ctx, char *why, size_t n)
 	return sc->js ? lsim_jobs_check(sc->js, why, n) : 0;
 }
 
-static int job_ts_append(struct lsim_scenario *sc, const struct lsim_job_sample *row)
-{
-	if (sc->n_job_ts == sc->cap_job_ts) {
-		size_t c = sc->cap_job_ts ? 2 * sc->cap_job_ts : 256;
-		struct lsim_job_sample *p = realloc(sc->job_ts, c * sizeof *p);
-		if (!p)
-			return LSIM_ENOMEM;
-		sc->job_ts = p;
-		sc->cap_job_ts = c;
-	}
-	sc->job_ts[sc->n_job_ts++] = *row;
-	return 0;
-}
-
-static bool same_pool(const struct lsim_job_sample *a, const struct lsim_job_sample *b)
-{
-	return a->held == b->held && a->lent == b->lent && a->free == b->free &&
-	       a->pending == b->pending && a->fragmented == b->fragmented;
-}
-
 /* A sample of the training pool for /job_timeseries, run-length encoded
- * as /timeseries is (docs/output.md): a sample equal to the row stored last
- * (but for t) is held back, and stored only as the last of its stretch
- * when the next one differs or the run ends. job_fragmentation counts every
- * sample. Memory running out stops the run (exit 2), never the series
+ * and coarsened to output.timeseries_rows as /timeseries is (docs/output.md,
+ * report/tsrec.h). job_fragmentation counts every sample. Memory running out stops the run (exit 2), never the series
  * alone. */
 void lsim_scn_sample_jobs(void *ctx, lsim_time now)
 {
@@ -206,15 +184,10 @@ void lsim_scn_sample_jobs(void *ctx, lsim_time now)
 		sc->job_frag_sum += (double)row.fragmented / row.free;
 		sc->job_frag_n++;
 	}
-	if (sc->n_job_ts > 0 && same_pool(&row, &sc->job_ts[sc->n_job_ts - 1])) {
-		sc->job_ts_held = row;
-		sc->job_ts_holding = true;
-		return;
-	}
-	int rc = sc->job_ts_holding ? job_ts_append(sc, &sc->job_ts_held) : 0;
-	sc->job_ts_holding = false;
-	if (rc == 0)
-		rc = job_ts_append(sc, &row);
+	if (!sc->job_rec)
+		sc->job_rec = lsim_tsrec_create(&lsim_tsrec_pool, sc->sim.sample_period,
+						sc->sim.ts_rows);
+	int rc = sc->job_rec ? lsim_tsrec_add(sc->job_rec, now, &row, 1) : LSIM_ENOMEM;
 	if (rc != 0 && !sc->sim.sv.error) {
 		sc->sim.sv.error = lsim_diag_set(&sc->sim.sv.diag, LSIM_ENOMEM, "", 0, 0, "",
 						 "out of memory for /job_timeseries");
@@ -260,15 +233,16 @@ int lsim_scn_job_results(struct lsim_scenario *sc)
 				      sc->power.pue;
 		sc->res.summary.jobs_energy_j += o->energy_j;
 	}
-	if (sc->job_ts_holding) { /* the end of the last stretch */
-		if (job_ts_append(sc, &sc->job_ts_held) != 0)
+	sc->res.job_ts_period_s = lsim_time_to_s(sc->sim.sample_period);
+	if (sc->job_rec) { /* the end of the last stretch and period */
+		const void *rows = NULL;
+		if (lsim_tsrec_finish(sc->job_rec, &rows, &sc->res.n_job_ts,
+				      &sc->res.job_ts_period_s) != 0)
 			return LSIM_ENOMEM;
-		sc->job_ts_holding = false;
+		sc->res.job_ts = rows;
 	}
 	sc->res.summary.job_fragmentation =
 		sc->job_frag_n ? sc->job_frag_sum / (double)sc->job_frag_n : 0;
-	sc->res.job_ts = sc->job_ts;
-	sc->res.n_job_ts = sc->n_job_ts;
 	size_t ne = 0;
 	const struct lsim_job_event *ev = lsim_jobs_timeline(sc->js, &ne);
 	free(sc->job_events);

@@ -14,6 +14,7 @@
 #include "llmsim/engine.h"
 #include "llmsim/policy.h"
 #include "report/report.h"
+#include "report/tsrec.h"
 #include "run/policy_core.h"
 #include "run/serverless.h"
 #include "serving/serving.h"
@@ -98,8 +99,14 @@ struct lsim_sim {
 	 * front end (beyond the spine) to its instance's node, and each step's
 	 * output tokens back (network.messages). */
 	bool messages;
-	struct lsim_link_sample *link_ts;
-	size_t n_link_ts, cap_link_ts;
+	/* /link_timeseries: its recorder, the rows of the sample being taken,
+	 * and the table as written once the run ends */
+	struct lsim_tsrec *link_rec;
+	struct lsim_link_sample *link_cur;
+	size_t cap_link_cur;
+	const struct lsim_link_sample *link_ts;
+	size_t n_link_ts;
+	double link_ts_period_s;
 	struct lsim_link_record *link_recs;
 	struct lsim_tenant_record *tenant_recs;
 	struct lsim_bg_stream **bg; /* background copy streams (owned) */
@@ -192,15 +199,17 @@ struct lsim_sim {
 	/* time series */
 	lsim_time sample_period;
 	uint64_t n_samples; /* taken, at most LSIM_MAX_SAMPLES */
-	struct lsim_ts_sample *ts;
-	size_t n_ts, cap_ts;
-	/* Run-length encoding of the series (docs/output.md): the rows of
-	 * the sample just taken (cur), the last sample equal to the group
-	 * recorded last except in t, held back until something changes
-	 * (pending), and where that group starts in ts. */
-	struct lsim_ts_sample *ts_cur, *ts_pending;
-	size_t n_ts_cur, n_ts_pending, cap_ts_cur;
-	size_t ts_group, n_ts_group;
+	/* /timeseries: the most rows a stored series keeps (0: no cap;
+	 * output.timeseries_rows), its recorder (tsrec.h: run-length encoded
+	 * and coarsened to the cap), the rows of the sample being taken, and
+	 * the table as written once the run ends */
+	uint64_t ts_rows;
+	struct lsim_tsrec *ts_rec;
+	struct lsim_ts_sample *ts_cur;
+	size_t n_ts_cur, cap_ts_cur;
+	const struct lsim_ts_sample *ts;
+	size_t n_ts;
+	double ts_period_s;
 	/* What a request with 0 output tokens (failed in its trace) becomes. */
 	enum { LSIM_ZERO_ONE, LSIM_ZERO_SKIP, LSIM_ZERO_FAIL } zero_output;
 	uint64_t zero_output_seen; /* such requests read from the workload */
