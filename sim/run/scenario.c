@@ -590,7 +590,8 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 	lsim_buf_printf(b, "power:\n");
 	lsim_cfg_dump(b, 2, power_keys, N_OF(power_keys), &power);
 	lsim_buf_printf(b, "output:\n");
-	lsim_cfg_dump(b, 2, output_keys, N_OF(output_keys), &sc->output);
+	lsim_cfg_dump_opt(b, 2, output_keys, N_OF(output_keys), &sc->output,
+			  (const char *const[]){"timeseries_rows", NULL});
 	lsim_buf_printf(b, "network:\n");
 	lsim_cfg_dump(b, 2, net_keys, N_OF(net_keys), &sc->net);
 	for (size_t i = 0; i < sc->n_lc; i++) {
