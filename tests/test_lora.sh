@@ -13,13 +13,26 @@
 #   25 GB/s (the PCIe link, the path's narrowest) = 3,355,443.2 -> 3,355,444
 #   ns: 3,459,944 ns; a later request of the adapter still in its GPU slot
 #   waits for nothing, so the two TTFTs differ by exactly that;
-# - max_loras 1, max_cpu_loras 2, adapters A, B, A (seed 1): B evicts A
+# - max_loras 1, max_cpu_loras 2, adapters A, B, A (named by the trace's
+#   lora column, workload.lora_column): B evicts A
 #   from the one GPU slot, and A comes back from the host cache: 1.5 us +
 #   3,355,444 ns = 3,356,944 ns, 103,000 ns less than a storage read; the
 #   waits add to lora_wait_s = 2 x 3,459,944 + 3,356,944 = 10,276,832 ns;
-# - max_loras 1, two requests of adapters A and B at time 0: B is skipped
-#   until A's request leaves the batch (first scheduled at A's finish);
-#   with max_loras 2 it starts before A's request ends;
+# - max_loras 1, two requests of adapters A and B at time 0 (named by the
+#   trace): B is skipped until A's request leaves the batch (first
+#   scheduled at A's finish); with max_loras 2 it starts before A's
+#   request ends;
+# - a JSONL trace with the key: A, null (the base model), A at 0, 10, 20 s
+#   with max_loras 1: one load, from storage; 2 requests with an adapter;
+#   the first A waits the 3,459,944 ns of the storage read more than the
+#   second, which finds A still in its slot (the base request between
+#   runs no adapter and evicts nothing);
+# - 100 adapters named a0 .. a99 by 100 requests 10 s apart, the trace
+#   played twice (repeat: 2): every request names one (200), and with one
+#   slot and a host cache of one each is a load from storage (200 loads,
+#   200 storage reads, 200 x 83,886,080 = 16,777,216,000 B): the names
+#   number 100 distinct adapters past the first sizes of the name index,
+#   and the repeat replays the names;
 # - without enable_lora the keys stay out of the effective configuration.
 set -u
 exe=${LSIM_EXE:-build/llmsim}
@@ -45,17 +58,24 @@ cluster:
 network: {pcie_bw: 25GB/s, host_bw: 63GB/s}
 instances:
   - {model: Llama-3.1-8B, gpu: H100-SXM$3}
-workload: {kind: auto, path: $tmp/$2.csv$4}
+workload: {kind: auto, path: $tmp/$2$4}
 EOF2
 	"$exe" run "$tmp/$1.yaml" -o "$tmp/$1" --csv --quiet >/dev/null 2>"$tmp/err" ||
 		bad "run $1: $(cat "$tmp/err")"
 }
 printf 'arrival_s,prompt_tokens,output_tokens\n0,512,4\n10,512,4\n' > "$tmp/two.csv"
-printf 'arrival_s,prompt_tokens,output_tokens\n0,512,4\n10,512,4\n20,512,4\n' > "$tmp/three.csv"
-printf 'arrival_s,prompt_tokens,output_tokens\n0,512,4\n0,512,4\n' > "$tmp/same.csv"
+printf 'arrival_s,prompt_tokens,output_tokens,lora\n0,512,4,A\n10,512,4,B\n20,512,4,A\n' > "$tmp/aba.csv"
+printf 'arrival_s,prompt_tokens,output_tokens,lora\n0,512,4,A\n0,512,4,B\n' > "$tmp/same.csv"
+{
+	echo '{"arrival_time": 0, "prompt_len": 512, "output_len": 4, "lora": "A"}'
+	echo '{"arrival_time": 10, "prompt_len": 512, "output_len": 4, "lora": null}'
+	echo '{"arrival_time": 20, "prompt_len": 512, "output_len": 4, "lora": "A"}'
+} > "$tmp/a_base_a.jsonl"
+awk 'BEGIN { print "arrival_s,prompt_tokens,output_tokens,lora"
+	for (i = 0; i < 100; i++) printf "%d,512,4,a%d\n", 10 * i, i }' > "$tmp/hundred.csv"
 L=", enable_lora: true"
-scen base two "" ""
-scen one two "$L, max_loras: 1" ", lora: {adapters: 1}"
+scen base two.csv "" ""
+scen one two.csv "$L, max_loras: 1" ", lora: {adapters: 1}"
 
 bb=$(col "$tmp/base/instances.csv" 1 kv_blocks)
 lb=$(col "$tmp/one/instances.csv" 1 kv_blocks)
@@ -72,7 +92,7 @@ t1=$(ns "$(col "$tmp/one/requests.csv" 2 first_token)")
 	ok "one load, one storage read, one request delayed" ||
 	bad "loads/storage reads/delayed: $(metric "$tmp/one" lora_loads) $(metric "$tmp/one" lora_storage_reads) $(metric "$tmp/one" lora_delayed_requests)"
 
-scen aba three "$L, max_loras: 1, max_cpu_loras: 2" ", lora: {adapters: 2}"
+scen aba aba.csv "$L, max_loras: 1, max_cpu_loras: 2" ", lora_column: lora"
 [ "$(metric "$tmp/aba" lora_loads) $(metric "$tmp/aba" lora_storage_reads)" = "3 2" ] &&
 	ok "adapters A, B, A: 3 loads, 2 from storage" ||
 	bad "loads $(metric "$tmp/aba" lora_loads), storage reads $(metric "$tmp/aba" lora_storage_reads), expected 3 2"
@@ -83,8 +103,8 @@ a2=$(( $(ns "$(col "$tmp/aba/requests.csv" 3 first_token)") - 20000000000 ))
 w=$(ns "$(metric "$tmp/aba" lora_wait_s)")
 [ "$w" = "10276832" ] && ok "lora_wait_s 10,276,832 ns" || bad "lora_wait_s $w ns, expected 10276832"
 
-scen slot1 same "$L, max_loras: 1, max_cpu_loras: 2" ", lora: {adapters: 2}"
-scen slot2 same "$L, max_loras: 2, max_cpu_loras: 2" ", lora: {adapters: 2}"
+scen slot1 same.csv "$L, max_loras: 1, max_cpu_loras: 2" ", lora_column: lora"
+scen slot2 same.csv "$L, max_loras: 2, max_cpu_loras: 2" ", lora_column: lora"
 f0=$(col "$tmp/slot1/requests.csv" 1 finish)
 s1=$(col "$tmp/slot1/requests.csv" 2 first_scheduled)
 [ "$f0" = "$s1" ] && ok "max_loras 1: B's request first scheduled at A's finish ($s1 s)" ||
@@ -94,6 +114,20 @@ s1=$(col "$tmp/slot2/requests.csv" 2 first_scheduled)
 awk -v a="$s1" -v b="$f0" 'BEGIN { exit !(a < b) }' &&
 	ok "max_loras 2: B's request starts ($s1 s) before A's ends ($f0 s)" ||
 	bad "max_loras 2: B scheduled at $s1, A finished at $f0"
+
+scen jsonl a_base_a.jsonl "$L, max_loras: 1" ", lora_column: lora"
+[ "$(metric "$tmp/jsonl" lora_requests) $(metric "$tmp/jsonl" lora_loads) $(metric "$tmp/jsonl" lora_storage_reads)" = "2 1 1" ] &&
+	ok "JSONL A, null, A: 2 requests with an adapter, 1 load, 1 from storage" ||
+	bad "JSONL requests/loads/storage reads: $(metric "$tmp/jsonl" lora_requests) $(metric "$tmp/jsonl" lora_loads) $(metric "$tmp/jsonl" lora_storage_reads), expected 2 1 1"
+j0=$(ns "$(col "$tmp/jsonl/requests.csv" 1 first_token)")
+j2=$(( $(ns "$(col "$tmp/jsonl/requests.csv" 3 first_token)") - 20000000000 ))
+[ $((j0 - j2)) -eq 3459944 ] && ok "JSONL: the first A's TTFT is 3,459,944 ns above the second's" ||
+	bad "JSONL TTFTs $j0 and $j2 ns differ by $((j0 - j2)), expected 3459944"
+
+scen hundred hundred.csv "$L, max_loras: 1" ", lora_column: lora, repeat: 2"
+[ "$(metric "$tmp/hundred" lora_requests) $(metric "$tmp/hundred" lora_loads) $(metric "$tmp/hundred" lora_storage_reads) $(metric "$tmp/hundred" lora_bytes)" = "200 200 200 16777216000" ] &&
+	ok "100 named adapters played twice: 200 requests, 200 loads from storage, 16,777,216,000 B" ||
+	bad "100 adapters x 2: requests/loads/storage reads/bytes $(metric "$tmp/hundred" lora_requests) $(metric "$tmp/hundred" lora_loads) $(metric "$tmp/hundred" lora_storage_reads) $(metric "$tmp/hundred" lora_bytes), expected 200 200 200 16777216000"
 
 "$exe" check "$tmp/base.yaml" 2>/dev/null | grep -q "lora" &&
 	bad "LoRA keys at their defaults are in the effective configuration" ||

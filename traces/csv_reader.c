@@ -207,7 +207,7 @@ struct csv_reader {
 	char *names[N_COLS];
 	int idx[N_COLS];
 	int need; /* fields a row must have */
-	/* optional label columns: QoS class, model, tenant */
+	/* optional label columns: QoS class, model, tenant, LoRA adapter */
 	char *label_name[LSIM_N_LABELS];
 	int label_idx[LSIM_N_LABELS]; /* -1 without one */
 	enum lsim_time_format fmt;
@@ -425,7 +425,7 @@ static int csv_row(struct csv_reader *r, struct lsim_req_spec *out,
 	out->src_col = lsim_csv_field_col(r->csv, r->idx[COL_PROMPT]);
 	out->src_key = r->names[COL_PROMPT];
 	const char **labels[LSIM_N_LABELS] = {&out->class_label, &out->model_label,
-					       &out->tenant_label};
+					       &out->tenant_label, &out->lora_label};
 	for (int k = 0; k < LSIM_N_LABELS; k++)
 		if (r->label_idx[k] >= 0)
 			*labels[k] = lsim_csv_field(r->csv, r->label_idx[k]);
@@ -509,9 +509,9 @@ int lsim_workload_csv_open(const char *path, const struct lsim_csv_map *map,
 	r->fmt = map->arrival_format;
 	static const char *const label_keys[LSIM_N_LABELS] = {
 		"workload.class_column", "workload.model_column",
-		"workload.tenant_column"};
+		"workload.tenant_column", "workload.lora_column"};
 	const char *label_cols[LSIM_N_LABELS] = {map->class_col, map->model_col,
-						 map->tenant_col};
+						 map->tenant_col, map->lora_col};
 	int rc = 0;
 	for (int k = 0; k < LSIM_N_LABELS; k++) {
 		r->label_idx[k] = -1;

@@ -207,18 +207,29 @@ static int get_hashes(struct jsonl_reader *r, json_object *o,
 	return 0;
 }
 
-/* The mapped label keys (class, model, tenant): strings or numbers. */
+/* The mapped label keys (class, model, tenant, lora): strings or
+ * numbers; the LoRA adapter also null, the base model (as ""). An
+ * adapter's name must fit the buffer whole: cut, two names could merge. */
 static int get_labels(struct jsonl_reader *r, json_object *o,
 		      struct lsim_req_spec *out, struct lsim_diag *d)
 {
+	enum { LORA = 3 };
 	const char **labels[LSIM_N_LABELS] = {&out->class_label, &out->model_label,
-					       &out->tenant_label};
+					       &out->tenant_label, &out->lora_label};
 	for (int k = 0; k < LSIM_N_LABELS; k++) {
 		const char *key = r->map_keys[3 + k];
 		json_object *v = NULL;
 		if (!key)
 			continue;
-		if (!json_object_object_get_ex(o, key, &v) || !v)
+		if (!json_object_object_get_ex(o, key, &v))
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+					     "no '%s' here", key);
+		if (!v && k == LORA) {
+			r->label_buf[k][0] = '\0';
+			*labels[k] = r->label_buf[k];
+			continue;
+		}
+		if (!v)
 			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
 					     "no '%s' here", key);
 		const char *s = json_object_is_type(v, json_type_string)
@@ -228,6 +239,10 @@ static int get_labels(struct jsonl_reader *r, json_object *o,
 		    json_object_is_type(v, json_type_array))
 			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
 					     "'%s' must be a string or a number", key);
+		if (k == LORA && strlen(s) >= sizeof r->label_buf[k])
+			return lsim_diag_set(d, LSIM_EFORMAT, r->path, r->lineno, 0, key,
+					     "'%s' names an adapter of %zu bytes: at most %zu",
+					     key, strlen(s), sizeof r->label_buf[k] - 1);
 		snprintf(r->label_buf[k], sizeof r->label_buf[k], "%s", s);
 		*labels[k] = r->label_buf[k];
 	}
@@ -431,7 +446,8 @@ int lsim_workload_jsonl_open_map(const char *path, const struct lsim_csv_map *ma
 	if (map) {
 		const char *keys[3 + LSIM_N_LABELS] = {
 			map->arrival_col, map->prompt_col, map->output_col,
-			map->class_col,	  map->model_col,  map->tenant_col};
+			map->class_col,	  map->model_col,  map->tenant_col,
+			map->lora_col};
 		for (size_t k = 0; k < N_OF(keys); k++)
 			if (keys[k] && keys[k][0] && !(r->map_keys[k] = strdup(keys[k])))
 				nomem = true;
@@ -588,7 +604,7 @@ int lsim_workload_jsonl_open_sorted(const char *path, struct lsim_workload **out
 			q.hashes = h;
 		}
 		/* no label keys without a mapping, so no borrowed label text */
-		q.class_label = q.model_label = q.tenant_label = NULL;
+		q.class_label = q.model_label = q.tenant_label = q.lora_label = NULL;
 		s->reqs[s->n++] = q;
 	}
 	if (rc != 0) {

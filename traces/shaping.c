@@ -44,7 +44,7 @@ struct shaper {
 	size_t pos;
 	uint64_t kept_skipped; /* the source's skipped count at the pass's end */
 	uint64_t replay_skipped; /* ... after the row replayed last */
-	size_t last_str[5]; /* each string field's last copy in arena */
+	size_t last_str[6]; /* each string field's last copy in arena */
 };
 
 #define REPLAY_MAX_ROWS ((size_t)1 << 20)
@@ -53,7 +53,7 @@ struct shaper {
 
 struct kept_req {
 	struct lsim_req_spec r; /* its pointers NULL: the offsets below */
-	size_t hashes, class_label, model_label, tenant_label, src_path, src_key;
+	size_t hashes, class_label, model_label, tenant_label, lora_label, src_path, src_key;
 	uint64_t skipped;
 };
 
@@ -102,7 +102,7 @@ static void stop_recording(struct shaper *s)
 	s->kept = NULL;
 	s->arena = NULL;
 	s->n_kept = s->cap_kept = s->n_arena = s->cap_arena = 0;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		s->last_str[i] = NO_OFF;
 }
 
@@ -134,6 +134,7 @@ static void record(struct shaper *s, const struct lsim_req_spec *r, uint64_t ski
 	k.class_label = keep_str(s, r->class_label, &s->last_str[0], &ok);
 	k.model_label = keep_str(s, r->model_label, &s->last_str[1], &ok);
 	k.tenant_label = keep_str(s, r->tenant_label, &s->last_str[2], &ok);
+	k.lora_label = keep_str(s, r->lora_label, &s->last_str[5], &ok);
 	k.src_path = keep_str(s, r->src_path, &s->last_str[3], &ok);
 	k.src_key = keep_str(s, r->src_key, &s->last_str[4], &ok);
 	if (!ok) {
@@ -141,7 +142,8 @@ static void record(struct shaper *s, const struct lsim_req_spec *r, uint64_t ski
 		return;
 	}
 	k.r.hashes = NULL;
-	k.r.class_label = k.r.model_label = k.r.tenant_label = k.r.src_path = k.r.src_key = NULL;
+	k.r.class_label = k.r.model_label = k.r.tenant_label = k.r.lora_label = NULL;
+	k.r.src_path = k.r.src_key = NULL;
 	s->kept[s->n_kept++] = k;
 }
 
@@ -165,6 +167,7 @@ static int source_next(struct shaper *s, struct lsim_req_spec *r, struct lsim_di
 		r->class_label = kept_str(s, k->class_label);
 		r->model_label = kept_str(s, k->model_label);
 		r->tenant_label = kept_str(s, k->tenant_label);
+		r->lora_label = kept_str(s, k->lora_label);
 		r->src_path = kept_str(s, k->src_path);
 		r->src_key = kept_str(s, k->src_key);
 		s->replay_skipped = k->skipped;
@@ -335,7 +338,7 @@ int lsim_workload_shape_create(lsim_workload_open_fn open, void *ctx,
 	s->p = *p;
 	s->rng = rng;
 	s->recording = p->repeat > 1;
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		s->last_str[i] = NO_OFF;
 	int rc = open(ctx, &s->src, d);
 	if (rc != 0) {

@@ -25,12 +25,15 @@ struct lsim_req_spec {
 	int32_t n_hashes;
 	int32_t hash_block_tokens; /* tokens per hashed block (512 for Mooncake) */
 	int32_t tenant; /* which merged trace it came from (0 for a single source) */
-	/* The QoS class, model and tenant named by the trace's label columns
-	 * (CSV: workload.class_column, model_column, tenant_column), or NULL.
-	 * Valid until the next call of lsim_workload_next. */
+	/* The QoS class, model, tenant and LoRA adapter named by the trace's
+	 * label columns (CSV: workload.class_column, model_column,
+	 * tenant_column, lora_column; JSONL: the keys they name), or NULL.
+	 * An empty lora_label (or JSONL null) is the base model. Valid until
+	 * the next call of lsim_workload_next. */
 	const char *class_label;
 	const char *model_label;
 	const char *tenant_label;
+	const char *lora_label;
 	/* Where a trace request came from (NULL for generators): the file,
 	 * line, and the column (1-based; 0 in JSONL) and name of its prompt
 	 * field, for messages about the request. Valid until the next call. */
@@ -38,7 +41,7 @@ struct lsim_req_spec {
 	int32_t src_line, src_col;
 	const char *src_key;
 };
-enum { LSIM_N_LABELS = 3 }; /* class, model, tenant */
+enum { LSIM_N_LABELS = 4 }; /* class, model, tenant, lora */
 
 struct lsim_workload;
 
@@ -136,6 +139,7 @@ struct lsim_csv_map {
 	const char *class_col; /* optional: a column naming each request's QoS class */
 	const char *model_col; /* optional: ... its model */
 	const char *tenant_col; /* optional: ... its tenant */
+	const char *lora_col; /* optional: ... its LoRA adapter (empty: base model) */
 };
 
 /*
@@ -174,8 +178,8 @@ int lsim_workload_jsonl_open_sorted(const char *path, struct lsim_workload **out
  * The same with the scenario's key mapping (generic JSONL): the arrival
  * under map->arrival_col in map->arrival_format (seconds or milliseconds
  * as numbers, datetime as a string), lengths under map->prompt_col and
- * map->output_col, and optional label keys (class, model, tenant) whose
- * values are strings or numbers. "hash_ids" is read as for Mooncake.
+ * map->output_col, and optional label keys (class, model, tenant, lora)
+ * whose values are strings or numbers (lora: also null, the base model). "hash_ids" is read as for Mooncake.
  * map NULL, or without an arrival key: the known layouts above (with the
  * map's label keys, if any).
  */

@@ -168,6 +168,10 @@ void lsim_sim_release(struct lsim_sim *s)
 	free(s->rr_model);
 	free(s->ctx_by_model);
 	free(s->sv.macro);
+	for (size_t i = 0; i < s->n_lora_names; i++)
+		free(s->lora_names[i]);
+	free(s->lora_names);
+	free(s->lora_index);
 	for (size_t i = 0; i < s->n_tenant_names; i++)
 		free(s->tenant_names[i]);
 	free(s->tenant_names);
@@ -566,6 +570,93 @@ static int resolve_model(struct lsim_sim *s, const struct lsim_req_spec *spec,
 					(unsigned long long)spec->id, spec->model_label);
 }
 
+/* FNV-1a: where an adapter's name starts its probe in lora_index. */
+static size_t lora_hash(const char *name, size_t cap)
+{
+	uint64_t h = 14695981039346656037u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 1099511628211u;
+	return (size_t)h & (cap - 1);
+}
+
+/* Doubles lora_index (kept at most half full) and re-inserts the names. */
+static int lora_index_grow(struct lsim_sim *s)
+{
+	size_t cap = s->lora_index_cap ? 2 * s->lora_index_cap : 64;
+	int32_t *ix = malloc(cap * sizeof *ix);
+	if (!ix)
+		return LSIM_ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		ix[i] = -1;
+	for (size_t a = 0; a < s->n_lora_names; a++) {
+		size_t h = lora_hash(s->lora_names[a], cap);
+		while (ix[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		ix[h] = (int32_t)a;
+	}
+	free(s->lora_index);
+	s->lora_index = ix;
+	s->lora_index_cap = cap;
+	return 0;
+}
+
+#define MAX_LORA_NAMES 1000000 /* as workload.lora.adapters */
+
+/*
+ * The adapter a trace label names (workload.lora_column): "" is the base
+ * model; other names are numbered 0, 1, ... by first appearance. A
+ * request with one must not reach a group without enable_lora (vLLM
+ * refuses it): an error naming the trace's file and line.
+ */
+static int resolve_lora(struct lsim_sim *s, const struct lsim_req_spec *spec,
+			struct lsim_req *r)
+{
+	const char *name = spec->lora_label;
+	if (!name[0])
+		return 0;
+	size_t m = r->model >= 0 ? (size_t)r->model : s->n_models;
+	if (s->lora_refused && s->lora_refused[m] >= 0)
+		return s->sv.error = lsim_diag_set(
+			       &s->sv.diag, LSIM_EINVAL, spec->src_path ? spec->src_path : "",
+			       spec->src_line, 0, "workload.lora_column",
+			       "request %llu names LoRA adapter '%s', but instances[%d], "
+			       "which may serve it, has no enable_lora (vLLM refuses such a "
+			       "request): set enable_lora: true there, or leave the "
+			       "column empty for the base model",
+			       (unsigned long long)spec->id, name, s->lora_refused[m]);
+	if (s->lora_index_cap > 0) {
+		size_t h = lora_hash(name, s->lora_index_cap);
+		for (; s->lora_index[h] >= 0; h = (h + 1) & (s->lora_index_cap - 1))
+			if (strcmp(s->lora_names[s->lora_index[h]], name) == 0) {
+				r->lora = s->lora_index[h];
+				return 0;
+			}
+	}
+	if (s->n_lora_names == MAX_LORA_NAMES)
+		return s->sv.error = lsim_diag_set(&s->sv.diag, LSIM_EINVAL,
+						spec->src_path ? spec->src_path : "",
+						spec->src_line, 0, "workload.lora_column",
+						"more than %d distinct LoRA adapters", MAX_LORA_NAMES);
+	char **p = realloc(s->lora_names, (s->n_lora_names + 1) * sizeof *p);
+	if (p)
+		s->lora_names = p;
+	char *copy = p ? strdup(name) : NULL;
+	if (!copy)
+		return s->sv.error = LSIM_ENOMEM;
+	s->lora_names[s->n_lora_names++] = copy;
+	if (2 * s->n_lora_names > s->lora_index_cap) {
+		if (lora_index_grow(s) != 0)
+			return s->sv.error = LSIM_ENOMEM;
+	} else {
+		size_t h = lora_hash(copy, s->lora_index_cap);
+		while (s->lora_index[h] >= 0)
+			h = (h + 1) & (s->lora_index_cap - 1);
+		s->lora_index[h] = (int32_t)(s->n_lora_names - 1);
+	}
+	r->lora = (int32_t)(s->n_lora_names - 1);
+	return 0;
+}
+
 #define MAX_TENANTS 65536
 
 /* The tenant a trace label names: numbered by first appearance. */
@@ -712,7 +803,8 @@ static void pull_next(struct lsim_sim *s)
 	r->lora = -1;
 	r->prefill_instance = -1;
 	if ((spec.model_label && resolve_model(s, &spec, r) != 0) ||
-	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0)) {
+	    (spec.tenant_label && resolve_tenant(s, &spec, r) != 0) ||
+	    (spec.lora_label && resolve_lora(s, &spec, r) != 0)) {
 		r->live = false;
 		lsim_stop(s->sv.eng);
 		return;

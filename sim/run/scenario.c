@@ -162,6 +162,7 @@ static const struct lsim_keydef wl_keys[] = {
 	{"class_column", LSIM_K_STRING, W(class_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's QoS class (instead of shares)"},
 	{"model_column", LSIM_K_STRING, W(model_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's model (an instance group's model or name)"},
 	{"tenant_column", LSIM_K_STRING, W(tenant_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's tenant (instead of the trace's position)"},
+	{"lora_column", LSIM_K_STRING, W(lora_column), "", LSIM_NOBOUNDS, NULL, "csv/jsonl/auto: a column naming each request's LoRA adapter (empty, or JSONL null: the base model); names numbered by first appearance, each of rank workload.lora.rank (instead of workload.lora.adapters; docs/lora.md)"},
 	{"lengths_from", LSIM_K_STRING, W(lengths_from), "", LSIM_NOBOUNDS, NULL, "generator: draw (prompt, output) pairs jointly from this trace's rows (any recognised format)"},
 	{"window_start", LSIM_K_TIME, W(window_start), "0s", 0, 9.0e18, NULL, "trace: keep arrivals from this time of the trace (re-based to 0)"},
 	{"window_end", LSIM_K_TIME, W(window_end), "0s", 0, 9.0e18, NULL, "trace: ... and before this time (0: to the end)"},
@@ -557,7 +558,9 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 		lsim_cfg_dump(b, 4, class_keys, N_OF(class_keys), &sc->classes[i]);
 	}
 	lsim_buf_printf(b, "workload:\n");
-	lsim_cfg_dump(b, 2, wl_keys, N_OF(wl_keys), &wl);
+	/* lora_column came later: out of the echo (and the run id) unless set */
+	static const char *const wl_optional[] = {"lora_column", NULL};
+	lsim_cfg_dump_opt(b, 2, wl_keys, N_OF(wl_keys), &wl, wl_optional);
 	if (sc->n_traces > 0 && !for_id) {
 		lsim_buf_printf(b, "  traces:\n");
 		for (size_t i = 0; i < sc->n_traces; i++)
@@ -574,6 +577,8 @@ void lsim_scn_dump_config(const struct lsim_scenario *sc, struct lsim_buf *b, bo
 	if (sc->lora_wl.adapters > 0) { /* echoed only where used */
 		lsim_buf_printf(b, "  lora:\n");
 		lsim_cfg_dump(b, 4, lora_wl_keys, N_OF(lora_wl_keys), &sc->lora_wl);
+	} else if (sc->wl.lora_column[0]) { /* the trace names them: rank only */
+		lsim_buf_printf(b, "  lora:\n    rank: %lld\n", (long long)sc->lora_wl.rank);
 	}
 	static const char *const names[2] = {"prompt", "output"};
 	for (int w = 0; w < 2; w++) {
@@ -634,6 +639,44 @@ static int refuse_zero_rate(const struct lsim_scenario *sc, const struct lsim_no
 				      "a rate of 0 would stop the flows: give a positive "
 				      "rate (e.g. 1GB/s), or leave rate out for no limit");
 	}
+	return 0;
+}
+
+/*
+ * workload.lora_column names each request's adapter in the trace, so the
+ * generator's drawing keys (adapters, popularity, share) would be unused
+ * or contradict it: refused, as is the column without a trace to read.
+ * The adapters' rank stays workload.lora.rank (default 16).
+ */
+static int check_lora_column(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (!sc->wl.lora_column[0])
+		return 0;
+	struct lsim_node *wl = lsim_node_get(sc->doc->root, "workload");
+	struct lsim_node *lora = lsim_node_get(wl, "lora");
+	if (sc->wl.kind == WL_GENERATOR)
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(wl, "lora_column"),
+				      "workload.lora_column", LSIM_EINVAL,
+				      "lora_column names a trace column, but kind is generator: "
+				      "set kind: csv, jsonl or auto, or draw adapters with "
+				      "workload.lora.adapters");
+	if (sc->lora_wl.adapters > 0)
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(lora, "adapters"),
+				      "workload.lora.adapters", LSIM_EINVAL,
+				      "the trace's lora_column names each request's adapter; "
+				      "adapters draws them instead: keep one (drop adapters, "
+				      "or drop lora_column)");
+	if (sc->lora_wl.popularity != 0 || sc->lora_wl.share != 1)
+		return lsim_cfg_error(d, sc->doc,
+				      lsim_node_get(lora, sc->lora_wl.popularity != 0 ? "popularity"
+										    : "share"),
+				      sc->lora_wl.popularity != 0 ? "workload.lora.popularity"
+								  : "workload.lora.share",
+				      LSIM_EINVAL,
+				      "the trace's lora_column names each request's adapter "
+				      "(an empty value: the base model), so nothing is drawn: "
+				      "drop %s, or drop lora_column",
+				      sc->lora_wl.popularity != 0 ? "popularity" : "share");
 	return 0;
 }
 
@@ -810,6 +853,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 				    "alpha is zipf's exponent, unused with popularity: uniform; "
 				    "write popularity: zipf or drop alpha");
 	if (rc == 0)
+		rc = check_lora_column(sc, d);
+	if (rc == 0)
 		rc = lsim_scn_check_jsonl_mapping(sc, d);
 	if (rc == 0)
 		rc = lsim_scn_bind_traces(sc, d);
@@ -962,6 +1007,23 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_scn_check_cpu_offload(sc, root, i, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_lora(sc, root, i, d);
+	if (rc == 0 && sc->wl.lora_column[0]) {
+		/* the groups a request naming an adapter must not reach */
+		sc->lora_refused = malloc((sc->n_models + 1) * sizeof *sc->lora_refused);
+		if (!sc->lora_refused)
+			rc = LSIM_ENOMEM;
+		for (size_t m = 0; rc == 0 && m <= sc->n_models; m++)
+			sc->lora_refused[m] = -1;
+		for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
+			if (sc->insts[i].eng.enable_lora || sc->insts[i].perf == PERF_SERVICE)
+				continue;
+			int32_t *first[2] = {&sc->lora_refused[sc->group_model[i]],
+					     &sc->lora_refused[sc->n_models]};
+			for (int k = 0; k < 2; k++)
+				if (*first[k] < 0)
+					*first[k] = (int32_t)i;
+		}
+	}
 	if (rc == 0)
 		rc = lsim_scn_check_share(sc, d);
 	if (rc == 0)
@@ -1054,6 +1116,7 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->model_label_idx);
 	free(sc->model_share_by_idx);
 	free(sc->group_model);
+	free(sc->lora_refused);
 	lsim_buf_release(&sc->effective);
 	free(sc->dir);
 	lsim_doc_destroy(sc->doc);
@@ -1197,6 +1260,7 @@ static int assemble(struct lsim_scenario *sc, struct run_rngs *rngs,
 	sc->sim.lora_zipf = sc->lora_wl.popularity == 1;
 	sc->sim.lora_alpha = sc->lora_wl.alpha;
 	sc->sim.lora_share = sc->lora_wl.share;
+	sc->sim.lora_refused = sc->lora_refused;
 	sc->sim.sv.pue = sc->power.pue;
 	sc->sim.sv.power_alpha = sc->power.alpha;
 	sc->sim.sv.carbon_g_per_kwh = sc->power.carbon_intensity;

@@ -315,6 +315,7 @@ int lsim_scn_check_lora(struct lsim_scenario *sc, struct lsim_node *root, size_t
 	const struct lsim_model_arch *m = &sc->models[i];
 	char key[96];
 	if (!ic->eng.enable_lora) {
+		/* a trace's adapters are checked per request (run.c) */
 		if (sc->lora_wl.adapters > 0 && ic->perf != PERF_SERVICE)
 			return lsim_cfg_error(d, sc->doc, lsim_node_get(wl, "adapters"),
 					      "workload.lora.adapters", LSIM_EINVAL,
@@ -365,7 +366,8 @@ int lsim_scn_check_lora(struct lsim_scenario *sc, struct lsim_node *root, size_t
 				      (long long)ic->eng.max_cpu_loras,
 				      (long long)ic->eng.max_loras, (long long)ic->eng.max_loras);
 	}
-	if (sc->lora_wl.adapters > 0 && sc->lora_wl.rank > ic->eng.max_lora_rank)
+	if ((sc->lora_wl.adapters > 0 || sc->wl.lora_column[0]) &&
+	    sc->lora_wl.rank > ic->eng.max_lora_rank)
 		return lsim_cfg_error(d, sc->doc, lsim_node_get(wl, "rank"),
 				      "workload.lora.rank", LSIM_ERANGE,
 				      "rank %lld is above instances[%zu].max_lora_rank %lld "

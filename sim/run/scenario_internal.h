@@ -138,7 +138,7 @@ struct wl_cfg {
 	const char *path;
 	int time_format;
 	const char *arrival_column, *prompt_column, *output_column, *class_column;
-	const char *model_column, *tenant_column;
+	const char *model_column, *tenant_column, *lora_column;
 	bool jsonl_mapped; /* kind jsonl with arrival/prompt/output keys given */
 };
 enum { WL_GENERATOR, WL_CSV, WL_JSONL, WL_AUTO };
@@ -257,6 +257,7 @@ struct lsim_scenario {
 	size_t n_model_labels;
 	double *model_share_by_idx; /* share of each model, or NULL */
 	int32_t *group_model;	    /* model index of each instance group */
+	int32_t *lora_refused;	    /* per model + 1: sim.lora_refused */
 	size_t n_traces;
 	int32_t *pairs; /* workload.lengths_from: prompt, output, prompt, ... */
 	size_t n_pairs;

@@ -263,8 +263,10 @@ static int open_one(const struct wl_cfg *c, const char *path,
 		.class_col = c->class_column,
 		.model_col = c->model_column,
 		.tenant_col = c->tenant_column,
+		.lora_col = c->lora_column,
 	};
-	bool labels = c->class_column[0] || c->model_column[0] || c->tenant_column[0];
+	bool labels = c->class_column[0] || c->model_column[0] || c->tenant_column[0] ||
+		      c->lora_column[0];
 	int rc;
 	if (c->kind == WL_CSV) {
 		rc = lsim_workload_csv_open(path, &map, w, d);
@@ -279,6 +281,7 @@ static int open_one(const struct wl_cfg *c, const char *path,
 		known.class_col = map.class_col;
 		known.model_col = map.model_col;
 		known.tenant_col = map.tenant_col;
+		known.lora_col = map.lora_col;
 		if (rc == 0 && strcmp(fmt, "jsonl") == 0) {
 			known.arrival_col = known.prompt_col = known.output_col = NULL;
 			rc = lsim_workload_jsonl_open_map(path, &known, w, d);

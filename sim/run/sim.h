@@ -184,6 +184,18 @@ struct lsim_sim {
 	double *lora_cdf;
 	gsl_rng *lora_rng;
 	int64_t lora_requests; /* requests that named an adapter */
+	/* workload.lora_column: adapters named by the trace, numbered by
+	 * first appearance (owned names; lora_index: an open-addressing hash
+	 * of their numbers, -1 empty, lora_index_cap a power of two). A
+	 * request naming one may go only to groups with enable_lora:
+	 * lora_refused[m] is the first instance group serving model m that
+	 * has none (-1: every one has), [n_models] the first of all groups
+	 * (a request whose model is not named yet); borrowed. */
+	char **lora_names;
+	size_t n_lora_names;
+	int32_t *lora_index;
+	size_t lora_index_cap;
+	const int32_t *lora_refused;
 	int32_t *route_map;	    /* scratch: inst_info entry -> instance */
 	size_t *rr_model;	    /* round-robin position per model */
 	/* Tenants named by a trace column (workload.tenant_column), by first

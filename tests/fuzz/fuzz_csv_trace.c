@@ -1,8 +1,9 @@
 /*
  * fuzz_csv_trace.c - libFuzzer target for the CSV trace reader
  * (lsim_workload_csv_open). The input's first line is the column map,
- * "ARRIVAL,FORMAT,PROMPT,OUTPUT" with FORMAT one of s, ms, dt (seconds,
- * milliseconds, date-time); a first line that is not of that form leaves
+ * "ARRIVAL,FORMAT,PROMPT,OUTPUT[,LORA]" with FORMAT one of s, ms, dt
+ * (seconds, milliseconds, date-time) and LORA a column naming each
+ * request's LoRA adapter (workload.lora_column); a first line that is not of that form leaves
  * the default map "t,s,prompt,output". The rest of the input is the CSV
  * file. The workload is read to its end or first error, then destroyed.
  */
@@ -15,7 +16,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Splits "a,f,p,o" (at most 255 bytes) into the map; 0 if it has that form. */
+/* Splits "a,f,p,o" or "a,f,p,o,l" (at most 255 bytes) into the map; 0 if
+ * it has that form. */
 static int parse_map(const uint8_t *line, size_t n, char *buf, size_t buf_size,
 		     struct lsim_csv_map *map)
 {
@@ -25,18 +27,20 @@ static int parse_map(const uint8_t *line, size_t n, char *buf, size_t buf_size,
 	buf[n] = '\0';
 	if (memchr(buf, '\0', n))
 		return -1;
-	char *f[4];
+	char *f[5] = {NULL};
 	char *p = buf;
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5 && p; i++) {
 		f[i] = p;
 		char *comma = strchr(p, ',');
-		if (i < 3) {
-			if (!comma)
+		if (comma) {
+			if (i == 4)
 				return -1;
 			*comma = '\0';
 			p = comma + 1;
-		} else if (comma) {
-			return -1;
+		} else {
+			if (i < 3)
+				return -1;
+			p = NULL;
 		}
 	}
 	if (!strcmp(f[1], "s"))
@@ -50,6 +54,7 @@ static int parse_map(const uint8_t *line, size_t n, char *buf, size_t buf_size,
 	map->arrival_col = f[0];
 	map->prompt_col = f[2];
 	map->output_col = f[3];
+	map->lora_col = f[4];
 	return 0;
 }
 
