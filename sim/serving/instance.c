@@ -52,6 +52,22 @@ static bool wait_less(const struct lsim_wait_entry *a,
 }
 
 
+/* Places e in the waiting heap, its place in the order kept (room made
+ * by the caller; LoRA puts back there a request skipped for a step). */
+static void wait_place(struct lsim_instance *in, struct lsim_wait_entry e)
+{
+	size_t i = in->wait_len++;
+	lsim_instance_touch(in);
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!wait_less(&e, &in->wait[parent]))
+			break;
+		in->wait[i] = in->wait[parent];
+		i = parent;
+	}
+	in->wait[i] = e;
+}
+
 static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 		       double key)
 {
@@ -59,35 +75,8 @@ static int wait_insert(struct lsim_instance *in, int32_t r, int32_t normal,
 	if (lsim_grow((void **)&in->wait, &in->wait_cap, in->wait_len + 1,
 		 sizeof *in->wait) != 0)
 		return LSIM_ENOMEM;
-	struct lsim_wait_entry e = {key, in->wait_seq++, r, normal};
-	size_t i = in->wait_len++;
-	lsim_instance_touch(in);
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!wait_less(&e, &in->wait[parent]))
-			break;
-		in->wait[i] = in->wait[parent];
-		i = parent;
-	}
-	in->wait[i] = e;
+	wait_place(in, (struct lsim_wait_entry){key, in->wait_seq++, r, normal});
 	return 0;
-}
-
-/* Puts back an entry taken off the queue, its place in the order kept
- * (LoRA: a request skipped for this step). */
-static void wait_reinsert(struct lsim_instance *in, struct lsim_wait_entry e)
-{
-	/* room: it was taken off in this step */
-	size_t i = in->wait_len++;
-	lsim_instance_touch(in);
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!wait_less(&e, &in->wait[parent]))
-			break;
-		in->wait[i] = in->wait[parent];
-		i = parent;
-	}
-	in->wait[i] = e;
 }
 
 static int wait_push_back(struct lsim_instance *in, int32_t ri)
@@ -1161,7 +1150,7 @@ static void form_batch(struct lsim_instance *in)
 			lora_note(lora, r->lora);
 	}
 	for (size_t i = 0; i < n_skipped; i++) /* back in their places */
-		wait_reinsert(in, in->lora_skip[i]);
+		wait_place(in, in->lora_skip[i]);
 	if (in->kvhost)
 		offload_flush(in);
 }
