@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/array.h"
 #include "report/report.h"
 #include "report/tsrec.h"
 
@@ -46,19 +47,10 @@ struct lsim_tsrec {
 	struct buf out;
 };
 
+/* Room for n rows of size bytes in b. */
 static int reserve(struct buf *b, size_t n, size_t size)
 {
-	if (n <= b->cap)
-		return 0;
-	size_t c = b->cap ? b->cap : 16;
-	while (c < n)
-		c *= 2;
-	char *p = realloc(b->p, c * size);
-	if (!p)
-		return LSIM_ENOMEM;
-	b->p = p;
-	b->cap = c;
-	return 0;
+	return lsim_grow((void **)&b->p, &b->cap, n, size);
 }
 
 struct lsim_tsrec *lsim_tsrec_create(const struct lsim_tsrec_ops *ops,

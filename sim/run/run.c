@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "report/recstore.h"
+#include "kernel/array.h"
 #include "kernel/rng.h"
 #include "run/sim.h"
 #include "report/steady.h"
@@ -637,10 +638,10 @@ static int resolve_lora(struct lsim_sim *s, const struct lsim_req_spec *spec,
 						spec->src_path ? spec->src_path : "",
 						spec->src_line, 0, "workload.lora_column",
 						"more than %d distinct LoRA adapters", MAX_LORA_NAMES);
-	char **p = realloc(s->lora_names, (s->n_lora_names + 1) * sizeof *p);
-	if (p)
-		s->lora_names = p;
-	char *copy = p ? strdup(name) : NULL;
+	char *copy = NULL;
+	if (lsim_grow((void **)&s->lora_names, &s->cap_lora_names, s->n_lora_names + 1,
+		      sizeof *s->lora_names) == 0)
+		copy = strdup(name);
 	if (!copy)
 		return s->sv.error = LSIM_ENOMEM;
 	s->lora_names[s->n_lora_names++] = copy;

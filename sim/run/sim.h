@@ -192,7 +192,7 @@ struct lsim_sim {
 	 * has none (-1: every one has), [n_models] the first of all groups
 	 * (a request whose model is not named yet); borrowed. */
 	char **lora_names;
-	size_t n_lora_names;
+	size_t n_lora_names, cap_lora_names;
 	int32_t *lora_index;
 	size_t lora_index_cap;
 	const int32_t *lora_refused;
