@@ -675,24 +675,22 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		/* expert parallel: a rank holds its share of the experts */
 		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
 	};
-	/* one instance per data-parallel rank, each with its own perf model */
+	/* one instance per data-parallel rank, all sharing one perf model (a
+	 * pure function of the batch: the table is read once, not per rank) */
 	struct lsim_instance *ranks[64];
+	struct lsim_perf *perf = NULL;
+	rc = lsim_perf_table_create(o->perf_dir, &tp, &perf, d);
 	for (int64_t k = 0; rc == 0 && k < m->dp; k++) {
-		struct lsim_perf *perf = NULL;
-		rc = lsim_perf_table_create(o->perf_dir, &tp, &perf, d);
-		if (rc != 0)
-			break;
 		struct lsim_instance *in = lsim_sim_add_instance(&s);
 		rc = in ? lsim_instance_init(in, &s.sv, (int32_t)k, &ec, &gpu, &arch,
-					     (int32_t)m->tp, perf, d)
+					     (int32_t)m->tp, lsim_perf_share(perf), d)
 			: LSIM_ENOMEM;
-		if (!in)
-			lsim_perf_destroy(perf);
 		if (rc != 0 && in)
 			lsim_sim_drop_instance(&s);
 		if (rc == 0)
 			ranks[k] = in;
 	}
+	lsim_perf_destroy(perf); /* the instances hold it now */
 	if (rc == 0) {
 		res->kv_blocks = lsim_instance_kv_blocks(ranks[0]);
 		res->max_model_len = ranks[0]->max_model_len;
