@@ -111,6 +111,55 @@ void lsim_fuzz_write(const char *rel, const void *data, size_t size,
 	}
 }
 
+/* A per-layer table of two dense sizes, a 2 x 2 x 2 x 2 attention grid
+ * and the LM head: small, so a target that needs one reads it in
+ * microseconds. */
+static const char valid_dense[] = "layer,tokens,time_us\n"
+				  "embedding,1,1\n"
+				  "embedding,100,2\n"
+				  "final_layernorm,1,1\n"
+				  "final_layernorm,100,1\n"
+				  "layernorm,1,2\n"
+				  "layernorm,100,4\n"
+				  "qkv_proj,1,10\n"
+				  "qkv_proj,100,109\n";
+
+static const char valid_seq[] = "layer,sequences,time_us\n"
+				"lm_head,1,100\n"
+				"lm_head,10,190\n"
+				"sampler,1,5\n";
+
+static const char valid_attn[] = "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n"
+				 "0,0,1,100,2\n"
+				 "0,0,1,1000,4\n"
+				 "0,0,10,100,6\n"
+				 "0,0,10,1000,24\n"
+				 "100,0,0,0,20\n"
+				 "100,1000,0,0,40\n"
+				 "100,0,1,100,22\n"
+				 "100,0,1,1000,24\n"
+				 "100,1000,1,100,42\n"
+				 "100,1000,1,1000,44\n"
+				 "100,0,10,100,26\n"
+				 "100,0,10,1000,44\n"
+				 "100,1000,10,100,46\n"
+				 "100,1000,10,1000,64\n";
+
+const char *const lsim_fuzz_table_files[3] = {"tp1/dense.csv", "tp1/attention.csv",
+				     "tp1/per_sequence.csv"};
+static const char *const valid[3] = {valid_dense, valid_attn, valid_seq};
+
+void lsim_fuzz_write_table(const char *rel_dir, char *path, size_t path_size)
+{
+	char rel[512];
+	for (int i = 0; i < 3; i++) {
+		snprintf(rel, sizeof rel, "%s%s%s", rel_dir, rel_dir[0] ? "/" : "",
+			 lsim_fuzz_table_files[i]);
+		lsim_fuzz_write(rel, valid[i], strlen(valid[i]), path, path_size);
+	}
+	snprintf(path, path_size, "%s%s%s", lsim_fuzz_dir(), rel_dir[0] ? "/" : "", rel_dir);
+}
+
 void lsim_fuzz_check_error(int rc, const struct lsim_diag *d)
 {
 	if (rc >= 0) {

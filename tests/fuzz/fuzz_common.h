@@ -29,6 +29,15 @@ void lsim_fuzz_write(const char *rel, const void *data, size_t size,
 		     char *path, size_t path_size);
 
 /*
+ * A small valid per-layer perf table (lsim_perf_table_create): writes
+ * <scratch>/rel_dir/ followed by each of lsim_fuzz_table_files
+ * (tp1/dense.csv, tp1/attention.csv, tp1/per_sequence.csv) and puts the
+ * folder's full path in path. rel_dir "" is the scratch folder itself.
+ */
+extern const char *const lsim_fuzz_table_files[3];
+void lsim_fuzz_write_table(const char *rel_dir, char *path, size_t path_size);
+
+/*
  * Checks the contract of a failed call: rc is a negative LSIM_E* code and
  * d holds a message. Aborts (a finding) otherwise. With LSIM_FUZZ_VERBOSE
  * set in the environment, prints the diagnostic (for triaging seeds).
