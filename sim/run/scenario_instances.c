@@ -163,11 +163,30 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 	size_t hl = 0, sl = 0, pl = 0;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		struct inst_cfg *ic = &sc->insts[i];
+		/* A profile or model an earlier group named is copied, not read
+		 * again: one name is one file within a scenario, so the copy is
+		 * what the load gives (both are plain values), and a scenario of
+		 * many groups reads the model catalogue once, not once a group. */
+		size_t gj = i, mj = i;
+		for (size_t j = 0; j < i; j++) {
+			if (gj == i && strcmp(sc->insts[j].gpu, ic->gpu) == 0)
+				gj = j;
+			if (mj == i && sc->insts[j].perf != PERF_SERVICE &&
+			    strcmp(sc->insts[j].model, ic->model) == 0)
+				mj = j;
+		}
 		const char *what = "gpu";
-		int rc = lsim_scn_load_profile(sc, ic->gpu, &sc->gpus[i], d);
+		int rc = 0;
+		if (gj < i)
+			sc->gpus[i] = sc->gpus[gj];
+		else
+			rc = lsim_scn_load_profile(sc, ic->gpu, &sc->gpus[i], d);
 		if (rc == 0 && ic->perf != PERF_SERVICE) {
 			what = "model";
-			rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
+			if (mj < i)
+				sc->models[i] = sc->models[mj];
+			else
+				rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
 		}
 		if (rc != 0) {
 			char key[64];
