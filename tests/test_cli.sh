@@ -709,6 +709,15 @@ g4=$(gc _cluster)
 "$exe" run "$scen/gpu_cheapest_cluster.yaml" -o "$tmp/gc5" --set instances.0.model=GPT-3-175B >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[0\].gpu: no GPU kind with a profile and an offer in the cluster holds GPT-3-175B on 1 GPUs" "$tmp/err" \
 	&& ok "gpu: cheapest with nothing that fits" || bad "gpu cheapest nothing fits: rc=$rc $(cat "$tmp/err")"
+# several groups choosing from one price file (its profiles read once for
+# all of them), each by its own model, tp and spot, beside a fixed kind;
+# 70B on 4 spot GPUs: A100-40GB-SXM at $0.756 (A10G's 4 x 24 GB cannot
+# hold its 141 GB of weights)
+"$exe" run "$scen/gpu_cheapest_groups.yaml" -o "$tmp/gcg" --csv --quiet >/dev/null 2>"$tmp/err"; rc=$?
+g9=$(tail -n +2 "$tmp/gcg/instances.csv" | cut -d, -f2 | tr '\n' ' ')
+[ $rc -eq 0 ] && [ "$g9" = "RTX-4090 RTX-4090 L40S H100-SXM A10G A100-40GB-SXM " ] \
+	&& ok "gpu: cheapest per group: RTX-4090, L40S for 70B, A10G and A100-40GB on spot" \
+	|| bad "gpu cheapest groups: rc=$rc $g9 $(cat "$tmp/err")"
 # gpu_from: cheapest among listed kinds (L40S 1.09 < H100 3.49); a listed
 # kind with no offer is an error
 g6=$(gc "" --set "instances.0.gpu_from=L40S|H100-SXM"); g7=$(gc "" --set "instances.0.gpu_from=H100-SXM")

@@ -1097,6 +1097,9 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	lsim_prices_destroy(sc->prices);
 	free(sc->offers);
 	free(sc->gpu_choice);
+	free(sc->cheap_profiles);
+	free(sc->cheap_state);
+	free(sc->cheap_models);
 	lsim_carbon_destroy(sc->carbon);
 	free(sc->fail_inst);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)

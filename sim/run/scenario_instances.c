@@ -185,6 +185,8 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 			what = "model";
 			if (mj < i)
 				sc->models[i] = sc->models[mj];
+			else if (sc->gpu_choice && sc->gpu_choice[i][0]) /* choose_gpu read it */
+				sc->models[i] = sc->cheap_models[i];
 			else
 				rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
 		}
@@ -789,10 +791,26 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		}
 	}
 	double gpus = (double)lsim_scn_replica_gpus(ic);
-	struct lsim_model_arch m;
-	if (ic->perf != PERF_SERVICE) {
+	if (!sc->cheap_profiles) {
+		size_t n = sc->prices->n ? sc->prices->n : 1;
+		sc->cheap_profiles = calloc(n, sizeof *sc->cheap_profiles);
+		sc->cheap_state = calloc(n, sizeof *sc->cheap_state);
+		if (!sc->cheap_profiles || !sc->cheap_state)
+			return LSIM_ENOMEM;
+	}
+	/* A model an earlier choosing group named is copied, not read again
+	 * (as lsim_scn_load_hw does). */
+	struct lsim_model_arch *m = &sc->cheap_models[i];
+	size_t mj = i;
+	for (size_t j = 0; j < i && mj == i; j++)
+		if (sc->gpu_choice[j][0] && sc->insts[j].perf != PERF_SERVICE &&
+		    strcmp(sc->insts[j].model, ic->model) == 0)
+			mj = j;
+	if (ic->perf != PERF_SERVICE && mj < i) {
+		*m = sc->cheap_models[mj];
+	} else if (ic->perf != PERF_SERVICE) {
 		struct lsim_diag inner = {0};
-		if (lsim_scn_load_model(sc, ic->model, &m, &inner) != 0) {
+		if (lsim_scn_load_model(sc, ic->model, m, &inner) != 0) {
 			snprintf(key, sizeof key, "instances[%zu].model", i);
 			return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL, "%s%s%s",
 					      inner.msg, inner.file[0] ? " in " : "", inner.file);
@@ -807,13 +825,16 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 			seen = strcmp(sc->prices->items[j].gpu, kind) == 0;
 		for (size_t g = 0; g < sc->n_nodes && !in_cluster; g++)
 			in_cluster = strcmp(sc->nodes[g].gpu, kind) == 0;
-		struct lsim_gpu_profile prof;
 		struct lsim_diag scratch = {0};
 		const struct lsim_instance_price *ip = NULL;
 		bool chosen_from = !ic->gpu_from[0] || lsim_choice_index(ic->gpu_from, kind) >= 0;
-		if (seen || !in_cluster || !chosen_from ||
-		    lsim_scn_load_profile(sc, kind, &prof, &scratch) != 0 ||
-		    (ic->perf != PERF_SERVICE && !plan_holds(ic, &prof, &m)) ||
+		if (seen || !in_cluster || !chosen_from)
+			continue;
+		if (sc->cheap_state[k] == 0)
+			sc->cheap_state[k] = lsim_scn_load_profile(sc, kind, &sc->cheap_profiles[k],
+								   &scratch) == 0 ? 1 : -1;
+		if (sc->cheap_state[k] < 0 ||
+		    (ic->perf != PERF_SERVICE && !plan_holds(ic, &sc->cheap_profiles[k], m)) ||
 		    lsim_prices_cheapest(sc->prices, kind, ic->spot, &ip, &scratch) != 0)
 			continue;
 		double price = lsim_price_per_gpu_hour(ip, ic->spot) * gpus;
@@ -841,7 +862,8 @@ int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 	int rc = 0;
 	sc->offers = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->offers);
 	sc->gpu_choice = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->gpu_choice);
-	if (!sc->offers || !sc->gpu_choice)
+	sc->cheap_models = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->cheap_models);
+	if (!sc->offers || !sc->gpu_choice || !sc->cheap_models)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
