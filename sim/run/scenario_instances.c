@@ -185,7 +185,7 @@ int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 			what = "model";
 			if (mj < i)
 				sc->models[i] = sc->models[mj];
-			else if (sc->gpu_choice && sc->gpu_choice[i][0]) /* choose_gpu read it */
+			else if (sc->cheap_models && sc->gpu_choice[i][0]) /* choose_gpu read it */
 				sc->models[i] = sc->cheap_models[i];
 			else
 				rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
@@ -795,7 +795,8 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		size_t n = sc->prices->n ? sc->prices->n : 1;
 		sc->cheap_profiles = calloc(n, sizeof *sc->cheap_profiles);
 		sc->cheap_state = calloc(n, sizeof *sc->cheap_state);
-		if (!sc->cheap_profiles || !sc->cheap_state)
+		sc->cheap_models = calloc(sc->n_insts, sizeof *sc->cheap_models);
+		if (!sc->cheap_profiles || !sc->cheap_state || !sc->cheap_models)
 			return LSIM_ENOMEM;
 	}
 	/* A model an earlier choosing group named is copied, not read again
@@ -862,8 +863,7 @@ int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 	int rc = 0;
 	sc->offers = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->offers);
 	sc->gpu_choice = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->gpu_choice);
-	sc->cheap_models = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->cheap_models);
-	if (!sc->offers || !sc->gpu_choice || !sc->cheap_models)
+	if (!sc->offers || !sc->gpu_choice)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];
