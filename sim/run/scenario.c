@@ -1099,7 +1099,6 @@ void lsim_scenario_destroy(struct lsim_scenario *sc)
 	free(sc->gpu_choice);
 	free(sc->cheap_profiles);
 	free(sc->cheap_state);
-	free(sc->cheap_models);
 	lsim_carbon_destroy(sc->carbon);
 	free(sc->fail_inst);
 	for (size_t i = 0; sc->table_dirs && i < sc->n_insts; i++)

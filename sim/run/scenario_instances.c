@@ -153,42 +153,50 @@ int lsim_scn_load_model(const struct lsim_scenario *sc, const char *name,
 	return lsim_model_load(catalogue, name, m, d);
 }
 
+/*
+ * Group i's model into sc->models[i]. A model an earlier group named is
+ * copied, not read again: one name is one file within a scenario, so the
+ * copy is what the load gives (a plain value), and a scenario of many
+ * groups reads the model catalogue once, not once a group. The earlier
+ * groups that have read theirs are the first `done` and those gpu:
+ * cheapest chose for.
+ */
+static int group_model(struct lsim_scenario *sc, size_t i, size_t done, struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	for (size_t j = 0; j < i; j++)
+		if (sc->insts[j].perf != PERF_SERVICE && (j < done || sc->gpu_choice[j][0]) &&
+		    strcmp(sc->insts[j].model, ic->model) == 0) {
+			sc->models[i] = sc->models[j];
+			return 0;
+		}
+	return lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
+}
+
 int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d)
 {
-	sc->gpus = calloc(sc->n_insts, sizeof *sc->gpus);
-	sc->models = calloc(sc->n_insts, sizeof *sc->models);
 	sc->table_dirs = calloc(sc->n_insts, sizeof *sc->table_dirs);
-	if (!sc->gpus || !sc->models || !sc->table_dirs)
+	if (!sc->table_dirs)
 		return LSIM_ENOMEM;
 	size_t hl = 0, sl = 0, pl = 0;
 	for (size_t i = 0; i < sc->n_insts; i++) {
 		struct inst_cfg *ic = &sc->insts[i];
-		/* A profile or model an earlier group named is copied, not read
-		 * again: one name is one file within a scenario, so the copy is
-		 * what the load gives (both are plain values), and a scenario of
-		 * many groups reads the model catalogue once, not once a group. */
-		size_t gj = i, mj = i;
-		for (size_t j = 0; j < i; j++) {
-			if (gj == i && strcmp(sc->insts[j].gpu, ic->gpu) == 0)
+		/* A profile an earlier group named is copied, as its model is
+		 * (group_model); choose_gpu has set both for gpu: cheapest. */
+		bool chosen = sc->gpu_choice[i][0] != '\0';
+		size_t gj = i;
+		for (size_t j = 0; j < i && gj == i; j++)
+			if (strcmp(sc->insts[j].gpu, ic->gpu) == 0)
 				gj = j;
-			if (mj == i && sc->insts[j].perf != PERF_SERVICE &&
-			    strcmp(sc->insts[j].model, ic->model) == 0)
-				mj = j;
-		}
 		const char *what = "gpu";
 		int rc = 0;
-		if (gj < i)
+		if (!chosen && gj < i)
 			sc->gpus[i] = sc->gpus[gj];
-		else
+		else if (!chosen)
 			rc = lsim_scn_load_profile(sc, ic->gpu, &sc->gpus[i], d);
-		if (rc == 0 && ic->perf != PERF_SERVICE) {
+		if (rc == 0 && !chosen && ic->perf != PERF_SERVICE) {
 			what = "model";
-			if (mj < i)
-				sc->models[i] = sc->models[mj];
-			else if (sc->cheap_models && sc->gpu_choice[i][0]) /* choose_gpu read it */
-				sc->models[i] = sc->cheap_models[i];
-			else
-				rc = lsim_scn_load_model(sc, ic->model, &sc->models[i], d);
+			rc = group_model(sc, i, i, d);
 		}
 		if (rc != 0) {
 			char key[64];
@@ -795,23 +803,13 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		size_t n = sc->prices->n ? sc->prices->n : 1;
 		sc->cheap_profiles = calloc(n, sizeof *sc->cheap_profiles);
 		sc->cheap_state = calloc(n, sizeof *sc->cheap_state);
-		sc->cheap_models = calloc(sc->n_insts, sizeof *sc->cheap_models);
-		if (!sc->cheap_profiles || !sc->cheap_state || !sc->cheap_models)
+		if (!sc->cheap_profiles || !sc->cheap_state)
 			return LSIM_ENOMEM;
 	}
-	/* A model an earlier choosing group named is copied, not read again
-	 * (as lsim_scn_load_hw does). */
-	struct lsim_model_arch *m = &sc->cheap_models[i];
-	size_t mj = i;
-	for (size_t j = 0; j < i && mj == i; j++)
-		if (sc->gpu_choice[j][0] && sc->insts[j].perf != PERF_SERVICE &&
-		    strcmp(sc->insts[j].model, ic->model) == 0)
-			mj = j;
-	if (ic->perf != PERF_SERVICE && mj < i) {
-		*m = sc->cheap_models[mj];
-	} else if (ic->perf != PERF_SERVICE) {
+	const struct lsim_model_arch *m = &sc->models[i];
+	if (ic->perf != PERF_SERVICE) {
 		struct lsim_diag inner = {0};
-		if (lsim_scn_load_model(sc, ic->model, m, &inner) != 0) {
+		if (group_model(sc, i, 0, &inner) != 0) {
 			snprintf(key, sizeof key, "instances[%zu].model", i);
 			return lsim_cfg_error(d, sc->doc, item, key, LSIM_EINVAL, "%s%s%s",
 					      inner.msg, inner.file[0] ? " in " : "", inner.file);
@@ -819,6 +817,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 	}
 	const struct lsim_instance_price *best = NULL;
 	double best_price = 0;
+	size_t best_k = 0;
 	for (size_t k = 0; k < sc->prices->n; k++) {
 		const char *kind = sc->prices->items[k].gpu;
 		bool seen = false, in_cluster = sc->n_nodes == 0;
@@ -842,6 +841,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 		if (!best || price < best_price) {
 			best = ip;
 			best_price = price;
+			best_k = k;
 		}
 	}
 	if (!best)
@@ -853,6 +853,7 @@ static int choose_gpu(struct lsim_scenario *sc, size_t i, struct lsim_node *item
 				      (int)gpus);
 	snprintf(sc->gpu_choice[i], sizeof sc->gpu_choice[i], "%s", best->gpu);
 	ic->gpu = sc->gpu_choice[i];
+	sc->gpus[i] = sc->cheap_profiles[best_k];
 	sc->offers[i] = best;
 	return 0;
 }
@@ -863,7 +864,11 @@ int lsim_scn_load_costs(struct lsim_scenario *sc, struct lsim_diag *d)
 	int rc = 0;
 	sc->offers = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->offers);
 	sc->gpu_choice = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->gpu_choice);
-	if (!sc->offers || !sc->gpu_choice)
+	/* each group's profile and model: read here for gpu: cheapest, by
+	 * lsim_scn_load_hw for the others */
+	sc->gpus = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->gpus);
+	sc->models = calloc(sc->n_insts ? sc->n_insts : 1, sizeof *sc->models);
+	if (!sc->offers || !sc->gpu_choice || !sc->gpus || !sc->models)
 		return LSIM_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++) {
 		const struct inst_cfg *ic = &sc->insts[i];

@@ -303,10 +303,9 @@ struct lsim_scenario {
 	char (*gpu_choice)[64]; /* per group: the kind gpu: cheapest chose */
 	/* gpu: cheapest, as the scenario loads: the hardware profile of each
 	 * kind in the price file, read once for all the groups that choose
-	 * (1 read, -1 unreadable, 0 not yet), and each choosing group's model */
+	 * (1 read, -1 unreadable, 0 not yet) */
 	struct lsim_gpu_profile *cheap_profiles; /* per prices->items entry */
 	signed char *cheap_state;
-	struct lsim_model_arch *cheap_models; /* per group */
 	struct lsim_model_arch *models;
 	char **table_dirs;
 	/* per group, during a run: the perf models its replicas share (one
