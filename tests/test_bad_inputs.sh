@@ -54,11 +54,12 @@ while IFS=$'\t' read -r name category command args setup want fragments; do
 		mkdir -p "$(dirname "${setup#full=}")" && ln -s /dev/full "${setup#full=}" ;;
 	fsize=*) # the file size limit: writes beyond it fail with EFBIG
 		limit=(fsize "${setup#fsize=}") ;;
-	mem) # allocations beyond a few GB fail, as when memory runs out
+	mem) # allocations beyond a few hundred MB fail, as when memory runs
+		# out (a run of base.yaml needs under 500 MB of address space)
 		if $asan; then
-			asan_opts="${asan_opts:+$asan_opts:}allocator_may_return_null=1:max_allocation_size_mb=2048"
+			asan_opts="${asan_opts:+$asan_opts:}allocator_may_return_null=1:max_allocation_size_mb=200"
 		else
-			limit=(vmem 4000000)
+			limit=(vmem 800000)
 		fi ;;
 	readonly=*) # permissions do not stop root
 		if [ "$(id -u)" -eq 0 ]; then

@@ -20,6 +20,8 @@
 
 #include "cluster/collective.h"
 #include "run/sim.h"
+#include "serving/kvcache.h"
+#include "serving/memplan.h"
 #include "cli/validate.h"
 #include "kernel/infile.h"
 
@@ -675,6 +677,28 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		/* expert parallel: a rank holds its share of the experts */
 		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
 	};
+	/* the ranks' caches together stay within one instance's limit
+	 * (kvcache.h): host memory grows with the blocks, used or not */
+	int64_t blocks = m->blocks;
+	if (blocks == 0) {
+		struct lsim_memplan_in mi = lsim_memplan_in_for(&ec, &gpu, &arch, (int32_t)m->tp);
+		struct lsim_memplan plan;
+		lsim_memplan_compute(&mi, &plan);
+		blocks = plan.blocks;
+	}
+	if (blocks > LSIM_KV_BLOCKS_MAX / m->dp) {
+		bool by_gpu = !m->blocks && o->gpu && o->gpu[0];
+		const char *w = m->blocks ? m->blocks_from
+			: by_gpu ? "hbm" : "hardware.device_total_memory_bytes";
+		lsim_sim_release(&s);
+		return lsim_diag_set(d, LSIM_EINVAL, by_gpu ? o->gpu : meta_path,
+				     by_gpu ? 0 : key_line(meta_path, w), 0, w,
+				     "%s %lld KV blocks per rank x %lld data-parallel rank(s) is "
+				     "more than llmsim holds (at most %d in all; no GPU's "
+				     "memory holds that many)",
+				     m->blocks ? "the run's" : "the memory plan gives",
+				     (long long)blocks, (long long)m->dp, LSIM_KV_BLOCKS_MAX);
+	}
 	/* one instance per data-parallel rank, all sharing one perf model (a
 	 * pure function of the batch: the table is read once, not per rank) */
 	struct lsim_instance *ranks[64];

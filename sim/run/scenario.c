@@ -22,6 +22,7 @@
 #include "run/scenario.h"
 #include "run/scenario_internal.h"
 #include "run/sim.h"
+#include "serving/kvcache.h"
 
 /* ---- sections ---- */
 
@@ -74,7 +75,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
 	{"block_size", LSIM_K_INT, I(eng.block_size), "16", 1, 4096, NULL, "tokens per KV block"},
-	{"num_gpu_blocks", LSIM_K_INT, I(eng.num_gpu_blocks), "0", 0, 1e9, NULL, "KV blocks (0: vLLM's memory plan, docs/memory.md: memory x gpu_memory_utilization - weights - activation peak - non-torch, least over the ranks)"},
+	{"num_gpu_blocks", LSIM_K_INT, I(eng.num_gpu_blocks), "0", 0, LSIM_KV_BLOCKS_MAX, NULL, "KV blocks (0: vLLM's memory plan, docs/memory.md: memory x gpu_memory_utilization - weights - activation peak - non-torch, least over the ranks)"},
 	{"gpu_memory_utilization", LSIM_K_DOUBLE, I(eng.gpu_memory_utilization), "0.9", 0.05, 1, NULL, "fraction of the GPU's memory vLLM plans with: weights, the profiling pass's activations, non-torch memory and KV (docs/memory.md)"},
 	{"max_model_len", LSIM_K_INT, I(eng.max_model_len), "0", 0, 1e8, NULL, "longest prompt+output accepted (0: the model's)"},
 	{"enable_prefix_caching", LSIM_K_BOOL, I(eng.enable_prefix_caching), "true", LSIM_NOBOUNDS, NULL, "reuse KV blocks by content hash"},

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cluster/collective.h"
+#include "serving/kvcache.h"
 #include "serving/memplan.h"
 #include "run/scenario_internal.h"
 
@@ -41,6 +42,16 @@ int lsim_scn_check_memory(struct lsim_scenario *sc, struct lsim_diag *d)
 		struct lsim_memplan_in mi;
 		struct lsim_memplan plan;
 		plan_group(sc, i, &mi, &plan);
+		if (ic->eng.num_gpu_blocks == 0 && plan.blocks > LSIM_KV_BLOCKS_MAX) {
+			char key[80];
+			snprintf(key, sizeof key, "instances[%zu].num_gpu_blocks", i);
+			return lsim_cfg_error(d, sc->doc, list->items[i], key, LSIM_EINVAL,
+					      "the memory plan of %s on %s gives %lld KV "
+					      "blocks, more than one instance holds (at most "
+					      "%d): set num_gpu_blocks or a larger block_size",
+					      ic->model, sc->gpus[i].name,
+					      (long long)plan.blocks, LSIM_KV_BLOCKS_MAX);
+		}
 		if (plan.blocks >= lsim_memplan_blocks_for(ic->min_kv_tokens, ic->eng.block_size))
 			continue;
 		char why[768], key[80];

@@ -221,8 +221,14 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 					     (int)in->n_gpus, gpu->name, why);
 		}
 	}
-	if (blocks > INT32_MAX / 2)
-		blocks = INT32_MAX / 2;
+	if (blocks > LSIM_KV_BLOCKS_MAX) { /* check and validate refuse it first */
+		lsim_perf_destroy(perf);
+		in->perf = NULL;
+		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "num_gpu_blocks",
+				     "%lld KV blocks is more than one instance holds (at "
+				     "most %d): set num_gpu_blocks or a larger block_size",
+				     (long long)blocks, LSIM_KV_BLOCKS_MAX);
+	}
 	in->kv = lsim_kv_create((int32_t)blocks, cfg->enable_prefix_caching);
 	in->kv_blocks = (int32_t)blocks;
 	lsim_instance_touch(in);

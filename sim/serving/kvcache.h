@@ -17,7 +17,18 @@ struct lsim_kvcache;
 #define LSIM_KV_ANON (-1)
 #define LSIM_KV_ANON_PRIV (-2)
 
-/* Returns NULL if out of memory. n_blocks >= 1. */
+/*
+ * The most blocks one cache holds. A block costs its pool about 60-100
+ * bytes of host memory (its arrays, the free ring and the prefix map, sized
+ * to the block count up front), so the limit keeps one cache near 1 GiB.
+ * Physical caches stay far below it: the largest profile of calibrate/
+ * (192 GiB) holds 7.2 million blocks of the model with the least KV per
+ * token in calibrate/models.yaml (ChatGLM2-6B, 28,672 bytes) at block_size
+ * 1, and 449,000 at vLLM's 16. Configurations above it are refused.
+ */
+#define LSIM_KV_BLOCKS_MAX (1 << 24)
+
+/* Returns NULL if out of memory. 1 <= n_blocks <= LSIM_KV_BLOCKS_MAX. */
 struct lsim_kvcache *lsim_kv_create(int32_t n_blocks, bool prefix_caching);
 void lsim_kv_destroy(struct lsim_kvcache *kv);
 

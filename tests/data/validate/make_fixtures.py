@@ -154,6 +154,14 @@ for k in ("pipeline_parallel_size", "data_parallel_size"):
 m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 write("bad/dp2_pp2", m, small)
 
+# no kv_cache block on a device of 100 TB: the memory plan would give 43
+# million KV blocks, more than llmsim holds (LSIM_KV_BLOCKS_MAX)
+m = copy.deepcopy(meta0)
+del m["kv_cache"]
+m["resolved_config"]["cache_config"]["num_gpu_blocks"] = None
+m["hardware"]["device_total_memory_bytes"] = 100 * 10**12
+write("bad/huge_memory", m, small)
+
 # measured data validate refuses (issue 29): a wrong JSON type in meta.json,
 # and request lines whose times are not finite, are null, or are out of the
 # order a request lives them (its first token before it was queued)
