@@ -537,6 +537,31 @@ awk -v d="$d" 'BEGIN { exit !(d >= 0.00004 && d <= 0.00004002) }' \
 	&& [ "$(awk -F, '$2 == "nvlink" && $5 == 4006871040' "$tmp/tptrue/links.csv" | wc -l)" = 8 ] \
 	&& ok "TP all-reduce as ring flows on NVLink ($d s over 20 steps)" || bad "tp ring: +$d s; $(awk -F, '$2 == "nvlink"' "$tmp/tptrue/links.csv" | head -3)"
 
+# a table instance's all-reduces on the links (table_tp2_links.yaml, TP 2
+# under one PCIe switch): each GPU's flow is capped at the NCCL model's
+# rate, so a step takes what it takes without a cluster plus its path's
+# latency, 11 steps x 2 us with P2P (pcie_up, pcie_down: the uplink
+# carries nothing) and x 2.5 us without (RTX 4090: through the uplink,
+# which carries both flows); the flows carry 2058 tokens x 32 layers x 2
+# x 8192 B = 1078984704 B each. Before the cap the RTX 4090's steps came
+# out as fast as the RTX PRO 6000's (flows at the links' rate).
+for g in RTX-PRO-6000 RTX-4090; do
+	for v in true false; do
+		"$exe" run "$scen/table_tp2_links.yaml" -o "$tmp/tl$g$v" --csv --quiet --set instances.0.gpu=$g \
+			--set cluster.0.gpu=$g --set network.allreduce_on_links=$v >/dev/null 2>"$tmp/err" || bad "table tp2 links $g $v: $(cat "$tmp/err")"
+	done
+	d=$(paste -d, "$tmp/tl${g}true/requests.csv" "$tmp/tl${g}false/requests.csv" | tail -1 | awk -F, '{ printf "%.9f", $5 - $(NF / 2 + 5) }')
+	up=$(awk -F, '$2 == "host" { print $5 }' "$tmp/tl${g}true/links.csv")
+	pc=$(awk -F, '$2 == "pcie" && $5 == 1078984704' "$tmp/tl${g}true/links.csv" | wc -l)
+	case $g in
+	RTX-PRO-6000) lo=0.0000205 hi=0.000022 want=0 ;;
+	*) lo=0.000026 hi=0.0000275 want=2157969408 ;;
+	esac
+	awk -v d="$d" -v lo=$lo -v hi=$hi 'BEGIN { exit !(d >= lo && d <= hi) }' && [ "$up" = $want ] && [ "$pc" = 4 ] \
+		&& ok "table TP 2 all-reduce flows on $g: +$d s over 11 steps, uplink $up B" \
+		|| bad "table tp2 links $g: +$d s (want $lo-$hi), uplink $up B (want $want), $pc PCIe links with the ring bytes"
+done
+
 # failures (examples/failures.yaml): every request ends exactly once; a
 # failed replica is declared dead at the third missed 1 s heartbeat, and
 # its replacement starts then

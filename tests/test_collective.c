@@ -392,6 +392,16 @@ static void test_table_tp2(void **state)
 	struct lsim_diag d = {0};
 	assert_int_equal(lsim_perf_table_create(t->root, &prm, &p, &d), 0);
 	assert_int_equal(prefill(p, 100), t1 + 3 * 2 * 19800);
+	/* and each GPU's flow is capped at the model's rate past that
+	 * latency, so alone on its links it takes the model's time: the ring
+	 * bytes of one all-reduce (2(n-1)/n x S = S at n = 2) over S / algBw,
+	 * 48 GB/s for the prefill, 3 GB/s (one LL channel) for one decode */
+	assert_true(fabs(lsim_perf_ring_rate_cap(p, 100) - 48e9) < 1e-3);
+	assert_true(fabs(lsim_perf_ring_rate_cap(p, 1) - 3e9) < 1e-3);
+	lsim_perf_destroy(p);
+	p = table(t, &c);
+	assert_true(lsim_perf_ring_rate_cap(p, 100) == 0.0); /* not on the links */
+	assert_true(lsim_perf_ring_rate_cap(bare, 100) == 0.0);
 	lsim_perf_destroy(p);
 	/* a measured allreduce.csv takes precedence: 10 us + 100 us per MiB */
 	assert_false(lsim_perf_table_has_allreduce(t->root, 2));

@@ -1393,9 +1393,11 @@ static void test_topology_paths(void **state)
 	assert_int_equal(lsim_net_n_links(fx->net), 48);
 	assert_int_equal(t.spine, -1);
 	assert_int_equal(t.nvlink_up[0], -1);
-	n = lsim_topo_path_gpu_to_gpu(&t, 0, 1, path); /* same switch */
-	int32_t w6[] = {t.pcie_up[0], t.host[0], t.pcie_down[1]};
-	expect_path(path, n, w6, 3);
+	/* same switch, P2P on: the switch routes it, the uplink is not
+	 * crossed (flow rates at the end of this test) */
+	n = lsim_topo_path_gpu_to_gpu(&t, 0, 1, path);
+	int32_t w6[] = {t.pcie_up[0], t.pcie_down[1]};
+	expect_path(path, n, w6, 2);
 	n = lsim_topo_path_gpu_to_gpu(&t, 0, 7, path); /* other switch */
 	int32_t w7[] = {t.pcie_up[0], t.host[0], t.host[3], t.pcie_down[7]};
 	expect_path(path, n, w7, 4);
@@ -1431,6 +1433,37 @@ static void test_topology_paths(void **state)
 	assert_string_equal(d.key, "oversubscription");
 	lsim_topo_release(&t);
 	fx_free(fx);
+
+	/* A 2-GPU ring under one switch. P2P on: each direction gets a
+	 * GPU's whole PCIe link (63 GB/s). P2P off (GeForce boards): staged
+	 * through host memory across the uplink, which both directions of
+	 * the ring share: 31.5 GB/s each of the 63. */
+	for (int off = 0; off < 2; off++) {
+		fx = fx_new();
+		p.oversubscription = 2;
+		p.no_p2p = off;
+		assert_int_equal(lsim_topo_build(&t, fx->net, &p, &d), 0);
+		int32_t back[LSIM_PATH_MAX];
+		n = lsim_topo_path_gpu_to_gpu(&t, 0, 1, path);
+		int nb = lsim_topo_path_gpu_to_gpu(&t, 1, 0, back);
+		int32_t on[] = {t.pcie_up[0], t.pcie_down[1]};
+		int32_t onb[] = {t.pcie_up[1], t.pcie_down[0]};
+		int32_t st[] = {t.pcie_up[0], t.host[0], t.pcie_down[1]};
+		int32_t stb[] = {t.pcie_up[1], t.host[0], t.pcie_down[0]};
+		expect_path(path, n, off ? st : on, off ? 3 : 2);
+		expect_path(back, nb, off ? stb : onb, off ? 3 : 2);
+		lsim_flow_id r1 = start(fx, path, n, 1e9, 0, 1);
+		lsim_flow_id r2 = start(fx, back, nb, 1e9, 0, 2);
+		/* other switch: through both uplinks, either way */
+		n = lsim_topo_path_gpu_to_gpu(&t, 0, 7, path);
+		expect_path(path, n, w7, 4);
+		lsim_run(fx->eng, 100 * LSIM_US);
+		double want = off ? 31.5e9 : 63e9;
+		assert_true(fabs(rate_of(fx, r1) - want) < 1e-3);
+		assert_true(fabs(rate_of(fx, r2) - want) < 1e-3);
+		lsim_topo_release(&t);
+		fx_free(fx);
+	}
 }
 
 int main(void)

@@ -1536,6 +1536,11 @@ int lsim_topo_path_gpu_to_gpu(const struct lsim_topo *t, int32_t src,
 		return n;
 	}
 	out[n++] = t->pcie_up[src];
+	if (ns == nd && ss == sd && !t->p.no_p2p) {
+		/* peer-to-peer inside one PCIe switch: its uplink is not crossed */
+		out[n++] = t->pcie_down[dst];
+		return n;
+	}
 	out[n++] = t->host[ss];
 	if (ns != nd) {
 		out[n++] = t->nic_out[ns];

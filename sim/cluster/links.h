@@ -303,6 +303,11 @@ struct lsim_topo_params {
 	 * such as the H100 PCIe): other GPUs of the node go via PCIe. false:
 	 * every GPU's NVLink goes to the node's NVSwitch. */
 	bool nvlink_pairs;
+	/* PCIe peer-to-peer is off between the GPUs (GeForce boards): GPU
+	 * data is staged through host memory, so a pair under one switch
+	 * crosses its uplink. false (P2P on): the switch routes it between
+	 * its downstream ports without the uplink. */
+	bool no_p2p;
 	double nic_bw;
 	double oversubscription; /* ToR downlink : uplink capacity, > 0 */
 	double spine_bw;	 /* 0: non-blocking spine (no link) */
@@ -365,8 +370,9 @@ void lsim_topo_link_ends(const struct lsim_topo *t, int32_t n_links,
  *   GPU -> host:    pcie_up, host
  *   host -> GPU:    host, pcie_down
  *   GPU -> GPU, one node: nvlink_up, nvlink_down; without NVLink
- *                   pcie_up, host(src), [host(dst) if another switch],
- *                   pcie_down
+ *                   pcie_up, pcie_down under one switch with P2P on,
+ *                   else pcie_up, host(src), [host(dst) if another
+ *                   switch], pcie_down
  *   GPU -> GPU, two nodes: pcie_up, host, nic_out, [tor_up, [spine],
  *                   tor_down if another ToR], nic_in, host, pcie_down
  */

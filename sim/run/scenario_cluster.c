@@ -213,12 +213,13 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	struct lsim_topo_params def;
 	lsim_topo_params_default(&def);
 	double pcie = def.pcie_bw, nvlink = def.nvlink_bw;
-	bool pairs = false;
+	bool pairs = false, no_p2p = false;
 	for (size_t i = 0; i < sc->n_insts; i++)
 		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0) {
 			pcie = sc->gpus[i].pcie_bw;
 			nvlink = sc->gpus[i].nvlink_bw;
 			pairs = sc->gpus[i].fabric == LSIM_FABRIC_NVLINK_PAIRS;
+			no_p2p = !sc->gpus[i].gpu_p2p;
 			break;
 		}
 	int64_t nodes = 0;
@@ -233,6 +234,7 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 		.host_bw = c->host_bw,
 		.nvlink_bw = c->nvlink_bw > 0 ? c->nvlink_bw : nvlink,
 		.nvlink_pairs = pairs,
+		.no_p2p = no_p2p,
 		.nic_bw = c->nic_bw,
 		.oversubscription = c->oversubscription,
 		.spine_bw = c->spine_bw,

@@ -32,10 +32,12 @@ static void flow_failed(struct lsim_instance *in)
 }
 
 /* Starts tp flows of `bytes` each, from the instance's GPUs first + k to
- * its GPUs to + k (ring: to + (k + 1) % tp), done(in, arg) at each
- * arrival; false (and the run stopped) if the links refuse. */
+ * its GPUs to + k (ring: to + (k + 1) % tp), each at most `cap` bytes/s
+ * (0: no cap), done(in, arg) at each arrival; false (and the run
+ * stopped) if the links refuse. */
 static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
-			bool ring, double bytes, lsim_flow_done_fn done, uint64_t arg)
+			bool ring, double bytes, double cap, lsim_flow_done_fn done,
+			uint64_t arg)
 {
 	struct lsim_serving *s = in->sv;
 	for (int32_t k = 0; k < in->tp; k++) {
@@ -44,7 +46,7 @@ static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
 		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, first + k),
 						  lsim_instance_gpu(in, dst), path);
 		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes,
+			.path = path, .n_hops = n, .bytes = bytes, .rate_cap = cap,
 			.done = done, .ctx = in, .arg = arg,
 			.kind = LSIM_FLOW_COLLECTIVE,
 		};
@@ -78,7 +80,7 @@ void lsim_inst_compute_done(struct lsim_engine *eng, void *subject, uint64_t arg
 	in->ar_flows = in->tp;
 	start_flows(in, 0, 0, true,
 		    lsim_perf_allreduce_bytes(in->model, in->tp, (int64_t)arg),
-		    ring_moved, 0);
+		    lsim_perf_ring_rate_cap(in->perf, (int64_t)arg), ring_moved, 0);
 }
 
 /* ---- the pipeline (pp > 1) ----
@@ -236,10 +238,12 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 		double lat;
 		double sec = lsim_inst_pp_send_s(in, st, bytes, &lat);
 		if (s->net && in->gpu0 >= 0) {
-			/* the data as flows on the links, NCCL's latency after */
+			/* the data as flows on the links, NCCL's latency after;
+			 * alone on its links a flow moves at the model's rate */
 			b->send_lat = (lsim_time)ceil(lat * 1e9);
 			b->flows = in->tp;
-			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes, pipe_sent,
+			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes,
+				    sec > lat ? bytes / (sec - lat) : 0.0, pipe_sent,
 				    (uint64_t)k);
 			return;
 		}
@@ -285,7 +289,7 @@ static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
 		    lsim_perf_allreduce_bytes(in->model, in->tp, b->tokens) *
 			    lsim_memplan_stage_layers(in->model->n_layers, in->pp, b->stage) /
 			    in->model->n_layers,
-		    pipe_ring_moved, arg);
+		    lsim_perf_ring_rate_cap(in->perf, b->tokens), pipe_ring_moved, arg);
 }
 
 /* The batch just formed (in->sched) enters the pipeline at stage 0 (its

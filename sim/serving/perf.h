@@ -92,6 +92,12 @@ struct lsim_perf_ops {
 	 * May be 0 for an empty stage. */
 	lsim_time (*stage_time)(const struct lsim_perf *p, const struct lsim_batch *b,
 				int32_t layers, bool first, bool last);
+	/* Optional: the most bytes/s each GPU's flow of a step's ring
+	 * all-reduces may take when they move on the links (a batch of
+	 * `tokens`), so that alone on its links the data moves as fast as the
+	 * backend's own collective model says and contention only slows it;
+	 * 0: the links' bandwidth alone. */
+	double (*ring_rate_cap)(const struct lsim_perf *p, int64_t tokens);
 };
 
 struct lsim_perf {
@@ -127,6 +133,12 @@ static inline lsim_time lsim_perf_iter_eval(const struct lsim_perf *p,
 		return p->ops->iter_eval(p, b, work);
 	*work = lsim_perf_iter_work(p, b);
 	return lsim_perf_iter_time(p, b);
+}
+
+/* ring_rate_cap, or 0 where the backend has none. */
+static inline double lsim_perf_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
+{
+	return p && p->ops->ring_rate_cap ? p->ops->ring_rate_cap(p, tokens) : 0.0;
 }
 
 /* Drops a holder; the last one frees the model. Accepts NULL. */

@@ -1290,11 +1290,30 @@ static void table_destroy(struct lsim_perf *p)
 	free(p);
 }
 
+/* The NCCL model's rate for the ring bytes of one all-reduce of a batch
+ * of tokens (lsim_coll_ring_bytes over the time past its latency): the
+ * cap of each GPU's flow when the all-reduces move on the links, so that
+ * uncontended they take the time the model gives without a cluster. */
+static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
+{
+	const struct table_state *s = p->state;
+	if (s->ar_kind != 2 || !s->ar_lat_only || tokens < 1)
+		return 0.0;
+	double bytes = (double)tokens * s->ar_act;
+	struct lsim_coll_est e;
+	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0 ||
+	    !(e.time_s > e.latency_s))
+		return 0.0;
+	return lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes) /
+	       (e.time_s - e.latency_s);
+}
+
 static const struct lsim_perf_ops table_ops = {
 	.name = "table",
 	.iter_time = table_iter_time,
 	.destroy = table_destroy,
 	.stage_time = table_stage_time,
+	.ring_rate_cap = table_ring_rate_cap,
 };
 
 /* tp<N>/allreduce.csv (bytes,time_us) into a curve; rows of one size
