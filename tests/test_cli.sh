@@ -240,6 +240,16 @@ printf 'name: cold\ncluster: [{gpu: H100-SXM, count: 1, gpus_per_node: 8}]\nnetw
 "$exe" run "$tmp/cold.yaml" -o "$tmp/cold2" --csv --quiet --set instances.0.replicas=2 >/dev/null 2>&1
 [ "$(tail -n +2 "$tmp/cold2/instances.csv" | cut -d, -f7 | tr '\n' ' ')" = "8.2121045 8.2121045 " ] \
 	&& ok "two cold starts share the storage link" || bad "two cold starts: $(cat "$tmp/cold2/instances.csv")"
+# the uplink of a PCIe switch is an x16 link of its GPUs' generation
+# (host_bw defaults to the profile's pcie_bw): two A100s (Gen4, 31.5 GB/s)
+# under one switch loading 16.06 GB each from 100 GB/s storage share it,
+# 15.75 GB/s each: ready at 5 + 0.0001045 + 16.06 / 15.75 = 6.01978704 s
+# (with the 63 GB/s uplink of before, 5.50994577 s: no sharing)
+sed -e 's/H100-SXM/A100-80GB-SXM/g' -e 's/storage_bw: 10GB/storage_bw: 100GB/' "$tmp/cold.yaml" > "$tmp/colda.yaml"
+"$exe" run "$tmp/colda.yaml" -o "$tmp/colda" --csv --quiet --set instances.0.replicas=2 >/dev/null 2>"$tmp/err" || bad "A100 cold starts: $(cat "$tmp/err")"
+[ "$(tail -n +2 "$tmp/colda/instances.csv" | cut -d, -f7 | tr '\n' ' ')" = "6.01978704 6.01978704 " ] \
+	&& [ "$(awk -F, '$2 == "host" { print $3 }' "$tmp/colda/links.csv" | sort -u)" = 31500000000 ] \
+	&& ok "two A100 cold starts share their switch's Gen4 uplink" || bad "A100 cold starts: $(cat "$tmp/colda/instances.csv")"
 sed 's/^cluster.*$//' "$tmp/cold.yaml" > "$tmp/cold3.yaml"
 "$exe" run "$tmp/cold3.yaml" -o "$tmp/cold3" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "instances\[0\].cold_start: a cold start moves weights over the cluster's links" "$tmp/err" \
@@ -561,6 +571,16 @@ for g in RTX-PRO-6000 RTX-4090; do
 		&& ok "table TP 2 all-reduce flows on $g: +$d s over 11 steps, uplink $up B" \
 		|| bad "table tp2 links $g: +$d s (want $lo-$hi), uplink $up B (want $want), $pc PCIe links with the ring bytes"
 done
+
+# the collective model takes the cluster's GPUs per switch: RTX 4090s
+# (P2P off) each under its own switch (network.gpus_per_switch=1) stage
+# through their own uplinks, NCCL's 24 GB/s where a shared switch gives
+# 12, so the 2,048-token prefill's 64 all-reduces of 16 MiB take
+# 64 x (16777216 / 12e9 - 16777216 / 24e9) s = 44.739 ms less
+"$exe" run "$scen/table_tp2_links.yaml" -o "$tmp/tlsw1" --csv --quiet --set instances.0.gpu=RTX-4090 \
+	--set cluster.0.gpu=RTX-4090 --set network.gpus_per_switch=1 --set network.allreduce_on_links=false >/dev/null 2>"$tmp/err" || bad "gpus_per_switch 1: $(cat "$tmp/err")"
+d=$(paste -d, "$tmp/tlRTX-4090false/requests.csv" "$tmp/tlsw1/requests.csv" | tail -1 | awk -F, '{ printf "%.6f", ($4 - $2) - ($(NF / 2 + 4) - $(NF / 2 + 2)) }')
+[ "$d" = 0.044739 ] && ok "the collective model takes the cluster's gpus_per_switch (TTFT -$d s)" || bad "gpus_per_switch 1: TTFT -$d s, want 0.044739"
 
 # failures (examples/failures.yaml): every request ends exactly once; a
 # failed replica is declared dead at the third missed 1 s heartbeat, and

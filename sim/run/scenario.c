@@ -215,10 +215,10 @@ static const struct lsim_keydef power_keys[] = {
 
 #define NC(f) offsetof(struct net_cfg, f)
 static const struct lsim_keydef net_keys[] = {
-	{"gpus_per_switch", LSIM_K_INT, NC(gpus_per_switch), "2", 1, 64, NULL, "GPUs sharing one PCIe switch uplink to the host"},
+	{"gpus_per_switch", LSIM_K_INT, NC(gpus_per_switch), "0", 0, 64, NULL, "GPUs sharing one PCIe switch uplink to the host (0: the GPU profile's pcie_switch_gpus)"},
 	{"nodes_per_tor", LSIM_K_INT, NC(nodes_per_tor), "32", 1, 1e5, NULL, "nodes under one top-of-rack switch"},
 	{"pcie_bw", LSIM_K_BW, NC(pcie_bw), "0", 0, 1e13, NULL, "GPU PCIe link, per direction (0: the GPU profile's pcie_bw)"},
-	{"host_bw", LSIM_K_BW, NC(host_bw), "63GB/s", 1, 1e13, NULL, "PCIe switch uplink / root complex, shared by both directions"},
+	{"host_bw", LSIM_K_BW, NC(host_bw), "0", 0, 1e13, NULL, "PCIe switch uplink / root complex, shared by both directions (0: the GPU profile's pcie_bw, a x16 link of the GPU's PCIe generation)"},
 	{"nvlink_bw", LSIM_K_BW, NC(nvlink_bw), "0", 0, 1e13, NULL, "GPU NVLink to the NVSwitch, per direction (0: the GPU profile's nvlink_bw; none if that is 0)"},
 	{"nic_bw", LSIM_K_BW, NC(nic_bw), "400GB/s", 1, 1e13, NULL, "node NIC to its ToR, per direction"},
 	{"oversubscription", LSIM_K_DOUBLE, NC(oversubscription), "1", 0.01, 1000, NULL, "ToR downlink : uplink capacity"},

@@ -213,6 +213,7 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	struct lsim_topo_params def;
 	lsim_topo_params_default(&def);
 	double pcie = def.pcie_bw, nvlink = def.nvlink_bw;
+	int32_t per_switch = def.gpus_per_switch;
 	bool pairs = false, no_p2p = false;
 	for (size_t i = 0; i < sc->n_insts; i++)
 		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0) {
@@ -220,6 +221,8 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 			nvlink = sc->gpus[i].nvlink_bw;
 			pairs = sc->gpus[i].fabric == LSIM_FABRIC_NVLINK_PAIRS;
 			no_p2p = !sc->gpus[i].gpu_p2p;
+			if (sc->gpus[i].pcie_switch_gpus > 0)
+				per_switch = sc->gpus[i].pcie_switch_gpus;
 			break;
 		}
 	int64_t nodes = 0;
@@ -228,10 +231,10 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 	struct lsim_topo_params p = {
 		.nodes = (int32_t)nodes,
 		.gpus_per_node = sc->gpus_per_node_max,
-		.gpus_per_switch = (int32_t)c->gpus_per_switch,
+		.gpus_per_switch = c->gpus_per_switch > 0 ? (int32_t)c->gpus_per_switch : per_switch,
 		.nodes_per_tor = (int32_t)c->nodes_per_tor,
 		.pcie_bw = c->pcie_bw > 0 ? c->pcie_bw : pcie,
-		.host_bw = c->host_bw,
+		.host_bw = c->host_bw > 0 ? c->host_bw : pcie,
 		.nvlink_bw = c->nvlink_bw > 0 ? c->nvlink_bw : nvlink,
 		.nvlink_pairs = pairs,
 		.no_p2p = no_p2p,

@@ -605,6 +605,8 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 		} else if (ic->perf == PERF_TABLE) {
 			struct lsim_coll_topo ct;
 			lsim_coll_topo_from_profile(&sc->gpus[i], &ct);
+			if (sc->sim.sv.net) /* the cluster's switches, as its links */
+				ct.gpus_per_switch = sc->sim.sv.topo.p.gpus_per_switch;
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,

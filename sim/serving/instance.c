@@ -291,8 +291,11 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 			return LSIM_ENOMEM;
 		}
 		/* the stages' send/recv and all-gathers go through the NCCL
-		 * model on the profile's fabric (collective.h) */
+		 * model on the profile's fabric (collective.h), with the
+		 * cluster's GPUs per PCIe switch when there is one */
 		lsim_coll_topo_from_profile(gpu, &in->pp_topo);
+		if (sim->net)
+			in->pp_topo.gpus_per_switch = sim->topo.p.gpus_per_switch;
 		struct lsim_coll_est e;
 		bool timed = lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) == 0 &&
 			     (tp == 1 ||
