@@ -572,6 +572,39 @@ for g in RTX-PRO-6000 RTX-4090; do
 		|| bad "table tp2 links $g: +$d s (want $lo-$hi), uplink $up B (want $want), $pc PCIe links with the ring bytes"
 done
 
+# TP 2 x PP 2 of the same request on four RTX PRO 6000s, two per switch,
+# with a cluster against without: every collective moves as flows capped at
+# the model's rate (stage 0's all-reduces and stage 1's all-gathers inside
+# a switch, 2 us of path latency each; the two sends from switch 0 to
+# switch 1 share its uplink as the model counts them, 3 us), so each of
+# the 11 steps takes 9 us more; the uplinks carry the sends alone: 2 ranks
+# x 2058 tokens x 4096 x 4 B / 2
+sed -e 's/^cluster.*$//' -e "s#\.\./\.\./\.\./calibrate#$src/calibrate#" "$scen/table_tp2_links.yaml" > "$tmp/tl_nocl.yaml"
+"$exe" run "$tmp/tl_nocl.yaml" -o "$tmp/tlpp0" --csv --quiet --set instances.0.pp=2 >/dev/null 2>"$tmp/err" || bad "tp2 pp2 without cluster: $(cat "$tmp/err")"
+"$exe" run "$scen/table_tp2_links.yaml" -o "$tmp/tlpp1" --csv --quiet --set instances.0.pp=2 --set cluster.0.gpus_per_node=4 >/dev/null 2>"$tmp/err" || bad "tp2 pp2 with cluster: $(cat "$tmp/err")"
+d=$(paste -d, "$tmp/tlpp1/requests.csv" "$tmp/tlpp0/requests.csv" | tail -1 | awk -F, '{ n = NF / 2; printf "%.0f %.0f", ($4 - $(n + 4)) * 1e9, ($5 - $(n + 5)) * 1e9 }')
+up=$(awk -F, '$2 == "host" { print $5 }' "$tmp/tlpp1/links.csv" | sort -u)
+[ "${d% *}" -ge 8990 ] && [ "${d% *}" -le 9050 ] && [ "${d#* }" -ge 98500 ] && [ "${d#* }" -le 99050 ] && [ "$up" = 33718272 ] \
+	&& ok "TP 2 x PP 2 on a cluster: all-reduces, sends and all-gathers as capped flows (+$d ns)" \
+	|| bad "tp2 pp2 cluster: first token and finish +$d ns (want 9000 and 99000 less rounding), uplinks $up B"
+
+# expert parallelism on a cluster (dp2_ep_moe.yaml, one request, two RTX
+# PRO 6000s under one switch): each step's all-to-alls move as one flow
+# each way between the ranks' GPUs, capped at the model's rate, so each of
+# the 128 steps takes the 2 us of path latency more (less the closed
+# form's rounding of 96 all-to-alls); each flow carries 2 x 48 layers x
+# T_max x 2048 x 2 B x 2 / 2 over the steps' T_max (1024 + 127 x 1)
+sed "s#\.\./\.\./\.\./calibrate#$src/calibrate#" "$scen/dp2_ep_moe.yaml" > "$tmp/ep0.yaml"
+{ cat "$tmp/ep0.yaml"; echo 'cluster: [{gpu: RTX-PRO-6000, count: 1, gpus_per_node: 2}]'; echo 'network: {messages: false}'; } > "$tmp/ep1.yaml"
+for f in ep0 ep1; do
+	"$exe" run "$tmp/$f.yaml" -o "$tmp/o$f" --csv --quiet --set workload.count=1 >/dev/null 2>"$tmp/err" || bad "$f: $(cat "$tmp/err")"
+done
+d=$(paste -d, "$tmp/oep1/requests.csv" "$tmp/oep0/requests.csv" | tail -1 | awk -F, '{ n = NF / 2; printf "%.0f", ($5 - $(n + 5)) * 1e9 / 128 }')
+pc=$(awk -F, '$2 == "pcie" && $5 == 452591616' "$tmp/oep1/links.csv" | wc -l)
+[ "$d" -ge 1900 ] && [ "$d" -le 2000 ] && [ "$pc" = 4 ] \
+	&& ok "expert-parallel all-to-alls as flows between the ranks' GPUs (+$d ns a step)" \
+	|| bad "ep on links: +$d ns a step (want 1900-2000), $pc PCIe links with 452591616 B"
+
 # the collective model takes the cluster's GPUs per switch: RTX 4090s
 # (P2P off) each under its own switch (network.gpus_per_switch=1) stage
 # through their own uplinks, NCCL's 24 GB/s where a shared switch gives

@@ -232,7 +232,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
 	{"messages", LSIM_K_BOOL, NC(messages), "true", LSIM_NOBOUNDS, NULL, "requests reach their instance's node from the front end, and each step's tokens go back, as messages through the network queues"},
-	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "tp > 1 (roofline, or table without a measured allreduce.csv): each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute"},
+	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "tp > 1 (roofline, or table without a measured allreduce.csv): each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute; with enable_expert_parallel, each step's all-to-all data between the data-parallel ranks' GPUs"},
 	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC

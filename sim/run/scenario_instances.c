@@ -616,6 +616,8 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 					     sc->models[i].bytes_per_param,
 				.coll_on_links = table_ar_on_links(sc, ic, sc->table_dirs[i]),
 				.ep = ic->ep ? (int)ic->dp : 0,
+				.ep_on_links = ic->ep && ic->dp > 1 && sc->sim.sv.net &&
+					       sc->net.allreduce_on_links,
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */

@@ -916,7 +916,9 @@ void lsim_inst_add_work(struct lsim_instance *in, const struct lsim_iter_work *w
  * dt split by layers. Each stage after the first also all-gathers the
  * activations it received (each rank got 1/tp of them): two all-gathers
  * (hidden states and residual, tokens x hidden x 2 B each) on the NCCL
- * model. slow scales the compute (PCIe interference). */
+ * model; with a cluster only their latency, as their data moves as flows
+ * before the stage computes (instance_pipe.c). slow scales the compute
+ * (PCIe interference). */
 static void stage_times(const struct lsim_instance *in, const struct lsim_batch *b,
 			int64_t tokens, lsim_time dt, double slow, lsim_time *stages)
 {
@@ -938,7 +940,8 @@ static void stage_times(const struct lsim_instance *in, const struct lsim_batch 
 			struct lsim_coll_est e;
 			double bytes = (double)tokens * in->model->hidden * 2.0;
 			if (lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, in->tp, bytes, &e) == 0)
-				t += 2 * (lsim_time)ceil(e.time_s * 1e9);
+				t += 2 * (lsim_time)ceil(
+						 (lsim_inst_pp_flows(in) ? e.latency_s : e.time_s) * 1e9);
 		}
 		stages[st] = t < 1 ? 1 : t;
 	}
@@ -1453,13 +1456,59 @@ void lsim_inst_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  * forms it; with expert parallelism its perf model charges it its share
  * of every rank's tokens (moe_tokens) and the all-to-alls of the largest
  * rank's (a2a_tokens). The step is one event for the group, at the
- * slowest rank's end; no macro steps, pipeline stages or all-reduce flows
- * (the scenario refuses those with data parallelism). */
+ * slowest rank's end; with a cluster (the perf model's a2a_pair_bytes)
+ * the all-to-alls' data then moves as flows from every rank's GPU to every
+ * other's, and the step ends when the last arrives. No macro steps,
+ * pipeline stages or all-reduce flows (the scenario refuses those with
+ * data parallelism). */
 
 /* A dummy batch: one token of one sequence. */
 static const int32_t dummy_ctx[1] = {1};
 
 static void dp_step_end(struct lsim_engine *eng, void *subject, uint64_t arg);
+
+static void dp_a2a_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	(void)arg;
+	struct lsim_dp *g = ctx;
+	if (--g->a2a_flows == 0)
+		dp_step_end(g->rank[0]->sv->eng, g, 0);
+}
+
+/* The ranks' compute is done: the step's all-to-all data goes from each
+ * taking part rank's GPU to each other's, as flows; the step ends when
+ * the last arrives (at once with fewer than two ranks). */
+static void dp_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
+{
+	(void)arg;
+	struct lsim_dp *g = subject;
+	struct lsim_serving *s = g->rank[0]->sv;
+	g->a2a_flows = 1; /* held while the flows start */
+	for (int32_t i = 0; i < g->n; i++)
+		for (int32_t j = 0; j < g->n; j++) {
+			if (i == j || !g->part[i] || !g->part[j])
+				continue;
+			int32_t path[LSIM_PATH_MAX];
+			int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(g->rank[i], 0),
+							  lsim_instance_gpu(g->rank[j], 0), path);
+			struct lsim_flow_req fr = {
+				.path = path, .n_hops = n, .bytes = g->a2a_bytes,
+				.rate_cap = g->a2a_cap, .done = dp_a2a_moved, .ctx = g,
+				.kind = LSIM_FLOW_COLLECTIVE,
+			};
+			lsim_flow_id id;
+			if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
+				if (!s->error)
+					s->error = LSIM_ESTATE;
+				lsim_stop(s->eng);
+				return;
+			}
+			g->a2a_flows++;
+		}
+	if (--g->a2a_flows == 0)
+		dp_step_end(eng, g, 0);
+}
 
 void lsim_dp_step(struct lsim_dp *g)
 {
@@ -1518,7 +1567,14 @@ void lsim_dp_step(struct lsim_dp *g)
 	}
 	g->steps++;
 	g->in_flight = true;
-	if (!lsim_schedule_in(s->eng, dt, dp_step_end, g, 0) && !s->error)
+	g->a2a_bytes = 0.0;
+	for (int32_t i = 0; i < g->n && s->net; i++)
+		if (g->part[i] && g->rank[i]->gpu0 >= 0) {
+			g->a2a_bytes = lsim_perf_a2a_pair_bytes(g->rank[i]->perf, t_max, &g->a2a_cap);
+			break;
+		}
+	if (!lsim_schedule_in(s->eng, dt, g->a2a_bytes > 0.0 ? dp_computed : dp_step_end, g, 0) &&
+	    !s->error)
 		s->error = LSIM_ENOMEM;
 }
 

@@ -60,6 +60,9 @@ void lsim_inst_finish_batch(struct lsim_instance *in, const int32_t *list,
 
 /* Whether the step's all-reduces run as flows on the links. */
 bool lsim_inst_ring_on(const struct lsim_instance *in);
+/* A pipeline's sends and all-gathers move as flows on the links (a
+ * cluster) rather than in the NCCL model's closed form. */
+bool lsim_inst_pp_flows(const struct lsim_instance *in);
 /* The step's compute is done (pp 1): its all-reduce flows start, or the
  * step ends. An event. */
 void lsim_inst_compute_done(struct lsim_engine *eng, void *subject, uint64_t arg);

@@ -22,6 +22,11 @@ bool lsim_inst_ring_on(const struct lsim_instance *in)
 	return in->allreduce_on_links && in->tp > 1 && in->sv->net && in->gpu0 >= 0;
 }
 
+bool lsim_inst_pp_flows(const struct lsim_instance *in)
+{
+	return in->sv->net && in->gpu0 >= 0;
+}
+
 /* Flows could not start (a path missing): the run stops with the error. */
 static void flow_failed(struct lsim_instance *in)
 {
@@ -101,8 +106,29 @@ void lsim_inst_compute_done(struct lsim_engine *eng, void *subject, uint64_t arg
 
 static void pipe_computed(struct lsim_engine *eng, void *subject, uint64_t arg);
 
+/* Stage b->stage computes batch k (its stage_ns). */
+static void pipe_compute(struct lsim_instance *in, int32_t k)
+{
+	lsim_time t = in->batches[k].stage_ns[in->batches[k].stage];
+	if (!lsim_schedule_in(in->sv->eng, t < 1 ? 1 : t, pipe_computed, in, (uint64_t)k) &&
+	    !in->sv->error)
+		in->sv->error = LSIM_ENOMEM;
+}
+
+static void pipe_gathered(void *ctx, lsim_flow_id flow, uint64_t arg)
+{
+	(void)flow;
+	struct lsim_instance *in = ctx;
+	if (--in->batches[arg].flows == 0 && !in->failed)
+		pipe_compute(in, (int32_t)arg);
+}
+
 /* Stage st takes the next batch in order if it has arrived and the stage
- * is free. */
+ * is free. A stage after the first at tp > 1 first all-gathers what its
+ * ranks received (two all-gathers of tokens x hidden x 2 B): with a
+ * cluster as ring flows between its GPUs, each capped at the NCCL model's
+ * rate (their latency is in its compute, stage_times), else in its
+ * compute. */
 static void pipe_try_start(struct lsim_instance *in, int32_t st)
 {
 	if (in->stage_holder[st] >= 0)
@@ -114,11 +140,18 @@ static void pipe_try_start(struct lsim_instance *in, int32_t st)
 			continue;
 		b->waiting = false;
 		in->stage_holder[st] = k;
-		lsim_time t = b->stage_ns[st];
-		if (!lsim_schedule_in(in->sv->eng, t < 1 ? 1 : t, pipe_computed, in,
-				      (uint64_t)k) &&
-		    !in->sv->error)
-			in->sv->error = LSIM_ENOMEM;
+		struct lsim_coll_est e;
+		double bytes = (double)b->tokens * in->model->hidden * 2.0;
+		if (st > 0 && in->tp > 1 && lsim_inst_pp_flows(in) &&
+		    lsim_coll_time(&in->pp_topo, LSIM_COLL_ALLGATHER, in->tp, bytes, &e) == 0) {
+			double ring = lsim_coll_ring_bytes(LSIM_COLL_ALLGATHER, in->tp, bytes);
+			b->flows = in->tp;
+			start_flows(in, st * in->tp, st * in->tp, true, 2.0 * ring,
+				    e.time_s > e.latency_s ? ring / (e.time_s - e.latency_s) : 0.0,
+				    pipe_gathered, (uint64_t)k);
+			return;
+		}
+		pipe_compute(in, k);
 		return;
 	}
 }
@@ -237,7 +270,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 		in->pp_bytes += bytes * in->tp;
 		double lat;
 		double sec = lsim_inst_pp_send_s(in, st, bytes, &lat);
-		if (s->net && in->gpu0 >= 0) {
+		if (lsim_inst_pp_flows(in)) {
 			/* the data as flows on the links, NCCL's latency after;
 			 * alone on its links a flow moves at the model's rate */
 			b->send_lat = (lsim_time)ceil(lat * 1e9);

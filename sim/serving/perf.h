@@ -98,6 +98,12 @@ struct lsim_perf_ops {
 	 * backend's own collective model says and contention only slows it;
 	 * 0: the links' bandwidth alone. */
 	double (*ring_rate_cap)(const struct lsim_perf *p, int64_t tokens);
+	/* Optional: with expert parallelism on the links, the bytes each
+	 * rank's GPU sends each other rank's in one step's all-to-alls when
+	 * the largest rank runs `tokens`, and in *cap the most bytes/s each
+	 * such flow may take (as ring_rate_cap); 0: the all-to-alls are in
+	 * the step's time. */
+	double (*a2a_pair_bytes)(const struct lsim_perf *p, int64_t tokens, double *cap);
 };
 
 struct lsim_perf {
@@ -139,6 +145,14 @@ static inline lsim_time lsim_perf_iter_eval(const struct lsim_perf *p,
 static inline double lsim_perf_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 {
 	return p && p->ops->ring_rate_cap ? p->ops->ring_rate_cap(p, tokens) : 0.0;
+}
+
+/* a2a_pair_bytes, or 0 (and *cap 0) where the backend has none. */
+static inline double lsim_perf_a2a_pair_bytes(const struct lsim_perf *p, int64_t tokens,
+					      double *cap)
+{
+	*cap = 0.0;
+	return p && p->ops->a2a_pair_bytes ? p->ops->a2a_pair_bytes(p, tokens, cap) : 0.0;
 }
 
 /* Drops a holder; the last one frees the model. Accepts NULL. */
@@ -193,6 +207,10 @@ struct lsim_table_params {
 	 * tokens the gate sends there and takes part in two all-to-alls per
 	 * layer (dispatch, combine) on coll's fabric. 0 or 1: none. */
 	int ep;
+	/* The all-to-alls' data moves as flows between the ranks' GPUs on the
+	 * link model (the data-parallel group adds them after the compute):
+	 * charge their latency only. */
+	bool ep_on_links;
 };
 
 /* dir is the .../<GPU>/<model>/<variant> folder holding tp<N>/ subfolders. */

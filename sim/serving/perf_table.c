@@ -284,6 +284,7 @@ struct table_state {
 	int ep;
 	struct lsim_coll_topo ep_topo;
 	double ep_act;	      /* bytes per token dispatched */
+	bool ep_lat_only;     /* latency only (the data moves as flows) */
 };
 
 static void ops_free(struct op *o, int n)
@@ -1185,7 +1186,7 @@ static int64_t alltoall_ns(const struct table_state *s, int64_t tokens)
 	struct lsim_coll_est e;
 	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
 		return 1; /* checked at create time: cannot happen */
-	return whole_ns(e.time_s * 1e9);
+	return whole_ns((s->ep_lat_only ? e.latency_s : e.time_s) * 1e9);
 }
 
 /* One iteration's terms in whole ns (as doubles: exact integers): the
@@ -1308,12 +1309,33 @@ static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 	       (e.time_s - e.latency_s);
 }
 
+/* With the all-to-alls on the links: a step's two per layer send S / ep
+ * of each GPU's S = tokens x act x min(top_k, ep) bytes to each other GPU
+ * (the model's n - 1 sends at once), each flow capped at that share over
+ * the model's time past its latency. */
+static double table_a2a_pair_bytes(const struct lsim_perf *p, int64_t tokens, double *cap)
+{
+	const struct table_state *s = p->state;
+	*cap = 0.0;
+	if (!s->ep_lat_only || s->ep < 2 || !s->has_moe || tokens < 1)
+		return 0.0;
+	int fan = s->moe.top_k < s->ep ? s->moe.top_k : s->ep;
+	double bytes = (double)tokens * s->ep_act * fan, pair = bytes / s->ep;
+	struct lsim_coll_est e;
+	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
+		return 0.0;
+	if (e.time_s > e.latency_s)
+		*cap = pair / (e.time_s - e.latency_s);
+	return 2.0 * s->n_layers * pair;
+}
+
 static const struct lsim_perf_ops table_ops = {
 	.name = "table",
 	.iter_time = table_iter_time,
 	.destroy = table_destroy,
 	.stage_time = table_stage_time,
 	.ring_rate_cap = table_ring_rate_cap,
+	.a2a_pair_bytes = table_a2a_pair_bytes,
 };
 
 /* tp<N>/allreduce.csv (bytes,time_us) into a curve; rows of one size
@@ -1493,6 +1515,7 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 			s->ep = prm->ep;
 			s->ep_topo = *prm->coll;
 			s->ep_act = prm->act_bytes;
+			s->ep_lat_only = prm->ep_on_links;
 		}
 	}
 	if (rc) {
