@@ -605,6 +605,17 @@ pc=$(awk -F, '$2 == "pcie" && $5 == 452591616' "$tmp/oep1/links.csv" | wc -l)
 	&& ok "expert-parallel all-to-alls as flows between the ranks' GPUs (+$d ns a step)" \
 	|| bad "ep on links: +$d ns a step (want 1900-2000), $pc PCIe links with 452591616 B"
 
+# check prints the layout the links take: from the node group's profile
+# even where only training jobs use it (V100: Gen3 x16, NVLink 150 GB/s),
+# and the network keys where they are set
+net=$("$exe" check "$src/examples/training.yaml" 2>&1 | tail -1)
+net2=$("$exe" check "$scen/pp_nodes.yaml" 2>&1 | tail -1)
+case "$net" in *"PCIe links of 15.75 GB/s"*"2 under each switch, whose uplink has 15.75 GB/s"*"peer-to-peer on; NVLink 150.00 GB/s"*"from V100-SXM2's profile"*)
+	case "$net2" in *"PCIe links of 64.00 GB/s"*"1 under each switch"*"NVLink 100.00 GB/s"*) ok "check prints the cluster's PCIe and NVLink layout" ;;
+	*) bad "check network line: $net2" ;; esac ;;
+*) bad "check network line: $net" ;;
+esac
+
 # the collective model takes the cluster's GPUs per switch: RTX 4090s
 # (P2P off) each under its own switch (network.gpus_per_switch=1) stage
 # through their own uplinks, NCCL's 24 GB/s where a shared switch gives

@@ -77,7 +77,8 @@ static const char usage_check[] =
 	"of a request trace as the run reads it (a bad line is refused, or skipped\n"
 	"with workload.on_error: skip). Prints the effective\n"
 	"configuration as YAML, then a comment line per instance group with its\n"
-	"vLLM memory plan: the terms per GPU and the KV blocks they leave.\n";
+	"vLLM memory plan: the terms per GPU and the KV blocks they leave, and with\n"
+	"a cluster one line of the PCIe and NVLink layout its links take.\n";
 
 static const char usage_validate[] =
 	"usage: llmsim validate RUN_DIR --profile PERF_DIR [--json] [--model NAME] [--gpu GPU]\n"
@@ -495,13 +496,17 @@ static int cmd_check(int argc, char **argv)
 		return lsim_cli_fail(&d, rc);
 	}
 	char *plans = lsim_scenario_memory_plans(sc);
-	if (!plans) {
+	char *net = lsim_scenario_network_summary(sc);
+	if (!plans || !net) {
+		free(plans);
+		free(net);
 		lsim_scenario_destroy(sc);
 		return lsim_cli_fail(&d, LSIM_ENOMEM);
 	}
-	printf("# effective configuration of %s (run id %s)\n%s%s", a.scenario,
-	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc), plans);
+	printf("# effective configuration of %s (run id %s)\n%s%s%s", a.scenario,
+	       lsim_scenario_run_id(sc), lsim_scenario_effective(sc), plans, net);
 	free(plans);
+	free(net);
 	lsim_scenario_destroy(sc);
 	return 0;
 }

@@ -29,6 +29,11 @@ const char *lsim_scenario_effective(const struct lsim_scenario *sc);
  * terms per GPU and the KV blocks they leave), for `check` to print. The
  * caller frees the text; NULL when out of memory. */
 char *lsim_scenario_memory_plans(const struct lsim_scenario *sc);
+/* With a cluster, one comment line of the PCIe and NVLink layout its
+ * links take (the network keys, those left at 0 from the GPU profile),
+ * for `check` to print; "" without one. The caller frees the text; NULL
+ * when out of memory. */
+char *lsim_scenario_network_summary(const struct lsim_scenario *sc);
 uint64_t lsim_scenario_seed(const struct lsim_scenario *sc);
 /* Stable id of the run: 16 hex digits of a hash of the effective config
  * (seed included, file paths left out) and of the contents of the files

@@ -202,33 +202,43 @@ int lsim_scn_place(struct lsim_scenario *sc, struct lsim_diag *d)
 	return rc;
 }
 
-/* The cluster's links: one topology of all nodes, as many GPUs per node
- * as the largest node group; bandwidths not given come from the first
- * node group's GPU profile. */
-int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
+/* The cluster's topology parameters: the network keys, and those left
+ * at 0 from the GPU profile of the first node group (PCIe generation,
+ * GPUs per switch, P2P, NVLink), as an instance group or the training
+ * jobs' pool loaded it; returns that profile's name, or NULL where the
+ * defaults of lsim_topo_params_default stand in (no instance group or
+ * job pool uses that GPU). One topology of all nodes, as many GPUs per
+ * node as the largest node group. */
+static const char *topo_params(const struct lsim_scenario *sc, struct lsim_topo_params *p)
 {
-	if (sc->n_nodes == 0)
-		return 0;
 	const struct net_cfg *c = &sc->net;
 	struct lsim_topo_params def;
 	lsim_topo_params_default(&def);
 	double pcie = def.pcie_bw, nvlink = def.nvlink_bw;
 	int32_t per_switch = def.gpus_per_switch;
 	bool pairs = false, no_p2p = false;
-	for (size_t i = 0; i < sc->n_insts; i++)
-		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0) {
-			pcie = sc->gpus[i].pcie_bw;
-			nvlink = sc->gpus[i].nvlink_bw;
-			pairs = sc->gpus[i].fabric == LSIM_FABRIC_NVLINK_PAIRS;
-			no_p2p = !sc->gpus[i].gpu_p2p;
-			if (sc->gpus[i].pcie_switch_gpus > 0)
-				per_switch = sc->gpus[i].pcie_switch_gpus;
-			break;
-		}
+	const struct lsim_gpu_profile *g = NULL;
+	for (size_t i = 0; i < sc->n_insts && !g; i++)
+		if (strcmp(sc->insts[i].gpu, sc->nodes[0].gpu) == 0)
+			g = &sc->gpus[i];
+	if (!g && sc->have_jobs && sc->pool_profiles) {
+		int32_t t = lsim_pool_spec_type(&sc->pool, sc->nodes[0].gpu);
+		if (t >= 0)
+			g = &sc->pool_profiles[t];
+	}
+	if (g) {
+		pcie = g->pcie_bw;
+		nvlink = g->nvlink_bw;
+		pairs = g->fabric == LSIM_FABRIC_NVLINK_PAIRS;
+		no_p2p = !g->gpu_p2p;
+		if (g->pcie_switch_gpus > 0)
+			per_switch = g->pcie_switch_gpus;
+	}
+	const char *from = g ? g->name : NULL;
 	int64_t nodes = 0;
 	for (size_t i = 0; i < sc->n_nodes; i++)
 		nodes += sc->nodes[i].count;
-	struct lsim_topo_params p = {
+	*p = (struct lsim_topo_params){
 		.nodes = (int32_t)nodes,
 		.gpus_per_node = sc->gpus_per_node_max,
 		.gpus_per_switch = c->gpus_per_switch > 0 ? (int32_t)c->gpus_per_switch : per_switch,
@@ -250,8 +260,44 @@ int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
 		.spine_latency = c->spine_latency,
 		.storage_latency = c->storage_latency,
 	};
-	if (p.gpus_per_switch > p.gpus_per_node)
-		p.gpus_per_switch = p.gpus_per_node;
+	if (p->gpus_per_switch > p->gpus_per_node)
+		p->gpus_per_switch = p->gpus_per_node;
+	return from;
+}
+
+char *lsim_scenario_network_summary(const struct lsim_scenario *sc)
+{
+	struct lsim_buf b = {0};
+	lsim_buf_printf(&b, "%s", "");
+	if (sc->n_nodes > 0) {
+		struct lsim_topo_params p;
+		const char *from = topo_params(sc, &p);
+		lsim_buf_printf(&b,
+				"# network: a node's GPUs on PCIe links of %.2f GB/s a direction, "
+				"%d under each switch, whose uplink has %.2f GB/s for both "
+				"directions; peer-to-peer %s; NVLink %s%.2f GB/s a direction "
+				"(what network leaves at 0 from %s%s)\n",
+				p.pcie_bw / 1e9, (int)p.gpus_per_switch, p.host_bw / 1e9,
+				p.no_p2p ? "off (through host memory)" : "on",
+				p.nvlink_pairs ? "bridges in pairs, " : "", p.nvlink_bw / 1e9,
+				from ? from : "the defaults of a DGX H100 node",
+				from ? "'s profile" : "");
+	}
+	if (b.failed) {
+		lsim_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* The cluster's links. */
+int lsim_scn_build_network(struct lsim_scenario *sc, struct lsim_diag *d)
+{
+	if (sc->n_nodes == 0)
+		return 0;
+	const struct net_cfg *c = &sc->net;
+	struct lsim_topo_params p;
+	topo_params(sc, &p);
 	sc->sim.sv.util_window = c->util_window;
 	sc->sim.messages = c->messages;
 	int rc = lsim_sim_set_network(&sc->sim, &p, d);
