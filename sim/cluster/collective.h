@@ -82,6 +82,12 @@ int lsim_coll_time(const struct lsim_coll_topo *t, enum lsim_coll_op op, int n,
  * what a run moves as one flow per GPU on the link model. */
 double lsim_coll_ring_bytes(enum lsim_coll_op op, int n, double bytes);
 
+/* The rate that moves `bytes` of a collective timed at time_s, of which
+ * latency_s is latency, in the rest: the cap of a flow carrying them on
+ * the link model, so that alone on its links it takes that time; 0 where
+ * no time is left. */
+double lsim_coll_rate(double bytes, double time_s, double latency_s);
+
 /* The nccl-tests bus-bandwidth factor: busBw = algBw x factor. */
 double lsim_coll_bus_factor(enum lsim_coll_op op, int n);
 

@@ -231,8 +231,7 @@ static const char *topo_params(const struct lsim_scenario *sc, struct lsim_topo_
 		nvlink = g->nvlink_bw;
 		pairs = g->fabric == LSIM_FABRIC_NVLINK_PAIRS;
 		no_p2p = !g->gpu_p2p;
-		if (g->pcie_switch_gpus > 0)
-			per_switch = g->pcie_switch_gpus;
+		per_switch = g->pcie_switch_gpus;
 	}
 	const char *from = g ? g->name : NULL;
 	int64_t nodes = 0;

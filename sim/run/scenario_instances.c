@@ -604,9 +604,7 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			rc = 0;
 		} else if (ic->perf == PERF_TABLE) {
 			struct lsim_coll_topo ct;
-			lsim_coll_topo_from_profile(&sc->gpus[i], &ct);
-			if (sc->sim.sv.net) /* the cluster's switches, as its links */
-				ct.gpus_per_switch = sc->sim.sv.topo.p.gpus_per_switch;
+			lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,

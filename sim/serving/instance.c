@@ -291,11 +291,8 @@ int lsim_instance_init(struct lsim_instance *in, struct lsim_serving *sim,
 			return LSIM_ENOMEM;
 		}
 		/* the stages' send/recv and all-gathers go through the NCCL
-		 * model on the profile's fabric (collective.h), with the
-		 * cluster's GPUs per PCIe switch when there is one */
-		lsim_coll_topo_from_profile(gpu, &in->pp_topo);
-		if (sim->net)
-			in->pp_topo.gpus_per_switch = sim->topo.p.gpus_per_switch;
+		 * model (collective.h) */
+		lsim_serving_coll_topo(sim, gpu, &in->pp_topo);
 		struct lsim_coll_est e;
 		bool timed = lsim_coll_time(&in->pp_topo, LSIM_COLL_SENDRECV, 2, 0.0, &e) == 0 &&
 			     (tp == 1 ||
@@ -1489,21 +1486,10 @@ static void dp_computed(struct lsim_engine *eng, void *subject, uint64_t arg)
 		for (int32_t j = 0; j < g->n; j++) {
 			if (i == j || !g->part[i] || !g->part[j])
 				continue;
-			int32_t path[LSIM_PATH_MAX];
-			int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(g->rank[i], 0),
-							  lsim_instance_gpu(g->rank[j], 0), path);
-			struct lsim_flow_req fr = {
-				.path = path, .n_hops = n, .bytes = g->a2a_bytes,
-				.rate_cap = g->a2a_cap, .done = dp_a2a_moved, .ctx = g,
-				.kind = LSIM_FLOW_COLLECTIVE,
-			};
-			lsim_flow_id id;
-			if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
-				if (!s->error)
-					s->error = LSIM_ESTATE;
-				lsim_stop(s->eng);
+			if (!lsim_inst_gpu_flow(s, lsim_instance_gpu(g->rank[i], 0),
+						lsim_instance_gpu(g->rank[j], 0), g->a2a_bytes,
+						g->a2a_cap, dp_a2a_moved, g, 0))
 				return;
-			}
 			g->a2a_flows++;
 		}
 	if (--g->a2a_flows == 0)

@@ -60,6 +60,12 @@ void lsim_inst_finish_batch(struct lsim_instance *in, const int32_t *list,
 
 /* Whether the step's all-reduces run as flows on the links. */
 bool lsim_inst_ring_on(const struct lsim_instance *in);
+/* Starts one collective's flow of `bytes` from GPU src to GPU dst of the
+ * run's cluster, at most `cap` bytes/s (0: no cap), done(ctx, flow, arg)
+ * on arrival; false (and the run stopped with the error) if the links
+ * refuse it. */
+bool lsim_inst_gpu_flow(struct lsim_serving *s, int32_t src, int32_t dst, double bytes,
+			double cap, lsim_flow_done_fn done, void *ctx, uint64_t arg);
 /* A pipeline's sends and all-gathers move as flows on the links (a
  * cluster) rather than in the NCCL model's closed form. */
 bool lsim_inst_pp_flows(const struct lsim_instance *in);

@@ -27,13 +27,31 @@ bool lsim_inst_pp_flows(const struct lsim_instance *in)
 	return in->sv->net && in->gpu0 >= 0;
 }
 
-/* Flows could not start (a path missing): the run stops with the error. */
-static void flow_failed(struct lsim_instance *in)
+void lsim_serving_coll_topo(const struct lsim_serving *s, const struct lsim_gpu_profile *g,
+			    struct lsim_coll_topo *out)
 {
-	struct lsim_serving *s = in->sv;
-	if (!s->error)
+	lsim_coll_topo_from_profile(g, out);
+	if (s->net)
+		out->gpus_per_switch = s->topo.p.gpus_per_switch;
+}
+
+bool lsim_inst_gpu_flow(struct lsim_serving *s, int32_t src, int32_t dst, double bytes,
+			double cap, lsim_flow_done_fn done, void *ctx, uint64_t arg)
+{
+	int32_t path[LSIM_PATH_MAX];
+	int n = lsim_topo_path_gpu_to_gpu(&s->topo, src, dst, path);
+	struct lsim_flow_req fr = {
+		.path = path, .n_hops = n, .bytes = bytes, .rate_cap = cap,
+		.done = done, .ctx = ctx, .arg = arg,
+		.kind = LSIM_FLOW_COLLECTIVE,
+	};
+	lsim_flow_id id;
+	if (n >= 0 && lsim_flow_start(s->net, &fr, &id, &s->diag) == 0)
+		return true;
+	if (!s->error) /* a path missing: the run stops with the error */
 		s->error = LSIM_ESTATE;
 	lsim_stop(s->eng);
+	return false;
 }
 
 /* Starts tp flows of `bytes` each, from the instance's GPUs first + k to
@@ -44,22 +62,11 @@ static bool start_flows(struct lsim_instance *in, int32_t first, int32_t to,
 			bool ring, double bytes, double cap, lsim_flow_done_fn done,
 			uint64_t arg)
 {
-	struct lsim_serving *s = in->sv;
 	for (int32_t k = 0; k < in->tp; k++) {
-		int32_t path[LSIM_PATH_MAX];
 		int32_t dst = to + (ring ? (k + 1) % in->tp : k);
-		int n = lsim_topo_path_gpu_to_gpu(&s->topo, lsim_instance_gpu(in, first + k),
-						  lsim_instance_gpu(in, dst), path);
-		struct lsim_flow_req fr = {
-			.path = path, .n_hops = n, .bytes = bytes, .rate_cap = cap,
-			.done = done, .ctx = in, .arg = arg,
-			.kind = LSIM_FLOW_COLLECTIVE,
-		};
-		lsim_flow_id id;
-		if (n < 0 || lsim_flow_start(s->net, &fr, &id, &s->diag) != 0) {
-			flow_failed(in);
+		if (!lsim_inst_gpu_flow(in->sv, lsim_instance_gpu(in, first + k),
+					lsim_instance_gpu(in, dst), bytes, cap, done, in, arg))
 			return false;
-		}
 	}
 	return true;
 }
@@ -147,7 +154,7 @@ static void pipe_try_start(struct lsim_instance *in, int32_t st)
 			double ring = lsim_coll_ring_bytes(LSIM_COLL_ALLGATHER, in->tp, bytes);
 			b->flows = in->tp;
 			start_flows(in, st * in->tp, st * in->tp, true, 2.0 * ring,
-				    e.time_s > e.latency_s ? ring / (e.time_s - e.latency_s) : 0.0,
+				    lsim_coll_rate(ring, e.time_s, e.latency_s),
 				    pipe_gathered, (uint64_t)k);
 			return;
 		}
@@ -276,7 +283,7 @@ static void pipe_stage_done(struct lsim_instance *in, int32_t k)
 			b->send_lat = (lsim_time)ceil(lat * 1e9);
 			b->flows = in->tp;
 			start_flows(in, st * in->tp, (st + 1) * in->tp, false, bytes,
-				    sec > lat ? bytes / (sec - lat) : 0.0, pipe_sent,
+				    lsim_coll_rate(bytes, sec, lat), pipe_sent,
 				    (uint64_t)k);
 			return;
 		}

@@ -1302,11 +1302,10 @@ static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 		return 0.0;
 	double bytes = (double)tokens * s->ar_act;
 	struct lsim_coll_est e;
-	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0 ||
-	    !(e.time_s > e.latency_s))
+	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0)
 		return 0.0;
-	return lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes) /
-	       (e.time_s - e.latency_s);
+	return lsim_coll_rate(lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes), e.time_s,
+			      e.latency_s);
 }
 
 /* With the all-to-alls on the links: a step's two per layer send S / ep
@@ -1324,8 +1323,7 @@ static double table_a2a_pair_bytes(const struct lsim_perf *p, int64_t tokens, do
 	struct lsim_coll_est e;
 	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
 		return 0.0;
-	if (e.time_s > e.latency_s)
-		*cap = pair / (e.time_s - e.latency_s);
+	*cap = lsim_coll_rate(pair, e.time_s, e.latency_s);
 	return 2.0 * s->n_layers * pair;
 }
 

@@ -515,6 +515,11 @@ void lsim_instance_drop_kv(struct lsim_instance *in);
  * at t) take place now, as each would have at its own time, for the
  * instances and their requests (docs/architecture.md). */
 void lsim_serving_catch_up(struct lsim_serving *s, lsim_time t, bool at_t);
+/* The collective model's topology of GPUs of profile g in s's run: the
+ * profile's fabric, and with a cluster the cluster's GPUs per PCIe
+ * switch, so that the closed form counts the switches its flows cross. */
+void lsim_serving_coll_topo(const struct lsim_serving *s, const struct lsim_gpu_profile *g,
+			    struct lsim_coll_topo *out);
 /* Macro steps: the instance's side of its run's step ends before now
  * (counters, queued tokens, blocks taken), not its requests'. */
 void lsim_instance_advance_run(struct lsim_instance *in, lsim_time now);
