@@ -850,7 +850,7 @@ struct entry {
 
 enum {
 	E_TFLOPS, E_HBM, E_HBM_BW, E_PCIE, E_NVLINK, E_TDP, E_IDLE, E_PRICE,
-	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_ALLREDUCE, E_ARSTEP, E_INTERF,
+	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_INTERF,
 	E_INTERF_EXP, E_N
 };
 
@@ -872,8 +872,6 @@ static const struct {
 	[E_MFU_HALF] = {"mfu_half_tokens", K_NUM, 128, "no GEMM measured"},
 	[E_MBU] = {"mbu", K_NUM, 0.85, "no HBM kernel measured"},
 	[E_LAUNCH] = {"launch_latency", K_TIME, 5e-6, "no launch measured"},
-	[E_ALLREDUCE] = {"allreduce_latency", K_TIME, 30e-6, "all-reduce is not measured"},
-	[E_ARSTEP] = {"allreduce_step_latency", K_TIME, 0, "all-reduce is not measured"},
 	[E_INTERF] = {"pcie_interference", K_NUM, 0, "no contention measured"},
 	[E_INTERF_EXP] = {"pcie_interference_exp", K_NUM, 1, "no contention measured"},
 };
@@ -948,8 +946,6 @@ static double base_value(const struct lsim_gpu_profile *b, int e)
 	case E_MFU_HALF: return b->mfu_half_tokens;
 	case E_MBU: return b->mbu;
 	case E_LAUNCH: return b->launch_s;
-	case E_ALLREDUCE: return b->allreduce_latency_s;
-	case E_ARSTEP: return b->allreduce_step_s;
 	default: return 0; /* pcie_interference(_exp): measured, never the base's */
 	}
 }

@@ -60,7 +60,7 @@ for line in "name: Synth-GPU" "pcie_bw: 25.0517GB/s" "mfu_half_tokens: 255.753" 
 	"pcie_interference: 0.294761" "tdp: 700W" "#   date: 2026-01-01T00:00:00Z"; do
 	grep -qF "$line" "$p" && ok "profile has '$line'" || bad "profile has '$line'"
 done
-expect "$name no base" 0 stderr "placeholders for nvlink_bw, tdp, idle_power, price, allreduce_latency" -- \
+expect "$name no base" 0 stderr "placeholders for nvlink_bw, tdp, idle_power, price" -- \
 	"$prog" --fit "$data/synthetic.csv" -o "$tmp/data/profiles/Bare.yaml"
 
 # the simulator loads both profiles from a data folder

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cluster/collective.h"
 #include "serving/perf.h"
 #include "import/profile_import.h"
 #include "kernel/time_ns.h"
@@ -584,7 +585,6 @@ static struct lsim_gpu_profile h100(void)
 	g.mfu_half_tokens = 128;
 	g.mbu = 0.88;
 	g.launch_s = 5e-6;
-	g.allreduce_latency_s = 30e-6;
 	return g;
 }
 
@@ -735,9 +735,9 @@ static void test_roofline_flops_bytes(void **state)
  * as the closed form of the roofline: GEMMs at eff(2048) of peak, attention
  * (causal: 2048 x 2049 / 2 query-key pairs) at mfu_max, element-wise kernels
  * at the achievable bandwidth, the LM head for one sequence memory-bound,
- * launches, and 2 all-reduces per layer of 2048 x 4096 x 2 bytes.
+ * launches, and 2 all-reduces per layer of 2048 x 4096 x 2 bytes, ar_s each.
  */
-static double prefill_2048_closed_form(int tp, double link_bw)
+static double prefill_2048_closed_form(int tp, double ar_s)
 {
 	const double T = 2048, h = 4096, q = 4096.0 / tp, kv = 1024.0 / tp, f = 14336.0 / tp;
 	const double peak = 989e12, bw = 3.35e12 * 0.88;
@@ -749,7 +749,7 @@ static double prefill_2048_closed_form(int tp, double link_bw)
 			  + T * 3 * f * 2;		 /* SiLU-and-mul */
 	double layer = gemm_flops / (peak * eff) + attn_flops / (peak * 0.8) + ew_bytes / bw;
 	if (tp > 1)
-		layer += 2 * (2.0 * (tp - 1) / tp * T * h * 2 / link_bw + 30e-6);
+		layer += 2 * ar_s;
 	double once = (2 * T * h * 2 + (2 * T * h + h) * 2) / bw   /* embedding, final norm */
 		      + (h * 128256.0 / tp + h + 128256.0 / tp) * 2 / bw; /* LM head */
 	return 32 * layer + once + (32 * KERNELS_PER_LAYER + KERNELS_ONCE) * 5e-6;
@@ -775,18 +775,53 @@ static void test_roofline_prefill_compute_bound(void **state)
 	lsim_perf_destroy(p);
 }
 
+/* An A100 node: 12 NVLinks at NCCL's 20 GB/s to NVSwitches, Ampere's
+ * constants (as tests/test_collective.c); and a PCIe Gen4 box, NCCL's
+ * 24 GB/s a GPU, peer-to-peer, two GPUs a switch. */
+static const struct lsim_coll_topo a100_nvswitch = {
+	.fabric = LSIM_FABRIC_NVSWITCH, .link_bw = 240e9, .links = 12, .pcie_bw = 24e9,
+	.gpus_per_switch = 2, .p2p = true, .arch = 1, .ll128 = true,
+};
+static const struct lsim_coll_topo pcie_gen4 = {
+	.fabric = LSIM_FABRIC_PCIE, .pcie_bw = 24e9, .gpus_per_switch = 2, .p2p = true,
+	.arch = 1, .ll128 = true,
+};
+
+static struct lsim_perf *roofline_on(const struct lsim_model_arch *m,
+				     const struct lsim_gpu_profile *g, int tp,
+				     const struct lsim_coll_topo *coll, bool on_links)
+{
+	struct lsim_roofline_params prm = {.tp = tp, .coll = coll, .allreduce_on_links = on_links};
+	struct lsim_perf *p = NULL;
+	struct lsim_diag d;
+	assert_int_equal(lsim_perf_roofline_create(m, g, &prm, &p, &d), 0);
+	return p;
+}
+
+/*
+ * A 2,048-token prefill at TP 2: its 64 all-reduces of 16 MiB are NCCL's
+ * ring Simple, 8.4 + 2 x 3.4 us and the bytes at the bus bandwidth (an
+ * all-reduce of 2 GPUs moves its size once): on the A100 node 15.2 us +
+ * 16 MiB / 240 GB/s = 85.1 us; over PCIe (hwLat 5.7 us a step) 19.8 us +
+ * 16 MiB / 24 GB/s = 718.9 us.
+ */
 static void test_roofline_tensor_parallel(void **state)
 {
 	(void)state;
 	struct lsim_model_arch m = llama3_8b();
 	struct lsim_gpu_profile g = h100();
+	const double bytes = 2048.0 * 4096 * 2;
+	struct lsim_coll_est e;
+	assert_int_equal(lsim_coll_time(&a100_nvswitch, LSIM_COLL_ALLREDUCE, 2, bytes, &e), 0);
+	assert_int_equal(e.algo, LSIM_COLL_RING);
+	assert_int_equal(e.proto, LSIM_PROTO_SIMPLE);
 	struct lsim_perf *p1 = roofline(&m, &g, 1, 0.0);
-	struct lsim_perf *p2 = roofline(&m, &g, 2, 0.0);
+	struct lsim_perf *p2 = roofline_on(&m, &g, 2, &a100_nvswitch, false);
 	double t1 = lsim_time_to_s(prefill_one(p1, 2048, 0));
 	double t2 = lsim_time_to_s(prefill_one(p2, 2048, 0));
-	assert_rel(t2, prefill_2048_closed_form(2, 450e9), 0.01);
-	/* 64 all-reduces of 16 MiB over 450 GB/s: 2 x (1/2) x 16.8 MB / 450 GB/s + 30 us */
-	double ar = 64 * (2048.0 * 4096 * 2 / 450e9 + 30e-6);
+	double ar_nv = (15.2 + bytes / 240e3) * 1e-6, ar_pcie = (19.8 + bytes / 24e3) * 1e-6;
+	assert_rel(t2, prefill_2048_closed_form(2, ar_nv), 0.01);
+	double ar = 64 * ar_nv;
 	/*
 	 * Without the all-reduces TP 2 saves half of everything that is
 	 * sharded: the GEMMs, attention, rotary, activation and the LM head.
@@ -797,11 +832,19 @@ static void test_roofline_tensor_parallel(void **state)
 			       (2 * T * (4096 + 1024) * 2 + T * 3 * 14336 * 2) / bw) +
 			 (4096.0 * 128256 + 128256) * 2 / bw;
 	assert_rel(t1 - (t2 - ar), sharded / 2, 0.01);
-	/* no NVLink: the ring runs over PCIe (63 GB/s) */
-	g.nvlink_bw = 0;
-	struct lsim_perf *pp = roofline(&m, &g, 2, 0.0);
+	/* over PCIe the all-reduces alone change */
+	struct lsim_perf *pp = roofline_on(&m, &g, 2, &pcie_gen4, false);
 	double tp = lsim_time_to_s(prefill_one(pp, 2048, 0));
-	assert_rel(tp - t2, 64 * 2048.0 * 4096 * 2 * (1 / 63e9 - 1 / 450e9), 0.001);
+	assert_rel(tp - t2, 64 * (ar_pcie - ar_nv), 1e-6);
+	/* without a topology: one node of the profile's GPUs (H100-SXM's
+	 * numbers, no compute capability: Hopper's row, 0.8 x 450 GB/s) */
+	struct lsim_perf *pd = roofline(&m, &g, 2, 0.0);
+	struct lsim_coll_topo h;
+	lsim_coll_topo_from_profile(&g, &h);
+	assert_true(h.fabric == LSIM_FABRIC_NVSWITCH && h.link_bw == 0.8 * 450e9);
+	assert_int_equal(lsim_coll_time(&h, LSIM_COLL_ALLREDUCE, 2, bytes, &e), 0);
+	assert_rel(lsim_time_to_s(prefill_one(pd, 2048, 0)) - t2, 64 * (e.time_s - ar_nv), 1e-6);
+	lsim_perf_destroy(pd);
 	lsim_perf_destroy(pp);
 	lsim_perf_destroy(p1);
 	lsim_perf_destroy(p2);
@@ -836,15 +879,21 @@ static void test_roofline_moe_decode(void **state)
 /*
  * The costs that do not shrink with tensor parallelism, by hand: one
  * decode (batch 1, context 1,024) of the Llama-3-8B shape at TP 1, 2 and
- * 8, with a launch latency of 12 us, an all-reduce of 20 us plus 3 us per
- * ring step and a CPU overhead of 0.5 ms:
+ * 8, with a launch latency of 12 us and a CPU overhead of 0.5 ms, its
+ * all-reduces on an A100 NVSwitch node (12 NVLinks at NCCL's 20 GB/s):
  *   time = (weights + KV) / tp / (hbm_bw mbu)             (shrinks with tp)
  *        + (32 x 10 + 3) kernels x 12 us                   (does not)
- *        + 64 all-reduces x (20 us + 2(tp-1) x 3 us
- *                            + 2(tp-1)/tp x 4096 x 2 B / 450 GB/s)  (grows)
+ *        + 64 all-reduces of 4096 x 2 B                    (grows)
  *        + 0.5 ms.
- * At TP 8: 0.64 ms of memory, 3.88 ms of launches, 3.97 ms of all-reduce
- * latency (2.69 ms of it the 14 ring steps) and 0.5 ms.
+ * An all-reduce of 8 KiB is NCCL's ring LL (tests/test_collective.c):
+ * 6.6 + 2(tp-1) x 0.6 us, at an algorithm bandwidth of min(87.7, 240 / 4)
+ * x tp / (2(tp-1)) GB/s over the communicator's 24 channels, of which
+ * 8 KiB runs on one (a thread's 8 B x tp ranks x 512 threads fills a
+ * channel at 8 KiB at TP 2 and 32 KiB at TP 8):
+ * TP 2, 7.8 us + 8192 B / 2.5 GB/s = 11.0768 us; TP 8, 15 us + 8192 B /
+ * (60 x 8/14 / 24 GB/s) = 20.7344 us. With the data on the links only the
+ * latency stays, and each GPU's flow is capped at the ring's bytes
+ * (2(tp-1)/tp x 8 KiB) over the rest: 2.5 GB/s at both degrees.
  */
 static void test_roofline_fixed_overheads(void **state)
 {
@@ -852,31 +901,38 @@ static void test_roofline_fixed_overheads(void **state)
 	struct lsim_model_arch m = llama3_8b();
 	struct lsim_gpu_profile g = h100();
 	g.launch_s = 12e-6;
-	g.allreduce_latency_s = 20e-6;
-	g.allreduce_step_s = 3e-6;
 	const double layer_params = 218103808.0, bw = 3.35e12 * 0.88;
 	const double weights = 32 * layer_params * 2 + 128256.0 * 4096 * 2;
 	const double kv = 32 * 1025.0 * 4096;
 	const int tps[] = {1, 2, 8};
+	const double lat_us[] = {0.0, 7.8, 15.0}, data_us[] = {0.0, 8192.0 / 2.5e3,
+							       8192.0 / (60e3 * 8.0 / 14.0 / 24.0)};
 	for (size_t i = 0; i < 3; i++) {
 		int tp = tps[i];
-		double ar = tp > 1 ? 64 * (20e-6 + 2.0 * (tp - 1) * 3e-6 +
-					   2.0 * (tp - 1) / tp * 4096 * 2 / 450e9)
-				   : 0.0;
+		double ar = 64 * (lat_us[i] + data_us[i]) * 1e-6;
 		double want = (weights + kv) / tp / bw + (32 * KERNELS_PER_LAYER + KERNELS_ONCE) * 12e-6 +
 			      ar + 0.5e-3;
-		struct lsim_perf *p = roofline(&m, &g, tp, 0.5e-3);
+		struct lsim_roofline_params prm = {.tp = tp, .cpu_overhead_s = 0.5e-3, .coll = &a100_nvswitch};
+		struct lsim_perf *p = NULL;
+		struct lsim_diag d;
+		assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), 0);
 		lsim_time t = decode_uniform(p, 1, 1024);
 		assert_rel(lsim_time_to_s(t), want, 0.01);
-		/* each term exactly: the ring steps, the launches, the CPU */
+		assert_true(lsim_perf_ring_rate_cap(p, 1) == 0.0); /* not on the links */
+		/* each term exactly: the all-reduces' data, the launches, the CPU */
+		prm.allreduce_on_links = true;
+		struct lsim_perf *p0 = NULL;
+		assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p0, &d), 0);
+		double data = 64 * data_us[i] * 1e-6;
+		assert_true(llabs(t - decode_uniform(p0, 1, 1024) - lsim_time_ns_of_s(data)) <= 1);
+		if (tp > 1)
+			assert_rel(lsim_perf_ring_rate_cap(p0, 1), 2.5e9, 1e-9);
 		struct lsim_gpu_profile g0 = g;
-		g0.allreduce_step_s = 0.0;
-		struct lsim_perf *p0 = roofline(&m, &g0, tp, 0.5e-3);
-		double steps = 64 * 2.0 * (tp - 1) * 3e-6;
-		assert_true(llabs(t - decode_uniform(p0, 1, 1024) - lsim_time_ns_of_s(steps)) <= 1);
-		g0 = g;
 		g0.launch_s = 0.0;
-		struct lsim_perf *pl = roofline(&m, &g0, tp, 0.0);
+		prm.allreduce_on_links = false;
+		prm.cpu_overhead_s = 0.0;
+		struct lsim_perf *pl = NULL;
+		assert_int_equal(lsim_perf_roofline_create(&m, &g0, &prm, &pl, &d), 0);
 		double launches = (32 * KERNELS_PER_LAYER + KERNELS_ONCE) * 12e-6 + 0.5e-3;
 		assert_true(llabs(t - decode_uniform(pl, 1, 1024) - lsim_time_ns_of_s(launches)) <= 1);
 		lsim_perf_destroy(pl);
@@ -991,8 +1047,7 @@ static void synth_iteration_csv(const struct lsim_perf *p, double scale64, char 
  * lsim_fit_overheads recovers the constants a table was made with: a
  * TP 2 table generated by the roofline with a launch latency of 17 us and
  * mfu_max 0.6 (the profile says 5 us and 0.8) gives back 17 us and 0.6;
- * one with 0 us and 0.45 gives back those. The all-reduce latency per
- * step stays the profile's.
+ * one with 0 us and 0.45 gives back those.
  */
 static void test_fit_overheads_synthetic(void **state)
 {
@@ -1001,7 +1056,6 @@ static void test_fit_overheads_synthetic(void **state)
 	const double launch[] = {17e-6, 0.0}, mfu[] = {0.6, 0.45};
 	for (int c = 0; c < 2; c++) {
 		struct lsim_gpu_profile g = h100();
-		g.allreduce_step_s = 0.6e-6;
 		g.launch_s = launch[c];
 		g.mfu_max = mfu[c];
 		struct lsim_perf *p = roofline(&m, &g, 2, 0.0);
@@ -1012,7 +1066,6 @@ static void test_fit_overheads_synthetic(void **state)
 		char path[1100];
 		snprintf(path, sizeof path, "%s/tp1/iteration.csv", t->root);
 		struct lsim_gpu_profile fit = h100();
-		fit.allreduce_step_s = 0.6e-6;
 		double mae[2];
 		size_t screened = 99;
 		bool hf = true;
@@ -1024,7 +1077,6 @@ static void test_fit_overheads_synthetic(void **state)
 		assert_true(fabs(fit.mfu_max - mfu[c]) < 1e-9);
 		assert_true(mae[0] < 1e-4 && mae[1] < 1e-4);
 		assert_int_equal(screened, 0);
-		assert_true(fabs(fit.allreduce_step_s - 0.6e-6) < 1e-15);
 	}
 	/* a prompt row faster than the same prompts in a smaller batch is left
 	 * out of the fit (Splitwise's 64 x 512 rows at TP 2) */

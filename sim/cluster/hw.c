@@ -123,7 +123,7 @@ struct gpu_raw {
 	const char *name, *provenance, *source;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
-	lsim_time launch, host_issue, allreduce, allreduce_step;
+	lsim_time launch, host_issue;
 	int fabric;
 	int64_t nvlink_links, switch_gpus;
 	double cc;
@@ -148,8 +148,6 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"mbu", LSIM_K_DOUBLE, G(mbu), NULL, 0.01, 1, NULL, "achievable fraction of hbm_bw"},
 	{"launch_latency", LSIM_K_TIME, G(launch), NULL, 0, 1e9, NULL, "per-kernel launch overhead"},
 	{"host_issue_latency", LSIM_K_TIME, G(host_issue), "0", 0, 1e9, NULL, "the serving stack's host time to issue one kernel, overlapped with the GPU (0: not modelled)"},
-	{"allreduce_latency", LSIM_K_TIME, G(allreduce), NULL, 0, 1e9, NULL, "fixed latency of one all-reduce"},
-	{"allreduce_step_latency", LSIM_K_TIME, G(allreduce_step), "0", 0, 1e9, NULL, "latency of each of an all-reduce ring's 2(n-1) steps (0: none)"},
 	{"pcie_interference", LSIM_K_DOUBLE, G(interference), "0", 0, 100, NULL, "a of the kernel slowdown 1 + a u / (1 - u)^b at PCIe load u (0: none)"},
 	{"pcie_interference_exp", LSIM_K_DOUBLE, G(interference_exp), "1", 0, 10, NULL, "b of the kernel slowdown curve"},
 	{"gpu_fabric", LSIM_K_ENUM, G(fabric), "auto", LSIM_NOBOUNDS, "auto|" LSIM_FABRIC_CHOICES, "how a node's GPUs reach each other (auto: nvswitch with nvlink_bw, else pcie)"},
@@ -159,6 +157,23 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"pcie_switch_gpus", LSIM_K_INT, G(switch_gpus), "2", 1, 64, NULL, "GPUs behind one PCIe switch"},
 };
 #undef G
+
+/* Keys older profiles carry that no longer mean anything: refused, with
+ * what to do instead, rather than read and ignored. */
+static int retired_gpu_key(const struct lsim_doc *doc, struct lsim_diag *d)
+{
+	static const char *const gone[] = {"allreduce_latency", "allreduce_step_latency"};
+	for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+		const struct lsim_node *n = lsim_node_get(doc->root, gone[i]);
+		if (n)
+			return lsim_cfg_error(d, doc, n, gone[i], LSIM_EINVAL,
+					      "a retired key, no longer read: every collective "
+					      "is timed by the NCCL model from gpu_fabric, "
+					      "nvlink_links, compute_capability, gpu_p2p and "
+					      "pcie_switch_gpus (docs/collectives.md); delete it");
+	}
+	return 0;
+}
 
 int lsim_gpu_profile_load(const char *dir, const char *name,
 			  struct lsim_gpu_profile *g, struct lsim_diag *d)
@@ -191,8 +206,10 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 	struct gpu_raw raw;
 	memset(&raw, 0, sizeof raw);
 	static const char *const extra[] = {"key_provenance", NULL};
-	rc = lsim_cfg_bind(doc, doc->root, "", gpu_keys,
-			   sizeof gpu_keys / sizeof gpu_keys[0], extra, &raw, d);
+	rc = retired_gpu_key(doc, d);
+	if (rc == 0)
+		rc = lsim_cfg_bind(doc, doc->root, "", gpu_keys,
+				   sizeof gpu_keys / sizeof gpu_keys[0], extra, &raw, d);
 	if (rc == 0 && strcmp(raw.name, name) != 0)
 		rc = lsim_cfg_error(d, doc, lsim_node_get(doc->root, "name"),
 				    "name", LSIM_EINVAL,
@@ -229,8 +246,6 @@ int lsim_gpu_profile_load(const char *dir, const char *name,
 		g->mbu = raw.mbu;
 		g->launch_s = lsim_time_to_s(raw.launch);
 		g->host_issue_s = lsim_time_to_s(raw.host_issue);
-		g->allreduce_latency_s = lsim_time_to_s(raw.allreduce);
-		g->allreduce_step_s = lsim_time_to_s(raw.allreduce_step);
 		g->pcie_interference = raw.interference;
 		g->pcie_interference_exp = raw.interference_exp;
 		g->fabric = raw.fabric == 0 ? (raw.nvlink_bw > 0 ? LSIM_FABRIC_NVSWITCH

@@ -46,8 +46,6 @@ struct lsim_gpu_profile {
 	 * issues while the GPU runs, so an iteration takes the longer of the
 	 * two (docs/perf-model.md); 0: not modelled */
 	double host_issue_s;
-	double allreduce_latency_s; /* fixed latency of one all-reduce */
-	double allreduce_step_s;    /* latency of each of its ring's 2(n-1) steps */
 	/* Kernels slow down with the GPU's PCIe load u: time is multiplied by
 	 * lsim_pcie_slowdown(pcie_interference, pcie_interference_exp, u). */
 	double pcie_interference;     /* a: 0 = no slowdown */

@@ -621,11 +621,14 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
 				snprintf(d->key, sizeof d->key, "instances[%zu].perf_table", i);
 		} else {
+			struct lsim_coll_topo ct;
+			lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 			struct lsim_roofline_params rp = {
 				.tp = (int)ic->tp,
 				.cpu_overhead_s = cpu,
 				.allreduce_on_links = ic->tp > 1 && sc->sim.sv.net &&
 						      sc->net.allreduce_on_links,
+				.coll = &ct,
 			};
 			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
 						       &perf, d);

@@ -162,13 +162,19 @@ void lsim_perf_destroy(struct lsim_perf *p);
  * caches serve every replica). */
 struct lsim_perf *lsim_perf_share(struct lsim_perf *p);
 
+struct lsim_coll_topo;
+
 struct lsim_roofline_params {
 	int tp;		     /* tensor-parallel degree */
 	double cpu_overhead_s; /* fixed CPU (scheduler + sampler) time per iteration */
-	/* The ring all-reduces' data moves as flows on the link model (the
+	/* The all-reduces' data moves as flows on the link model (the
 	 * instance adds them after the compute): leave their transfer time
-	 * out, keep their fixed latency. */
+	 * out, keep their latency. */
 	bool allreduce_on_links;
+	/* The fabric the tensor-parallel all-reduces cross, timed by the NCCL
+	 * model (sim/cluster/collective.h); NULL: one node of the profile's
+	 * GPUs (lsim_coll_topo_from_profile). */
+	const struct lsim_coll_topo *coll;
 };
 
 /* The kernels one roofline iteration launches (and its host issues): 10 per
@@ -184,8 +190,6 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 			      const struct lsim_gpu_profile *g,
 			      const struct lsim_roofline_params *prm,
 			      struct lsim_perf **out, struct lsim_diag *d);
-
-struct lsim_coll_topo;
 
 struct lsim_table_params {
 	int tp;		     /* selects the tp<N>/ subfolder */

@@ -7,8 +7,9 @@
  *
  * summed over the operators of one decoder layer (two RMSNorms, QKV GEMM,
  * rotary embedding, KV-cache write + attention, O GEMM, MLP or MoE experts)
- * times the layer count, plus two ring all-reduces per layer under tensor
- * parallelism, plus the once-per-iteration embedding, final norm and LM head
+ * times the layer count, plus two all-reduces per layer under tensor
+ * parallelism (timed by the NCCL collective model, sim/cluster/collective.h,
+ * on the GPUs' fabric), plus the once-per-iteration embedding, final norm and LM head
  * and the CPU overhead (under pipeline parallelism a stage takes its own
  * layers, the first the embedding and the CPU overhead, the last the final
  * norm and the LM head). Everything is per GPU of the TP group (weights and
@@ -29,6 +30,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cluster/collective.h"
 #include "serving/perf.h"
 #include "kernel/time_ns.h"
 
@@ -40,9 +42,8 @@ struct roof_state {
 	double bw;	 /* achievable bytes/s: hbm_bw * mbu */
 	double hbm;	 /* peak bytes/s */
 	double launch;	 /* s per kernel */
-	double link_bw;	 /* all-reduce link, bytes/s per direction */
-	bool ar_on_links; /* the ring's transfer time is the link model's */
-	double ar_lat;	 /* s per all-reduce: its latency at tp (allreduce_lat) */
+	struct lsim_coll_topo ar_topo; /* the fabric the all-reduces cross */
+	bool ar_on_links; /* their data moves on the link model: latency only */
 	double cpu;	 /* s per iteration */
 	double host;	 /* s per iteration: the host's issue of its kernels (0: none) */
 	double host_k;	 /* s per kernel issued (host_issue_latency) */
@@ -82,6 +83,9 @@ struct t_terms {
 	 * kernels + the post terms in order, time and work (roof_layers) */
 	double rest;
 	work_t rest_w;
+	/* with the all-reduces on the links: the cap of each GPU's ring flow
+	 * (roof_ring_rate_cap) */
+	double ar_cap;
 };
 
 /* Achieved fraction of peak for a GEMM with m rows. */
@@ -136,21 +140,25 @@ static void push(struct t_terms *c, double time, work_t work)
 	c->post_w[c->n_post++] = work;
 }
 
-/*
- * The latency part of one all-reduce among n GPUs: a fixed part (the
- * collective's launch and NCCL's base latency) plus one step latency for
- * each of the ring's 2(n-1) steps (reduce-scatter, then all-gather), as
- * NCCL's own tuning model counts them (src/graph/tuning.cc: baseLat +
- * nsteps * hwLat). The latency does not shrink with n: it grows.
- * The roofline keeps this form, anchored on each profile's all-reduce
- * latency measured at 8 GPUs; the table backend times its all-reduces
- * with the collectives model (sim/cluster/collective.c), which also picks NCCL's
- * algorithm and protocol by message size. Moving the roofline onto that
- * model would move every roofline TP figure, so it is a change of its own.
- */
-static double allreduce_lat(double base, double step, int n)
+/* One all-reduce of T tokens x hidden among the tp GPUs, by the NCCL
+ * model (the algorithm, protocol and channels NCCL picks for the size, on
+ * the group's fabric): its whole time, or its latency alone when its data
+ * moves on the link model, where *cap is then the rate of each GPU's ring
+ * flow: the ring's bytes over the model's time past its latency, so that
+ * uncontended they take the time the model gives without a cluster (as
+ * the table backend's). Checked at create time, so it cannot fail. */
+static double allreduce_s(const struct roof_state *s, double T, double *cap)
 {
-	return n > 1 ? base + 2.0 * (n - 1.0) * step : 0.0;
+	struct lsim_coll_est e;
+	double bytes = T * s->h * s->bpp;
+	*cap = 0.0;
+	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->tp, bytes, &e) != 0)
+		return 0.0;
+	if (!s->ar_on_links)
+		return e.time_s;
+	*cap = lsim_coll_rate(lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->tp, bytes), e.time_s,
+			      e.latency_s);
+	return e.latency_s;
 }
 
 static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
@@ -200,13 +208,9 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 		       (active * s->f * h + pairs_tok * (s->f + h)) * s->bpp, 1);
 		push(c, t, w);
 	}
-	if (s->tp > 1) {
-		/* after O and after down: ring all-reduce of T x hidden */
-		double bytes = T * h * s->bpp;
-		double ring = s->ar_on_links ? 0.0
-				: 2.0 * (s->tp - 1.0) / s->tp * bytes / s->link_bw;
-		push(c, 2.0 * (ring + s->ar_lat), (work_t){0});
-	}
+	c->ar_cap = 0.0;
+	if (s->tp > 1) /* after O and after down: all-reduce of T x hidden */
+		push(c, 2.0 * allreduce_s(s, T, &c->ar_cap), (work_t){0});
 	c->rest = c->pre + 2 * s->launch;
 	c->rest_w = c->pre_w;
 	for (int i = 0; i < c->n_post; i++) {
@@ -461,6 +465,16 @@ static void roof_destroy(struct lsim_perf *p)
 	free(p);
 }
 
+/* With the all-reduces on the links: the cap of each GPU's ring flow for
+ * a batch of tokens (allreduce_s), from the token-count cache. */
+static double roof_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
+{
+	const struct roof_state *s = p->state;
+	if (!s->ar_on_links || s->tp < 2 || tokens < 1)
+		return 0.0;
+	return terms_for(s, (double)tokens)->ar_cap;
+}
+
 static const struct lsim_perf_ops roof_ops = {
 	.name = "roofline",
 	.iter_time = roof_iter_time,
@@ -469,6 +483,7 @@ static const struct lsim_perf_ops roof_ops = {
 	.decode_run = roof_decode_run,
 	.destroy = roof_destroy,
 	.stage_time = roof_stage_time,
+	.ring_rate_cap = roof_ring_rate_cap,
 };
 
 static bool pos(double v)
@@ -509,12 +524,9 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 				     "GPU %s: mfu_max %g and mbu %g must be in (0, 1]", gn,
 				     g->mfu_max, g->mbu);
 	if (!(g->mfu_half_tokens >= 0.0) || !(g->launch_s >= 0.0) || !(g->host_issue_s >= 0.0) ||
-	    !isfinite(g->host_issue_s) ||
-	    !(g->allreduce_latency_s >= 0.0) || !(g->allreduce_step_s >= 0.0) ||
-	    !isfinite(g->mfu_half_tokens) || !isfinite(g->launch_s) ||
-	    !isfinite(g->allreduce_latency_s) || !isfinite(g->allreduce_step_s))
+	    !isfinite(g->host_issue_s) || !isfinite(g->mfu_half_tokens) || !isfinite(g->launch_s))
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "mfu_half_tokens",
-				     "GPU %s: mfu_half_tokens, launch, host issue and all-reduce latency must be >= 0",
+				     "GPU %s: mfu_half_tokens, launch and host issue latency must be >= 0",
 				     gn);
 	if (prm->tp < 1)
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "tp",
@@ -522,10 +534,20 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	if (!(prm->cpu_overhead_s >= 0.0) || !isfinite(prm->cpu_overhead_s))
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cpu_overhead",
 				     "CPU overhead %g s must be finite and >= 0", prm->cpu_overhead_s);
-	double link = g->nvlink_bw > 0.0 ? g->nvlink_bw : g->pcie_bw;
-	if (prm->tp > 1 && !pos(link))
+	if (prm->tp > 1 && !pos(g->nvlink_bw) && !pos(g->pcie_bw))
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "nvlink_bw",
 				     "GPU %s: tensor parallelism needs nvlink_bw or pcie_bw > 0", gn);
+	struct lsim_coll_topo topo;
+	if (prm->coll)
+		topo = *prm->coll;
+	else
+		lsim_coll_topo_from_profile(g, &topo);
+	struct lsim_coll_est e;
+	if (prm->tp > 1 && lsim_coll_time(&topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0)
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "tp",
+				     "GPU %s: %d GPUs of tensor parallelism do not fit the GPU's "
+				     "fabric (%s) for their all-reduce", gn, prm->tp,
+				     lsim_fabric_name(topo.fabric));
 
 	struct roof_state *s = calloc(1, sizeof *s);
 	struct lsim_perf *p = calloc(1, sizeof *p);
@@ -547,8 +569,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->bw = g->hbm_bw * g->mbu;
 	s->hbm = g->hbm_bw;
 	s->launch = g->launch_s;
-	s->link_bw = link;
-	s->ar_lat = allreduce_lat(g->allreduce_latency_s, g->allreduce_step_s, prm->tp);
+	s->ar_topo = topo;
 	s->cpu = prm->cpu_overhead_s;
 	/* the kernels the host issues: the launches counted per operator, 10
 	 * per layer (12 with MoE) and 3 once (embedding, final norm, LM head) */
