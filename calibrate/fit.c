@@ -20,6 +20,7 @@
 #include "kernel/config.h"
 #include "kernel/csv.h"
 #include "fit.h"
+#include "cluster/collective.h"
 #include "cluster/hw.h"
 
 /* ---- statistics of repetitions ---- */
@@ -838,7 +839,7 @@ int lsim_calib_fit_raw(const struct lsim_calib_raw *raw,
 
 /* ---- the hardware profile ---- */
 
-enum kind { K_NUM, K_BYTES, K_BW, K_POWER, K_PRICE, K_TIME };
+enum kind { K_NUM, K_BYTES, K_BW, K_POWER, K_PRICE, K_TIME, K_FABRIC, K_BOOL };
 
 struct entry {
 	const char *key;
@@ -846,12 +847,13 @@ struct entry {
 	double v;	/* SI: bytes, B/s, W, USD/h, seconds, or plain */
 	char prov[320]; /* key_provenance text */
 	bool placeholder;
+	bool omit; /* a key with a default in the loader, and nothing to say */
 };
 
 enum {
 	E_TFLOPS, E_HBM, E_HBM_BW, E_PCIE, E_NVLINK, E_TDP, E_IDLE, E_PRICE,
-	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_INTERF,
-	E_INTERF_EXP, E_N
+	E_MFU_MAX, E_MFU_HALF, E_MBU, E_LAUNCH, E_HOST, E_INTERF,
+	E_INTERF_EXP, E_FABRIC, E_LINKS, E_CC, E_P2P, E_SWITCH, E_N
 };
 
 static const struct {
@@ -872,8 +874,17 @@ static const struct {
 	[E_MFU_HALF] = {"mfu_half_tokens", K_NUM, 128, "no GEMM measured"},
 	[E_MBU] = {"mbu", K_NUM, 0.85, "no HBM kernel measured"},
 	[E_LAUNCH] = {"launch_latency", K_TIME, 5e-6, "no launch measured"},
+	[E_HOST] = {"host_issue_latency", K_TIME, 0, NULL},
 	[E_INTERF] = {"pcie_interference", K_NUM, 0, "no contention measured"},
 	[E_INTERF_EXP] = {"pcie_interference_exp", K_NUM, 1, "no contention measured"},
+	/* the serving stack's host floor and the node's fabric (what the
+	 * collective model reads): the base profile's, else the loader's
+	 * defaults (why NULL: omitted without a base) */
+	[E_FABRIC] = {"gpu_fabric", K_FABRIC, 0, NULL},
+	[E_LINKS] = {"nvlink_links", K_NUM, 0, NULL},
+	[E_CC] = {"compute_capability", K_NUM, 0, NULL},
+	[E_P2P] = {"gpu_p2p", K_BOOL, 1, NULL},
+	[E_SWITCH] = {"pcie_switch_gpus", K_NUM, 2, NULL},
 };
 
 /* Copies text into a YAML double-quoted scalar body (escapes " and \). */
@@ -946,6 +957,12 @@ static double base_value(const struct lsim_gpu_profile *b, int e)
 	case E_MFU_HALF: return b->mfu_half_tokens;
 	case E_MBU: return b->mbu;
 	case E_LAUNCH: return b->launch_s;
+	case E_HOST: return b->host_issue_s;
+	case E_FABRIC: return (double)b->fabric;
+	case E_LINKS: return b->nvlink_links;
+	case E_CC: return b->compute_capability;
+	case E_P2P: return b->gpu_p2p ? 1.0 : 0.0;
+	case E_SWITCH: return b->pcie_switch_gpus;
 	default: return 0; /* pcie_interference(_exp): measured, never the base's */
 	}
 }
@@ -964,7 +981,12 @@ static void build_entries(struct entry *e, const struct lsim_calib_raw *raw,
 	for (int i = 0; i < E_N; i++) {
 		e[i].key = entry_defs[i].key;
 		e[i].kind = entry_defs[i].kind;
-		if (base && i != E_INTERF && i != E_INTERF_EXP) {
+		e[i].omit = false;
+		if (!base && !entry_defs[i].why) {
+			e[i].v = entry_defs[i].placeholder;
+			e[i].placeholder = false;
+			e[i].omit = true;
+		} else if (base && i != E_INTERF && i != E_INTERF_EXP) {
 			e[i].v = base_value(base, i);
 			e[i].placeholder = false;
 			const char *p = base_prov(base_doc, e[i].key);
@@ -983,6 +1005,11 @@ static void build_entries(struct entry *e, const struct lsim_calib_raw *raw,
 		}
 	}
 	const char *gpu = meta_or(raw, "gpu_name", "the GPU");
+	double cc = meta_num(raw, "compute_capability");
+	if (isfinite(cc) && cc > 0 && cc <= 20) {
+		set_measured(&e[E_CC], cc, "measured: device query on %s", gpu);
+		e[E_CC].omit = false;
+	}
 	double mem = meta_num(raw, "total_mem");
 	if (isfinite(mem) && mem > 0)
 		set_measured(&e[E_HBM], mem,
@@ -1076,6 +1103,8 @@ static void put_value(FILE *f, const struct entry *e)
 	case K_POWER: fprintf(f, "%.6gW", e->v); break;
 	case K_PRICE: fprintf(f, "$%.6g/h", e->v); break;
 	case K_TIME: fprintf(f, "%.6gus", e->v * 1e6); break;
+	case K_FABRIC: fputs(lsim_fabric_name((enum lsim_fabric)e->v), f); break;
+	case K_BOOL: fputs(e->v != 0.0 ? "true" : "false", f); break;
 	default: fprintf(f, "%.6g", e->v); break;
 	}
 }
@@ -1179,12 +1208,16 @@ int lsim_calib_write_profile(const char *path, const char *name,
 	yaml_escape(esc, sizeof esc, src);
 	fprintf(f, "source: \"%s\"\n", esc);
 	for (int i = 0; i < E_N; i++) {
+		if (e[i].omit)
+			continue;
 		fprintf(f, "%s: ", e[i].key);
 		put_value(f, &e[i]);
 		fputc('\n', f);
 	}
 	fprintf(f, "key_provenance:\n");
 	for (int i = 0; i < E_N; i++) {
+		if (e[i].omit)
+			continue;
 		yaml_escape(esc, sizeof esc, e[i].prov);
 		fprintf(f, "  %s: \"%s\"\n", e[i].key, esc);
 	}

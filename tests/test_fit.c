@@ -324,6 +324,11 @@ static void test_profile_roundtrip(void **state)
 	assert_true(g.nvlink_bw == 450e9);
 	assert_true(g.tdp_w == 700 && g.idle_w == 100);
 	assert_true(g.price_per_hour == 3.49);
+	/* the fabric the collective model reads: the base's, the compute
+	 * capability from the device query */
+	assert_true(g.fabric == LSIM_FABRIC_NVSWITCH && g.nvlink_links == 18);
+	assert_true(g.gpu_p2p && g.pcie_switch_gpus == 2 && g.host_issue_s == 0.0);
+	assert_true(g.compute_capability == 9.0);
 	unlink(path);
 
 	/* without a base: placeholders, peak from the GEMM asymptote */
@@ -340,6 +345,9 @@ static void test_profile_roundtrip(void **state)
 	REL(g.mbu, 3.0e12 / (2.0 * 2619000e3 * 5120 / 8), tol);
 	assert_true(g.tdp_w == 300 && g.idle_w == 43 && g.price_per_hour == 0);
 	assert_true(g.nvlink_bw == 0);
+	/* no base: the loader's defaults, but the measured compute capability */
+	assert_true(g.fabric == LSIM_FABRIC_PCIE && g.nvlink_links == 0 && g.gpu_p2p);
+	assert_true(g.compute_capability == 9.0 && g.pcie_switch_gpus == 2);
 	unlink(path);
 
 	/* a base that does not exist is the loader's error */
