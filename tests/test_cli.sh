@@ -536,9 +536,11 @@ ahead=$(paste -d, "$tmp/msg0/requests.csv" "$tmp/msg1/requests.csv" | sed -n 2p 
 	&& ok "messages: $nic_in requests in, $nic_out step messages out, dispatch +$ahead s" \
 	|| bad "messages: in=$nic_in out=$nic_out steps=$steps first_sched delay=$ahead"
 
-# tensor-parallel all-reduce on the links: 20 steps, each 2 us of NVLink
-# latency longer than the formula; 1019 tokens x 80 x 2 x 3/4 x 16384 B
-# = 4006871040 B on every NVLink of the ring
+# tensor-parallel all-reduce on the links (roofline): 20 steps, each 2 us
+# of NVLink latency longer than without the flows (each capped at the
+# collective model's rate, so alone on its links it takes the model's
+# time); 1019 tokens x 80 x 2 x 3/4 x 16384 B = 4006871040 B on every
+# NVLink of the ring
 for v in true false; do
 	"$exe" run "$scen/tp_ring.yaml" -o "$tmp/tp$v" --csv --quiet --set network.allreduce_on_links=$v >/dev/null 2>"$tmp/err" || bad "tp ring $v: $(cat "$tmp/err")"
 done
