@@ -51,7 +51,8 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o PROFILE.yaml  write the fitted hardware profile\n"
 	"  --base NAME      take the keys no benchmark measures (peak bf16, TDP, idle\n"
-	"                   power, price, all-reduce latency) from this profile: a\n"
+	"                   power, price, host issue latency, GPU fabric) from this\n"
+	"                   profile: a\n"
 	"                   shipped name (e.g. H100-SXM) or a path to a .yaml file;\n"
 	"                   without it those keys are placeholders tagged estimate\n"
 #ifdef LSIM_HAVE_CUDA

@@ -221,8 +221,8 @@ int lsim_calib_fit_raw(const struct lsim_calib_raw *raw,
  * Writes a hardware profile (calibrate/profiles/NAME.yaml format) to path.
  * name must equal the file name without ".yaml" for the simulator to load
  * it. Measured keys come from fit; keys a benchmark cannot measure (peak
- * bf16, TDP, idle power, price, all-reduce latency, and any part not
- * measured) come from the base profile base_dir/base_name.yaml when
+ * bf16, TDP, idle power, price, host issue latency, the GPU fabric keys,
+ * and any part not measured) come from the base profile base_dir/base_name.yaml when
  * base_name is not NULL (its key_provenance lines are carried over), else
  * from placeholders tagged "estimate". A comment block records the
  * provenance: GPU, memory, driver and CUDA versions, date, tool version,

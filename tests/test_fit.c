@@ -324,12 +324,31 @@ static void test_profile_roundtrip(void **state)
 	assert_true(g.nvlink_bw == 450e9);
 	assert_true(g.tdp_w == 700 && g.idle_w == 100);
 	assert_true(g.price_per_hour == 3.49);
-	/* the fabric the collective model reads: the base's, the compute
-	 * capability from the device query */
 	assert_true(g.fabric == LSIM_FABRIC_NVSWITCH && g.nvlink_links == 18);
-	assert_true(g.gpu_p2p && g.pcie_switch_gpus == 2 && g.host_issue_s == 0.0);
-	assert_true(g.compute_capability == 9.0);
 	unlink(path);
+
+	/* the fabric keys and the host floor come from the base even where
+	 * they differ from the loader's defaults; the compute capability is
+	 * the device query's (9.0), not the base's 8.0 */
+	char base[1100];
+	snprintf(base, sizeof base, "%s/Odd.yaml", dir);
+	FILE *bf = fopen(base, "w");
+	assert_non_null(bf);
+	fputs("name: Odd\nprovenance: estimate\nsource: \"test\"\nbf16_tflops: 100\nhbm: 24GB\n"
+	      "hbm_bw: 900GB/s\npcie_bw: 31.5GB/s\nnvlink_bw: 0GB/s\ntdp: 300W\nidle_power: 40W\n"
+	      "price: $1/h\nmfu_max: 0.7\nmfu_half_tokens: 64\nmbu: 0.8\nlaunch_latency: 5us\n"
+	      "host_issue_latency: 3us\ngpu_fabric: pcie\nnvlink_links: 2\n"
+	      "compute_capability: 8.0\ngpu_p2p: false\npcie_switch_gpus: 4\n",
+	      bf);
+	assert_int_equal(fclose(bf), 0);
+	snprintf(path, sizeof path, "%s/Synth-Odd.yaml", dir);
+	assert_int_equal(lsim_calib_write_profile(path, "Synth-Odd", &raw, &fit, dir, "Odd", &d), 0);
+	assert_int_equal(lsim_gpu_profile_load(dir, "Synth-Odd", &g, &d), 0);
+	assert_true(g.fabric == LSIM_FABRIC_PCIE && g.nvlink_links == 2 && !g.gpu_p2p);
+	assert_true(g.pcie_switch_gpus == 4 && g.compute_capability == 9.0);
+	REL(g.host_issue_s, 3e-6, 1e-12);
+	unlink(path);
+	unlink(base);
 
 	/* without a base: placeholders, peak from the GEMM asymptote */
 	char keys[256];

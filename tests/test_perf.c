@@ -1150,7 +1150,23 @@ static void test_roofline_bad_input(void **state)
 	g.nvlink_bw = 0;
 	g.pcie_bw = 0;
 	assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), LSIM_EINVAL);
-	assert_string_equal(d.key, "nvlink_bw");
+	assert_string_equal(d.key, "pcie_bw");
+	/* a mesh of 2 links a GPU holds 3 GPUs, not 4: refused, naming the links */
+	g = h100();
+	struct lsim_coll_topo mesh = {
+		.fabric = LSIM_FABRIC_MESH, .link_bw = 128e9, .links = 2, .pcie_bw = 48e9,
+		.gpus_per_switch = 2, .p2p = true, .arch = 2,
+	};
+	prm.coll = &mesh;
+	prm.tp = 4;
+	assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), LSIM_EINVAL);
+	assert_null(p);
+	assert_string_equal(d.key, "nvlink_links");
+	prm.tp = 3;
+	assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), 0);
+	lsim_perf_destroy(p);
+	p = NULL;
+	prm.coll = NULL;
 	g = h100();
 	prm.tp = 0;
 	assert_int_equal(lsim_perf_roofline_create(&m, &g, &prm, &p, &d), LSIM_EINVAL);

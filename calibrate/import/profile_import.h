@@ -131,8 +131,8 @@ void lsim_compare_result_release(struct lsim_compare_result *r); /* NULL is fine
  * whole iterations): launch_latency, the cost of each kernel of a decoder
  * layer (and of the iteration's own kernels), which does not shrink with
  * tensor parallelism, and mfu_max, the stack's fraction of peak FLOP/s in
- * large GEMMs, which does. The rest of the profile (bandwidths, all-reduce
- * latency per ring step) stays as measured. Minimises the sum over the two
+ * large GEMMs, which does. The rest of the profile (bandwidths, the fabric
+ * the NCCL model times the all-reduces on) stays as it is. Minimises the sum over the two
  * phases of the mean |roofline / measured - 1| (robust to an outlying
  * row): mfu_max on a grid of 0.005 in [0.10, 1], launch_latency exactly
  * for each (iteration time is linear in it: a weighted median). A prefill

@@ -167,10 +167,11 @@ static int retired_gpu_key(const struct lsim_doc *doc, struct lsim_diag *d)
 		const struct lsim_node *n = lsim_node_get(doc->root, gone[i]);
 		if (n)
 			return lsim_cfg_error(d, doc, n, gone[i], LSIM_EINVAL,
-					      "a retired key, no longer read: every collective "
-					      "is timed by the NCCL model from gpu_fabric, "
-					      "nvlink_links, compute_capability, gpu_p2p and "
-					      "pcie_switch_gpus (docs/collectives.md); delete it");
+					      "a retired key, no longer read: the serving perf "
+					      "models time every collective by the NCCL model "
+					      "from gpu_fabric, nvlink_links, compute_capability, "
+					      "gpu_p2p and pcie_switch_gpus (docs/collectives.md); "
+					      "delete it");
 	}
 	return 0;
 }

@@ -632,6 +632,8 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			};
 			rc = lsim_perf_roofline_create(&sc->models[i], &sc->gpus[i], &rp,
 						       &perf, d);
+			if (rc != 0 && d && strcmp(d->key, "tp") == 0) /* the group's tp */
+				snprintf(d->key, sizeof d->key, "instances[%zu].tp", i);
 		}
 		if (rc == 0 && !gp->time)
 			gp->time = lsim_perf_share(perf);
@@ -665,7 +667,9 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 		/* measured times, but the work of a step (what power follows)
 		 * comes from the roofline; a profile without its parameters
 		 * leaves power on the busy fraction */
-		struct lsim_roofline_params rp = {.tp = (int)ic->tp};
+		struct lsim_coll_topo ct;
+		lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
+		struct lsim_roofline_params rp = {.tp = (int)ic->tp, .coll = &ct};
 		struct group_perf *gp = &sc->group_perf[i];
 		if (gp->work)
 			in->work_perf = lsim_perf_share(gp->work);

@@ -9,8 +9,8 @@
  * rotary embedding, KV-cache write + attention, O GEMM, MLP or MoE experts)
  * times the layer count, plus two all-reduces per layer under tensor
  * parallelism (timed by the NCCL collective model, sim/cluster/collective.h,
- * on the GPUs' fabric), plus the once-per-iteration embedding, final norm and LM head
- * and the CPU overhead (under pipeline parallelism a stage takes its own
+ * on the GPUs' fabric), plus the once-per-iteration embedding, final norm
+ * and LM head and the CPU overhead (under pipeline parallelism a stage takes its own
  * layers, the first the embedding and the CPU overhead, the last the final
  * norm and the LM head). Everything is per GPU of the TP group (weights and
  * heads divided by tp). With a host issue latency the serving stack's CPU
@@ -534,20 +534,24 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	if (!(prm->cpu_overhead_s >= 0.0) || !isfinite(prm->cpu_overhead_s))
 		return lsim_diag_set(d, LSIM_EINVAL, "", 0, 0, "cpu_overhead",
 				     "CPU overhead %g s must be finite and >= 0", prm->cpu_overhead_s);
-	if (prm->tp > 1 && !pos(g->nvlink_bw) && !pos(g->pcie_bw))
-		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "nvlink_bw",
-				     "GPU %s: tensor parallelism needs nvlink_bw or pcie_bw > 0", gn);
 	struct lsim_coll_topo topo;
 	if (prm->coll)
 		topo = *prm->coll;
 	else
 		lsim_coll_topo_from_profile(g, &topo);
 	struct lsim_coll_est e;
+	if (prm->tp > 1 && !pos(topo.pcie_bw))
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "pcie_bw",
+				     "GPU %s: tensor parallelism needs pcie_bw > 0 for the "
+				     "all-reduces' paths", gn);
 	if (prm->tp > 1 && lsim_coll_time(&topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0)
-		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "tp",
+		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0,
+				     topo.fabric == LSIM_FABRIC_MESH ? "nvlink_links" : "tp",
 				     "GPU %s: %d GPUs of tensor parallelism do not fit the GPU's "
-				     "fabric (%s) for their all-reduce", gn, prm->tp,
-				     lsim_fabric_name(topo.fabric));
+				     "fabric (%s%s) for their all-reduce", gn, prm->tp,
+				     lsim_fabric_name(topo.fabric),
+				     topo.fabric == LSIM_FABRIC_MESH ? ": more GPUs than links + 1"
+								     : "");
 
 	struct roof_state *s = calloc(1, sizeof *s);
 	struct lsim_perf *p = calloc(1, sizeof *p);
