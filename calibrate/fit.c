@@ -979,16 +979,11 @@ static void build_entries(struct entry *e, const struct lsim_calib_raw *raw,
 			  const struct lsim_doc *base_doc)
 {
 	for (int i = 0; i < E_N; i++) {
-		e[i].key = entry_defs[i].key;
-		e[i].kind = entry_defs[i].kind;
-		e[i].omit = false;
+		e[i] = (struct entry){.key = entry_defs[i].key, .kind = entry_defs[i].kind};
 		if (!base && !entry_defs[i].why) {
-			e[i].v = entry_defs[i].placeholder;
-			e[i].placeholder = false;
-			e[i].omit = true;
+			e[i].omit = true; /* the loader's default stands */
 		} else if (base && i != E_INTERF && i != E_INTERF_EXP) {
 			e[i].v = base_value(base, i);
-			e[i].placeholder = false;
 			const char *p = base_prov(base_doc, e[i].key);
 			if (p)
 				snprintf(e[i].prov, sizeof e[i].prov, "%s (from profile %s)",

@@ -289,6 +289,12 @@ double lsim_coll_rate(double bytes, double time_s, double latency_s)
 	return time_s > latency_s ? bytes / (time_s - latency_s) : 0.0;
 }
 
+double lsim_coll_ring_cap(enum lsim_coll_op op, int n, double bytes,
+			  const struct lsim_coll_est *e)
+{
+	return lsim_coll_rate(lsim_coll_ring_bytes(op, n, bytes), e->time_s, e->latency_s);
+}
+
 /* Point to point (send/recv, and all-to-all as n - 1 of them at once):
  * NCCL has no tuning entry; one ring step's LL latency and the full
  * bandwidth of the busiest resource the pattern crosses. */

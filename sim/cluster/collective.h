@@ -88,6 +88,11 @@ double lsim_coll_ring_bytes(enum lsim_coll_op op, int n, double bytes);
  * no time is left. */
 double lsim_coll_rate(double bytes, double time_s, double latency_s);
 
+/* lsim_coll_rate of the ring bytes (lsim_coll_ring_bytes) of a ring
+ * collective of `bytes` timed as *e: the cap of each GPU's ring flow. */
+double lsim_coll_ring_cap(enum lsim_coll_op op, int n, double bytes,
+			  const struct lsim_coll_est *e);
+
 /* The nccl-tests bus-bandwidth factor: busBw = algBw x factor. */
 double lsim_coll_bus_factor(enum lsim_coll_op op, int n);
 

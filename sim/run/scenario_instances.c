@@ -582,6 +582,9 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 	struct lsim_instance *in = lsim_sim_add_instance(&sc->sim);
 	if (!in)
 		return LSIM_ENOMEM;
+	/* the fabric both perf models time the group's collectives on */
+	struct lsim_coll_topo ct;
+	lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 	int rc;
 	if (ic->perf == PERF_SERVICE) {
 		struct lsim_service_cfg svc = {
@@ -603,8 +606,6 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			perf = lsim_perf_share(gp->time);
 			rc = 0;
 		} else if (ic->perf == PERF_TABLE) {
-			struct lsim_coll_topo ct;
-			lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,
@@ -621,8 +622,6 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */
 				snprintf(d->key, sizeof d->key, "instances[%zu].perf_table", i);
 		} else {
-			struct lsim_coll_topo ct;
-			lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 			struct lsim_roofline_params rp = {
 				.tp = (int)ic->tp,
 				.cpu_overhead_s = cpu,
@@ -667,8 +666,6 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 		/* measured times, but the work of a step (what power follows)
 		 * comes from the roofline; a profile without its parameters
 		 * leaves power on the busy fraction */
-		struct lsim_coll_topo ct;
-		lsim_serving_coll_topo(&sc->sim.sv, &sc->gpus[i], &ct);
 		struct lsim_roofline_params rp = {.tp = (int)ic->tp, .coll = &ct};
 		struct group_perf *gp = &sc->group_perf[i];
 		if (gp->work)

@@ -154,7 +154,7 @@ static void pipe_try_start(struct lsim_instance *in, int32_t st)
 			double ring = lsim_coll_ring_bytes(LSIM_COLL_ALLGATHER, in->tp, bytes);
 			b->flows = in->tp;
 			start_flows(in, st * in->tp, st * in->tp, true, 2.0 * ring,
-				    lsim_coll_rate(ring, e.time_s, e.latency_s),
+				    lsim_coll_ring_cap(LSIM_COLL_ALLGATHER, in->tp, bytes, &e),
 				    pipe_gathered, (uint64_t)k);
 			return;
 		}

@@ -10,9 +10,9 @@
  * times the layer count, plus two all-reduces per layer under tensor
  * parallelism (timed by the NCCL collective model, sim/cluster/collective.h,
  * on the GPUs' fabric), plus the once-per-iteration embedding, final norm
- * and LM head and the CPU overhead (under pipeline parallelism a stage takes its own
- * layers, the first the embedding and the CPU overhead, the last the final
- * norm and the LM head). Everything is per GPU of the TP group (weights and
+ * and LM head and the CPU overhead (under pipeline parallelism a stage
+ * takes its own layers, the first the embedding and the CPU overhead, the
+ * last the final norm and the LM head). Everything is per GPU of the TP group (weights and
  * heads divided by tp). With a host issue latency the serving stack's CPU
  * issues the iteration's kernels while the GPU runs them, so the iteration
  * takes max(GPU time, kernels x host issue latency) before the CPU
@@ -156,8 +156,7 @@ static double allreduce_s(const struct roof_state *s, double T, double *cap)
 		return 0.0;
 	if (!s->ar_on_links)
 		return e.time_s;
-	*cap = lsim_coll_rate(lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->tp, bytes), e.time_s,
-			      e.latency_s);
+	*cap = lsim_coll_ring_cap(LSIM_COLL_ALLREDUCE, s->tp, bytes, &e);
 	return e.latency_s;
 }
 

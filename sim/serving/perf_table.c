@@ -1292,8 +1292,7 @@ static void table_destroy(struct lsim_perf *p)
 }
 
 /* The NCCL model's rate for the ring bytes of one all-reduce of a batch
- * of tokens (lsim_coll_ring_bytes over the time past its latency): the
- * cap of each GPU's flow when the all-reduces move on the links, so that
+ * of tokens (lsim_coll_ring_cap): the cap of each GPU's flow when the all-reduces move on the links, so that
  * uncontended they take the time the model gives without a cluster. */
 static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 {
@@ -1304,8 +1303,7 @@ static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 	struct lsim_coll_est e;
 	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0)
 		return 0.0;
-	return lsim_coll_rate(lsim_coll_ring_bytes(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes), e.time_s,
-			      e.latency_s);
+	return lsim_coll_ring_cap(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e);
 }
 
 /* With the all-to-alls on the links: a step's two per layer send S / ep
