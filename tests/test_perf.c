@@ -262,6 +262,31 @@ static void test_table_moe(void **state)
 	lsim_perf_destroy(p);
 }
 
+/*
+ * Qwen3-30B-A3B at TP 2 (tp2/ tables, no all-reduce without a fabric):
+ * vLLM shards every expert's inner size over the two GPUs, so a GPU's
+ * expert time is the TP 1 moe.csv read as one holding 64 whole experts
+ * for 8 tokens: 16 tokens hit round(64 * (1 - (120/128)^16)) = 41 of them.
+ */
+static void test_table_moe_tp2(void **state)
+{
+	(void)state;
+	struct lsim_perf *p = table(QWEN_MOE_PRO6000, 2, 48);
+	double act = nearbyint(64.0 * (1.0 - pow(120.0 / 128.0, 16.0)));
+	assert_true(act == 41.0);
+	int64_t moe = lerp_ns(225589, 423073, (41.0 - 32.0) / 32.0); /* 8,32 / 8,64 */
+	assert_int_equal(moe, 281131);
+	int64_t once = 6304 + 2112 + 216886 + 15733; /* embedding, final norm, lm_head, sampler */
+	int64_t layer = 2 * 2149 /* layernorm */ + 9813 /* o_proj */ + 2011 /* qk_norm */ +
+			10080 /* qkv_proj */ + 1952 /* rotary_emb */ +
+			26165 /* attention 0,0,16,1024 */ + moe;
+	assert_int_equal(decode_uniform(p, 16, 1024), once + 48 * layer);
+	/* the whole-expert reading (TP 1's 82 experts at 16 tokens) would be
+	 * about twice as long */
+	assert_true(decode_uniform(p, 16, 1024) < once + 48 * (layer - moe + 534786) - 48 * 250000);
+	lsim_perf_destroy(p);
+}
+
 static void test_table_tp2_and_cpu(void **state)
 {
 	(void)state;
@@ -1195,6 +1220,7 @@ int main(void)
 		cmocka_unit_test(test_table_monotone),
 		cmocka_unit_test(test_table_skew),
 		cmocka_unit_test(test_table_moe),
+		cmocka_unit_test(test_table_moe_tp2),
 		cmocka_unit_test(test_table_tp2_and_cpu),
 		cmocka_unit_test_setup_teardown(test_table_synthetic, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_bad_files, tmp_setup, tmp_teardown),

@@ -23,7 +23,10 @@
  * lockstep, docs/parallelism.md) the moe term is one GPU's share of every
  * rank's tokens T_all: moe(T_all / EP, expected distinct experts among its
  * E / EP), the same table read at the same number of token-expert pairs
- * per expert; T_max is the most tokens one rank dispatches.
+ * per expert; T_max is the most tokens one rank dispatches. At tp > 1
+ * without it, vLLM shards every expert's inner size over the tp GPUs; a
+ * GPU then moves and multiplies as much as one holding E / tp whole
+ * experts for T / tp tokens, so the TP 1 moe.csv is read as for EP = tp.
  *
  * The all-reduces (after attention's output projection and after the MLP)
  * are timed by the folder's measured tp<N>/allreduce.csv when it has one,
@@ -272,6 +275,7 @@ struct table_state {
 	struct attn attn;
 	bool has_moe;
 	struct moe moe;
+	int moe_shards;	      /* GPUs one expert's time is shared by: EP or TP */
 	struct skew skew;
 	/* tensor-parallel all-reduces: 0 none, 1 measured curve, 2 model */
 	int ar_kind;
@@ -839,22 +843,27 @@ static int64_t moe_lookup(const struct moe *m, int64_t tokens)
 }
 
 /*
- * One GPU of an expert-parallel group of ep: it holds E / ep experts, and
+ * One GPU's share of the experts' work when `shares` GPUs split it.
+ * Expert parallelism over ep = shares GPUs: a GPU holds E / ep experts, and
  * under a balanced gate the t_all tokens of every rank send it t_all x
  * top_k / ep token-expert pairs, as many as t_all / ep tokens bring to
  * one GPU holding all E; each of its experts is hit by some token with
- * probability 1 - ((E - k) / E)^t_all. At ep 1 this is moe_lookup.
+ * probability 1 - ((E - k) / E)^t_all. Tensor parallelism over tp = shares
+ * GPUs (vLLM's FusedMoE shards each expert's inner size): a GPU runs every
+ * hit expert at 1 / tp of its width for all t_all tokens, the same weight
+ * bytes and FLOPs as E_hit / tp whole experts at the same pairs per expert,
+ * which is the same lookup. At 1 share this is moe_lookup.
  */
-static int64_t moe_ep_lookup(const struct moe *m, int ep, int64_t t_all)
+static int64_t moe_share_lookup(const struct moe *m, int shares, int64_t t_all)
 {
 	double e = m->n_experts, k = m->top_k < m->n_experts ? m->top_k : m->n_experts;
-	double own = e / ep;
+	double own = e / shares;
 	double ae = t_all > 0 ? nearbyint(own * (1.0 - pow((e - k) / e, (double)t_all))) : 0.0;
 	if (ae < 1.0)
 		ae = 1.0;
 	if (ae > own)
 		ae = own;
-	return moe_at(m, ae, (double)t_all / ep);
+	return moe_at(m, ae, (double)t_all / shares);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1241,9 +1250,11 @@ static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
 	layer += (double)attention_time(s, (double)pc, (double)(kp > 0 ? kp : 0), nd,
 					nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
 	if (s->has_moe && s->ep > 1)
-		layer += (double)moe_ep_lookup(&s->moe, s->ep,
-					       b->moe_tokens > 0 ? b->moe_tokens : tokens) +
+		layer += (double)moe_share_lookup(&s->moe, s->ep,
+						  b->moe_tokens > 0 ? b->moe_tokens : tokens) +
 			 2.0 * (double)alltoall_ns(s, b->a2a_tokens > 0 ? b->a2a_tokens : tokens);
+	else if (s->has_moe && s->moe_shards > 1)
+		layer += (double)moe_share_lookup(&s->moe, s->moe_shards, tokens);
 	else if (s->has_moe)
 		layer += (double)moe_lookup(&s->moe, tokens);
 	if (s->ar_kind)
@@ -1456,12 +1467,17 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 		rc = read_attention(&s->attn, path, d);
 	}
 	if (rc == 0) {
-		/* experts are profiled once, at TP 1; LLMServingSim reads them there */
+		/* experts are profiled once, at TP 1, and read there (as
+		 * LLMServingSim does); at tp > 1 each GPU runs 1 / tp of every
+		 * expert (moe_share_lookup). A moe.csv of the tp folder is
+		 * measured at that degree and read as it is. */
 		snprintf(path, sizeof path, "%s/tp1/moe.csv", dir);
 		rc = read_moe(&s->moe, path, d);
+		s->moe_shards = prm->tp;
 		if (rc == LSIM_ENOENT && prm->tp != 1) {
 			snprintf(path, sizeof path, "%s/moe.csv", tpdir);
 			rc = read_moe(&s->moe, path, d);
+			s->moe_shards = 1;
 		}
 		s->has_moe = rc == 0;
 		if (rc == LSIM_ENOENT)
