@@ -345,6 +345,7 @@ static struct lsim_perf *table(const struct tmpdir *t, const struct lsim_coll_to
 {
 	struct lsim_table_params prm = {
 		.tp = 2, .n_layers = 3, .coll = c, .act_bytes = 4096.0 * 2.0,
+		.logit_bytes = 1000.0 * 2.0,
 	};
 	struct lsim_perf *p = NULL;
 	struct lsim_diag d = {0};
@@ -375,23 +376,30 @@ static void test_table_tp2(void **state)
 	 * channels (ring Simple: 19.8 us + ...; tree LL: 8.8 us at 44.16 / 3.8
 	 * x 0.5 x 0.7 GB/s). 8192 B give a channel's 512 threads 16 B each:
 	 * one channel of 4, 3 GB/s: 8.6 us + 8192 B / 3 GB/s = 11.330667 us,
-	 * 11330 ns. Two per layer, three layers.
+	 * 11330 ns. Two per layer, three layers, and the embedding's once.
+	 * Once too, the all-gather of one sequence's logits, 1000 x 2 B: ring
+	 * LL at min(87.7, 48 / 3) x 2/1 = 32 GB/s (an all-gather's n - 1
+	 * steps), 6.6 + 1 x 1.0 us; 2000 B leave one channel of 4 (each of
+	 * its 512 threads under 8 x 2 B): 7.6 + 2000 / 8e3 us = 7.85 us, 7849 ns
+	 * (7849.99..., truncated as every lookup).
 	 */
 	lsim_time t0 = decode_one(bare, 1, 100);
 	assert_int_equal(t0, 3 * (2 * 2 + 10 + 2) * 1000 + 100 * 1000); /* layers + lm_head */
-	assert_int_equal(decode_one(p, 1, 100), t0 + 3 * 2 * 11330);
+	assert_int_equal(decode_one(p, 1, 100), t0 + (3 * 2 + 1) * 11330 + 7849);
 	/* a 100-token prefill: 819200 B by ring Simple, 19.8 us + 819200 /
 	 * 48e3 us = 36.866667 us (LL: 8.6 + 68.27) */
 	lsim_time t1 = prefill(bare, 100);
-	assert_int_equal(prefill(p, 100), t1 + 3 * 2 * 36866);
+	assert_int_equal(prefill(p, 100), t1 + (3 * 2 + 1) * 36866 + 7849);
 	lsim_perf_destroy(p);
 	/* on the links: the latency only (the data moves as flows) */
 	struct lsim_table_params prm = {
 		.tp = 2, .n_layers = 3, .coll = &c, .act_bytes = 8192.0, .coll_on_links = true,
+		.logit_bytes = 2000.0,
 	};
 	struct lsim_diag d = {0};
 	assert_int_equal(lsim_perf_table_create(t->root, &prm, &p, &d), 0);
-	assert_int_equal(prefill(p, 100), t1 + 3 * 2 * 19800);
+	/* the embedding's all-reduce and the logits' all-gather stay whole */
+	assert_int_equal(prefill(p, 100), t1 + 3 * 2 * 19800 + 36866 + 7849);
 	/* and each GPU's flow is capped at the model's rate past that
 	 * latency, so alone on its links it takes the model's time: the ring
 	 * bytes of one all-reduce (2(n-1)/n x S = S at n = 2) over S / algBw,
@@ -408,7 +416,7 @@ static void test_table_tp2(void **state)
 	tmp_write(t, "allreduce.csv", "bytes,time_us\n0,10\n1048576,110\n1048576,110\n");
 	assert_true(lsim_perf_table_has_allreduce(t->root, 2));
 	p = table(t, &c);
-	assert_int_equal(decode_one(p, 1, 100), t0 + 3 * 2 * 10781); /* 10.78125 us */
+	assert_int_equal(decode_one(p, 1, 100), t0 + (3 * 2 + 1) * 10781 + 7849); /* 10.78125 us */
 	lsim_perf_destroy(p);
 	lsim_perf_destroy(bare);
 }

@@ -64,7 +64,7 @@ static struct lsim_perf *table(int tp, int layers, const struct lsim_coll_topo *
 	snprintf(dir, sizeof dir, "%s/%s", root, LLAMA);
 	struct lsim_table_params prm = {
 		.tp = tp, .n_layers = layers, .cpu_overhead_s = CPU_S, .coll = ct,
-		.act_bytes = 4096 * 2.0,
+		.act_bytes = 4096 * 2.0, .logit_bytes = 128256 * 2.0,
 	};
 	struct lsim_perf *p = NULL;
 	struct lsim_diag d = {0};
@@ -108,19 +108,34 @@ static double layer_ns(int tp, const struct lsim_coll_topo *ct, const struct lsi
 	return l;
 }
 
+/* One collective's whole time by the model, in whole ns as the table
+ * truncates it; 0 without tensor parallelism. */
+static double coll_ns(const struct lsim_coll_topo *ct, enum lsim_coll_op op, int tp,
+		      double bytes)
+{
+	struct lsim_coll_est e;
+	if (tp < 2 || !ct)
+		return 0.0;
+	assert_int_equal(lsim_coll_time(ct, op, tp, bytes, &e), 0);
+	return floor(e.time_s * 1e9);
+}
+
 /* Hand sums of a stage of `layers` layers for a batch of `tokens` tokens
- * in `seqs` sequences: the embedding and the CPU overhead first, the
- * final norm, LM head and sampler last. */
+ * in `seqs` sequences: the embedding (with its all-reduce at tp 2) and
+ * the CPU overhead first, the final norm, LM head (with the all-gather
+ * of its logits at tp 2) and sampler last. */
 static lsim_time stage_hand(int tp, const struct lsim_coll_topo *ct, const struct lsim_batch *b,
 			    int tokens, int seqs, int layers, bool first, bool last)
 {
 	double t = layers * layer_ns(tp, ct, b);
 	if (first)
-		t += row_ns(tp, "dense.csv", "embedding", tokens) + CPU_S * 1e9;
+		t += row_ns(tp, "dense.csv", "embedding", tokens) + CPU_S * 1e9 +
+		     coll_ns(ct, LSIM_COLL_ALLREDUCE, tp, tokens * 4096 * 2.0);
 	if (last)
 		t += row_ns(tp, "dense.csv", "final_layernorm", tokens) +
 		     row_ns(tp, "per_sequence.csv", "lm_head", seqs) +
-		     row_ns(tp, "per_sequence.csv", "sampler", seqs);
+		     row_ns(tp, "per_sequence.csv", "sampler", seqs) +
+		     coll_ns(ct, LSIM_COLL_ALLGATHER, tp, seqs * 128256 * 2.0);
 	return (lsim_time)t;
 }
 
@@ -176,6 +191,22 @@ static void test_table_stages(void **state)
 	/* the first adds the embedding and the CPU, the last the LM head */
 	assert_true(r0 > p->ops->stage_time(p, &b, 16, false, false) + CPU_S * 1e9);
 	assert_true(r1 > p->ops->stage_time(p, &b, 15, false, false));
+	lsim_perf_destroy(p);
+	/* at tp 2 too, the embedding's all-reduce on the first stage and the
+	 * logits' all-gather on the last: the first stage's extra over its
+	 * layers and CPU exceeds the embedding's all-reduce alone */
+	struct lsim_coll_topo ct;
+	lsim_coll_topo_from_profile(&g, &ct);
+	rp.tp = 2;
+	assert_int_equal(lsim_perf_roofline_create(&m, &g, &rp, &p, &d), 0);
+	r = lsim_perf_iter_time(p, &b);
+	r0 = p->ops->stage_time(p, &b, 16, true, false);
+	r1 = p->ops->stage_time(p, &b, 15, false, true);
+	assert_true(llabs(r0 + r1 - r) <= 1);
+	assert_true(r0 - p->ops->stage_time(p, &b, 16, false, false) - CPU_S * 1e9 >
+		    coll_ns(&ct, LSIM_COLL_ALLREDUCE, 2, 16 * 4096 * 2.0));
+	assert_true(r1 - p->ops->stage_time(p, &b, 15, false, false) >
+		    coll_ns(&ct, LSIM_COLL_ALLGATHER, 2, 128256 * 2.0));
 	lsim_perf_destroy(p);
 }
 

@@ -305,10 +305,11 @@ static int compare_layers(const char *dir, const char *tpdir, const struct lsim_
 				pair_times(&tp_, r->n_layers, &u.b, &pt.meas_layer_s, &pt.meas_iter_s);
 				pair_times(rp, r->n_layers, &u.b, &pt.roof_layer_s, &pt.roof_iter_s);
 				if (r->tp_comm) {
-					/* two all-reduces per layer of T x hidden activations */
-					double t = 2.0 * curve_eval(&ar, (double)pt.batch * pt.tokens * act);
-					pt.meas_layer_s += t;
-					pt.meas_iter_s += r->n_layers * t;
+					/* two all-reduces per layer of T x hidden activations,
+					 * and the embedding's once an iteration */
+					double t = curve_eval(&ar, (double)pt.batch * pt.tokens * act);
+					pt.meas_layer_s += 2.0 * t;
+					pt.meas_iter_s += (2.0 * r->n_layers + 1.0) * t;
 				}
 				rc = push_point(r, &cap, &pt, d);
 			}
@@ -942,9 +943,12 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 			r->model, r->tp, r->n_layers, r->layout);
 	if (r->tp > 1 && !strcmp(r->layout, "layers"))
 		lsim_buf_printf(b, "TP communication: %s\n",
-				r->tp_comm ? "measured all-reduce (allreduce.csv) added to the table"
+				r->tp_comm ? "measured all-reduce (allreduce.csv) added to the table, "
+					     "two per layer and the embedding's; the roofline's "
+					     "logits all-gather is not in the table"
 					   : "not in the table (kernel times only); the roofline "
-					     "includes two all-reduces per layer");
+					     "includes two all-reduces per layer, the embedding's "
+					     "all-reduce and the logits' all-gather");
 	if (r->fitted)
 		lsim_buf_printf(b, "fitted on tp%d: launch_latency %.2f us (profile %.2f us), "
 				   "mfu_max %.3f (profile %.3f); on tp%d: prefill %.1f%%, decode "

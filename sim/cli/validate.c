@@ -652,6 +652,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.cpu_overhead_s = o->cpu_overhead_s,
 		.coll = fabric ? &ct : NULL,
 		.act_bytes = (double)arch.hidden * arch.bytes_per_param,
+		.logit_bytes = (double)arch.vocab * arch.bytes_per_param,
 		.ep = (int)epn,
 	};
 	res->dp = m->dp;

@@ -613,6 +613,8 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 				.coll = &ct,
 				.act_bytes = (double)sc->models[i].hidden *
 					     sc->models[i].bytes_per_param,
+				.logit_bytes = (double)sc->models[i].vocab *
+					       sc->models[i].bytes_per_param,
 				.coll_on_links = table_ar_on_links(sc, ic, sc->table_dirs[i]),
 				.ep = ic->ep ? (int)ic->dp : 0,
 				.ep_on_links = ic->ep && ic->dp > 1 && sc->sim.sv.net &&

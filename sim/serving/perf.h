@@ -202,6 +202,10 @@ struct lsim_table_params {
 	 * (sim/cluster/collective.h). NULL: the table's kernels only. */
 	const struct lsim_coll_topo *coll;
 	double act_bytes;    /* bytes per token all-reduced: hidden x dtype bytes */
+	/* bytes per sequence of the logits all-gathered once an iteration
+	 * (vLLM's vocab-parallel LM head): vocab x dtype bytes; 0: none. The
+	 * embedding's all-reduce of tokens x act_bytes comes with it. */
+	double logit_bytes;
 	/* The model's all-reduces move as flows on the link model (the
 	 * instance adds them after the compute): charge their latency only.
 	 * Not with a measured allreduce.csv (lsim_perf_table_has_allreduce). */

@@ -10,7 +10,8 @@
  * times the layer count, plus two all-reduces per layer under tensor
  * parallelism (timed by the NCCL collective model, sim/cluster/collective.h,
  * on the GPUs' fabric), plus the once-per-iteration embedding, final norm
- * and LM head and the CPU overhead (under pipeline parallelism a stage
+ * and LM head (at tp > 1 with the embedding's all-reduce and the logits'
+ * all-gather of vLLM's vocab-parallel layers) and the CPU overhead (under pipeline parallelism a stage
  * takes its own layers, the first the embedding and the CPU overhead, the
  * last the final norm and the LM head). Everything is per GPU of the TP group (weights and
  * heads divided by tp). With a host issue latency the serving stack's CPU
@@ -143,21 +144,31 @@ static void push(struct t_terms *c, double time, work_t work)
 /* One all-reduce of T tokens x hidden among the tp GPUs, by the NCCL
  * model (the algorithm, protocol and channels NCCL picks for the size, on
  * the group's fabric): its whole time, or its latency alone when its data
- * moves on the link model, where *cap is then the rate of each GPU's ring
- * flow: the ring's bytes over the model's time past its latency, so that
- * uncontended they take the time the model gives without a cluster (as
- * the table backend's). Checked at create time, so it cannot fail. */
-static double allreduce_s(const struct roof_state *s, double T, double *cap)
+ * moves on the link model (on_links), where *cap is then the rate of each
+ * GPU's ring flow: the ring's bytes over the model's time past its
+ * latency, so that uncontended they take the time the model gives without
+ * a cluster (as the table backend's). Checked at create time, so it
+ * cannot fail. */
+static double allreduce_s(const struct roof_state *s, double T, bool on_links, double *cap)
 {
 	struct lsim_coll_est e;
 	double bytes = T * s->h * s->bpp;
 	*cap = 0.0;
 	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->tp, bytes, &e) != 0)
 		return 0.0;
-	if (!s->ar_on_links)
+	if (!on_links)
 		return e.time_s;
 	*cap = lsim_coll_ring_cap(LSIM_COLL_ALLREDUCE, s->tp, bytes, &e);
 	return e.latency_s;
+}
+
+/* The vocab-parallel embedding's all-reduce of T tokens x hidden at
+ * tp > 1 (vLLM's VocabParallelEmbedding), whole: once an iteration, it
+ * does not move on the links. */
+static double embedding_ar_s(const struct roof_state *s, double T)
+{
+	double cap;
+	return s->tp > 1 ? allreduce_s(s, T, false, &cap) : 0.0;
 }
 
 static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
@@ -209,7 +220,7 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 	}
 	c->ar_cap = 0.0;
 	if (s->tp > 1) /* after O and after down: all-reduce of T x hidden */
-		push(c, 2.0 * allreduce_s(s, T, &c->ar_cap), (work_t){0});
+		push(c, 2.0 * allreduce_s(s, T, s->ar_on_links, &c->ar_cap), (work_t){0});
 	c->rest = c->pre + 2 * s->launch;
 	c->rest_w = c->pre_w;
 	for (int i = 0; i < c->n_post; i++) {
@@ -219,6 +230,7 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 	c->once = 0.0;
 	c->once_w = (work_t){0};
 	c->once += elementwise(s, &c->once_w, 2.0 * T * h);		     /* embedding gather */
+	c->once += embedding_ar_s(s, T);				     /* and its all-reduce */
 	c->once += op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
 }
 
@@ -330,10 +342,18 @@ static void roof_layers(const struct roof_state *s, const struct t_terms *c,
 }
 
 /* The LM head over the last tokens of seqs sequences: its time; adds its
- * work to *wo. */
+ * work to *wo. At tp > 1 each GPU computes its share of the vocabulary
+ * and vLLM's LogitsProcessor all-gathers the logits (seqs x vocab x dtype
+ * bytes) on every GPU, by the NCCL model, whole (once an iteration, not
+ * on the links). */
 static double lm_head(const struct roof_state *s, double seqs, work_t *wo)
 {
-	return gemm(s, wo, seqs, s->h, s->vocab_r, 1.0);
+	double t = gemm(s, wo, seqs, s->h, s->vocab_r, 1.0);
+	struct lsim_coll_est e;
+	if (s->tp > 1 && lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, s->tp,
+					seqs * s->vocab_r * s->tp * s->bpp, &e) == 0)
+		t += e.time_s;
+	return t;
 }
 
 /* The iteration's time in seconds from its batch's sums (roof_eval). */
@@ -423,7 +443,7 @@ static lsim_time roof_stage_time(const struct lsim_perf *p, const struct lsim_ba
 	double tc = flops / (s->peak * s->mfu_max), tm = bytes / s->bw;
 	double sec = (double)layers * ((tc > tm ? tc : tm) + c->rest);
 	work_t w = {0};
-	double emb = elementwise(s, &w, 2.0 * tokens * s->h);
+	double emb = elementwise(s, &w, 2.0 * tokens * s->h) + embedding_ar_s(s, tokens);
 	if (first)
 		sec += emb;
 	if (last)
@@ -543,7 +563,8 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0, "pcie_bw",
 				     "GPU %s: tensor parallelism needs pcie_bw > 0 for the "
 				     "all-reduces' paths", gn);
-	if (prm->tp > 1 && lsim_coll_time(&topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0)
+	if (prm->tp > 1 && (lsim_coll_time(&topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0 ||
+			    lsim_coll_time(&topo, LSIM_COLL_ALLGATHER, prm->tp, 0.0, &e) != 0))
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0,
 				     topo.fabric == LSIM_FABRIC_MESH ? "nvlink_links" : "tp",
 				     "GPU %s: %d GPUs of tensor parallelism do not fit the GPU's "

@@ -12,6 +12,10 @@
  *                       + moe(T, expected distinct experts) )
  *        + cpu_overhead
  *        + n_layers * 2 * all-reduce(T x hidden x dtype bytes)   (tp > 1)
+ *        + all-reduce(T x hidden x dtype bytes)                  (tp > 1:
+ *          the vocab-parallel embedding's)
+ *        + all-gather(S x vocab x dtype bytes)                   (tp > 1:
+ *          the logits of the vocab-parallel LM head)
  *        + n_layers * 2 * all-to-all(T_max x min(top_k, EP) x hidden x
  *                                    dtype bytes)              (EP > 1)
  *
@@ -281,6 +285,7 @@ struct table_state {
 	int ar_kind;
 	int ar_tp;
 	double ar_act;	      /* bytes per token */
+	double ag_logit;      /* bytes per sequence of the logits' all-gather */
 	bool ar_lat_only;     /* model: latency only (the data moves as flows) */
 	struct lsim_coll_topo ar_topo;
 	struct tab1 ar_curve; /* bytes -> ns */
@@ -1171,8 +1176,9 @@ static int64_t attention_time(const struct table_state *s, double pc, double kp,
 	return v < 1.0 ? 1 : (int64_t)v;
 }
 
-/* One all-reduce of tokens x act bytes, whole ns (>= 1). */
-static int64_t allreduce_ns(const struct table_state *s, int64_t tokens)
+/* One all-reduce of tokens x act bytes, whole ns (>= 1): its latency
+ * alone when its data moves on the links (lat_only), else all of it. */
+static int64_t allreduce_ns(const struct table_state *s, int64_t tokens, bool lat_only)
 {
 	double bytes = (double)tokens * s->ar_act;
 	if (s->ar_kind == 1)
@@ -1180,7 +1186,19 @@ static int64_t allreduce_ns(const struct table_state *s, int64_t tokens)
 	struct lsim_coll_est e;
 	if (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e) != 0)
 		return 1; /* checked at create time: cannot happen */
-	return whole_ns((s->ar_lat_only ? e.latency_s : e.time_s) * 1e9);
+	return whole_ns((lat_only ? e.latency_s : e.time_s) * 1e9);
+}
+
+/* The all-gather of the logits of seqs sequences (each GPU's share of
+ * the vocabulary: vLLM's LogitsProcessor gathers them on every GPU), by
+ * the NCCL model on the group's fabric, whole ns; 0 without tp > 1. */
+static int64_t logits_gather_ns(const struct table_state *s, double seqs)
+{
+	struct lsim_coll_est e;
+	if (!s->ar_kind || !(s->ag_logit > 0.0) ||
+	    lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, s->ar_tp, seqs * s->ag_logit, &e) != 0)
+		return 0;
+	return whole_ns(e.time_s * 1e9);
 }
 
 /* One all-to-all (dispatch or combine) of an expert-parallel step whose
@@ -1243,6 +1261,12 @@ static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
 	for (int i = 0; i < s->n_seq_ops; i++)
 		o->last += (double)s->seq_ops[i].mult *
 			   (double)whole_ns(tab1_eval(&s->seq_ops[i].f, sq));
+	/* at tp > 1 the embedding's all-reduce and the logits' all-gather,
+	 * once an iteration, whole (they do not move on the links) */
+	if (s->ar_kind) {
+		o->first += (double)allreduce_ns(s, tokens, false);
+		o->last += (double)logits_gather_ns(s, sq);
+	}
 	double layer = 0;
 	for (int i = 0; i < s->n_layer_ops; i++)
 		layer += (double)s->layer_ops[i].mult *
@@ -1258,7 +1282,7 @@ static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
 	else if (s->has_moe)
 		layer += (double)moe_lookup(&s->moe, tokens);
 	if (s->ar_kind)
-		layer += 2.0 * (double)allreduce_ns(s, tokens);
+		layer += 2.0 * (double)allreduce_ns(s, tokens, s->ar_lat_only);
 	o->layer = layer;
 	return true;
 }
@@ -1488,22 +1512,25 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 	if (rc == 0 && prm->coll && prm->tp > 1) {
 		s->ar_tp = prm->tp;
 		s->ar_act = prm->act_bytes;
+		s->ag_logit = prm->logit_bytes;
+		s->ar_topo = *prm->coll;
 		snprintf(path, sizeof path, "%s/allreduce.csv", tpdir);
 		if (is_file(path)) {
 			rc = read_allreduce(&s->ar_curve, path, d);
 			s->ar_kind = 1;
 		} else {
-			struct lsim_coll_est e;
-			s->ar_topo = *prm->coll;
 			s->ar_lat_only = prm->coll_on_links;
 			s->ar_kind = 2;
-			if (!(prm->act_bytes > 0.0) ||
-			    lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0)
-				rc = lsim_diag_set(d, LSIM_EINVAL, tpdir, 0, 0, "tp",
-						   "%d GPUs of tensor parallelism do not fit the "
-						   "GPU's fabric (%s) for their all-reduce", prm->tp,
-						   lsim_fabric_name(prm->coll->fabric));
 		}
+		struct lsim_coll_est e;
+		if (rc == 0 &&
+		    (!(prm->act_bytes > 0.0) ||
+		     lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0 ||
+		     lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, prm->tp, 0.0, &e) != 0))
+			rc = lsim_diag_set(d, LSIM_EINVAL, tpdir, 0, 0, "tp",
+					   "%d GPUs of tensor parallelism do not fit the "
+					   "GPU's fabric (%s) for their all-reduce", prm->tp,
+					   lsim_fabric_name(prm->coll->fabric));
 	}
 	if (rc == 0 && prm->ep > 1) {
 		struct lsim_coll_est e;
