@@ -390,6 +390,11 @@ static void test_table_tp2(void **state)
 	 * 48e3 us = 36.866667 us (LL: 8.6 + 68.27) */
 	lsim_time t1 = prefill(bare, 100);
 	assert_int_equal(prefill(p, 100), t1 + (3 * 2 + 1) * 36866 + 7849);
+	/* sixteen decodes: 16 x 8192 B all-reduced by ring LL on all four
+	 * channels, 8.6 + 131072 / 12e3 us = 19.522667 us; the logits of 16
+	 * sequences, 32000 B, gathered on 3 of the 4 (32000 B < 4 x 8192 B),
+	 * 7.6 + 32000 / (32e3 x 3/4) us = 8.933333 us */
+	assert_int_equal(decode_one(p, 16, 100), decode_one(bare, 16, 100) + 7 * 19522 + 8933);
 	lsim_perf_destroy(p);
 	/* on the links: the latency only (the data moves as flows) */
 	struct lsim_table_params prm = {

@@ -427,6 +427,50 @@ static int synth_create(struct tmpdir *t, struct lsim_perf **p, struct lsim_diag
 	return lsim_perf_table_create(t->root, &prm, p, d);
 }
 
+/*
+ * An MoE table at tp 2: a tp2/moe.csv is measured at that degree and read
+ * as it is; without one, the tp1/moe.csv is shared by the two GPUs (8
+ * experts, 2 a token: a GPU reads the table at T / 2 tokens and
+ * round(4 x (1 - (6/8)^T)) experts).
+ */
+static void test_table_moe_folder(void **state)
+{
+	struct tmpdir *t = *state;
+	char sub[sizeof t->dirs[0]];
+	snprintf(sub, sizeof sub, "%s/tp2", t->root);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	memcpy(t->dirs[t->n_dirs++], sub, sizeof sub);
+	tmp_write(t, "tp2/dense.csv", synth_dense);
+	tmp_write(t, "tp2/per_sequence.csv", synth_seq);
+	tmp_write(t, "tp2/attention.csv", synth_attn);
+	tmp_write(t, "tp1/moe.csv",
+		  "tokens,activated_experts,time_us\n1,2,50\n10,2,60\n1,4,90\n10,4,110\n"
+		  "1,8,170\n10,8,210\n");
+	tmp_write(t, "tp2/moe.csv",
+		  "tokens,activated_experts,time_us\n1,2,7\n10,2,8\n1,8,9\n10,8,10\n");
+	struct lsim_table_params prm = {.tp = 2, .n_layers = 2};
+	struct lsim_perf *p = NULL, *q = NULL;
+	struct lsim_diag d = {0};
+	assert_int_equal(lsim_perf_table_create(t->root, &prm, &p, &d), 0);
+	/* one decode: the synthetic layers (107000 + 2 x 16000 ns) and the
+	 * tp2 table's 1 token at 2 experts, 7 us a layer */
+	assert_int_equal(decode_uniform(p, 1, 100), 139000 + 2 * 7000);
+	char path[1200];
+	snprintf(path, sizeof path, "%s/tp2/moe.csv", t->root);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(lsim_perf_table_create(t->root, &prm, &q, &d), 0);
+	/* shared: round(4 x 1/4) = 1 expert, below the grid's 2 (clamped),
+	 * at 1/2 token (clamped to 1): the tp1 row 1,2, 50 us */
+	assert_int_equal(decode_uniform(q, 1, 100), 139000 + 2 * 50000);
+	/* 16 decodes: 4 experts at 8 tokens, 90 + 7/9 x 20 us (105555 ns),
+	 * where the tp2 table gave its 8-expert row at 16 tokens, 9 + 15/9 us
+	 * (10666 ns) */
+	assert_int_equal(decode_uniform(q, 16, 100) - decode_uniform(p, 16, 100),
+			 2 * (105555 - 10666));
+	lsim_perf_destroy(p);
+	lsim_perf_destroy(q);
+}
+
 static void test_table_synthetic(void **state)
 {
 	struct tmpdir *t = *state;
@@ -1234,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_table_moe_tp2),
 		cmocka_unit_test(test_table_tp2_and_cpu),
 		cmocka_unit_test_setup_teardown(test_table_synthetic, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_table_moe_folder, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_bad_files, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_roofline_decode_run_exact),
 		cmocka_unit_test(test_roofline_flops_bytes),

@@ -19,76 +19,14 @@
 
 #include "kernel/csv.h"
 #include "cluster/hw.h"
+#include "cluster/collective.h"
+#include "serving/memplan.h"
 #include "serving/perf.h"
 #include "import/import_internal.h"
 
 double lsim_compare_err(double meas, double roof)
 {
 	return meas > 0.0 ? roof / meas - 1.0 : NAN;
-}
-
-/* A piecewise-linear y(x) read from a two-column CSV: clamp below, extend above. */
-struct curve {
-	size_t n;
-	double *x, *y;
-};
-
-static double curve_eval(const struct curve *c, double q)
-{
-	if (c->n == 0)
-		return 0.0;
-	if (c->n == 1 || q <= c->x[0])
-		return c->y[0];
-	size_t hi = 1;
-	while (hi < c->n - 1 && c->x[hi] < q)
-		hi++;
-	size_t lo = hi - 1;
-	double t = (q - c->x[lo]) / (c->x[hi] - c->x[lo]);
-	return c->y[lo] + t * (c->y[hi] - c->y[lo]);
-}
-
-static int read_curve(const char *path, const char *xcol, const char *ycol, struct curve *cv,
-		      struct lsim_diag *d)
-{
-	struct lsim_csv *c = NULL;
-	int rc = lsim_csv_open(path, &c, d);
-	if (rc)
-		return rc;
-	const char *names[2] = {xcol, ycol};
-	int idx[2];
-	size_t cap = 0;
-	rc = lsim_csv_require(c, names, 2, idx, d);
-	while (lsim_imp_more_rows(c, &rc, d)) {
-		double x, y;
-		if ((rc = lsim_imp_num_field(c, idx[0], 0.0, false, &x, d)) != 0 ||
-		    (rc = lsim_imp_num_field(c, idx[1], 0.0, false, &y, d)) != 0)
-			break;
-		if (cv->n > 0 && x <= cv->x[cv->n - 1]) {
-			rc = lsim_diag_set(d, LSIM_EFORMAT, path, lsim_csv_line(c),
-					   lsim_csv_field_col(c, idx[0]), xcol,
-					   "rows must be sorted by %s, ascending", xcol);
-			break;
-		}
-		if (cv->n == cap) {
-			cap = cap ? cap * 2 : 256;
-			double *nx = realloc(cv->x, cap * sizeof *nx);
-			if (nx)
-				cv->x = nx;
-			double *ny = nx ? realloc(cv->y, cap * sizeof *ny) : NULL;
-			if (ny)
-				cv->y = ny;
-			if (!nx || !ny) {
-				rc = lsim_imp_nomem(d, path);
-				break;
-			}
-		}
-		cv->x[cv->n] = x;
-		cv->y[cv->n] = y * 1e-6; /* microseconds -> seconds */
-		cv->n++;
-	}
-	rc = lsim_imp_rows_end(c, rc, cv->n, NULL, d);
-	lsim_csv_close(c);
-	return rc;
 }
 
 /* What the measured table covers. */
@@ -240,8 +178,8 @@ static int roofline_pair(const struct lsim_model_arch *m, const struct lsim_gpu_
 }
 
 static int compare_layers(const char *dir, const char *tpdir, const struct lsim_model_arch *m,
-			  const struct perf_pair *rp, struct lsim_compare_result *r,
-			  struct lsim_diag *d)
+			  const struct lsim_gpu_profile *g, const struct perf_pair *rp,
+			  struct lsim_compare_result *r, struct lsim_diag *d)
 {
 	static const char *const need[] = {"per_sequence.csv", "attention.csv"};
 	for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
@@ -256,30 +194,31 @@ static int compare_layers(const char *dir, const char *tpdir, const struct lsim_
 	int rc = read_coverage(tpdir, &cv, d);
 	if (rc)
 		return rc;
+	/* With a measured allreduce.csv the table is timed as a scenario's
+	 * table instance on one node of the profile's GPUs: its all-reduces
+	 * (two a layer and the embedding's) by the file, the logits'
+	 * all-gather by the collective model, as the roofline's. */
 	struct perf_pair tp_ = {0};
-	struct lsim_table_params prm = {.tp = r->tp, .n_layers = 1};
+	struct lsim_coll_topo ct;
+	lsim_coll_topo_from_profile(g, &ct);
+	r->tp_comm = r->tp > 1 && lsim_perf_table_has_allreduce(dir, r->tp);
+	struct lsim_table_params prm = {
+		.tp = r->tp, .n_layers = 1, .coll = r->tp_comm ? &ct : NULL,
+		.act_bytes = (double)m->hidden * m->bytes_per_param,
+		.logit_bytes = lsim_memplan_padded_vocab(m) * m->bytes_per_param,
+	};
 	rc = lsim_perf_table_create(dir, &prm, &tp_.one, d);
 	prm.n_layers = 2;
 	if (rc == 0)
 		rc = lsim_perf_table_create(dir, &prm, &tp_.two, d);
-	struct curve ar = {0};
-	char path[PATH_LEN];
-	lsim_imp_pjoin(path, sizeof path, tpdir, "allreduce.csv");
-	if (rc == 0 && r->tp > 1 && lsim_imp_is_file(path)) {
-		rc = read_curve(path, "bytes", "time_us", &ar, d);
-		r->tp_comm = rc == 0;
-	}
 	struct ubatch u;
 	if (rc == 0)
 		rc = ubatch_init(&u, 256, d);
 	if (rc) {
 		pair_release(&tp_);
-		free(ar.x);
-		free(ar.y);
 		return rc;
 	}
 	size_t cap = 0;
-	double act = (double)m->hidden * m->bytes_per_param; /* bytes per token all-reduced */
 	static const int batches[] = {1, 4, 16, 64, 256};
 	static const int contexts[] = {128, 512, 2048, 8192};
 	for (int phase = 0; phase < 2 && rc == 0; phase++) {
@@ -304,21 +243,12 @@ static int compare_layers(const char *dir, const char *tpdir, const struct lsim_
 				ubatch_set(&u, pt.decode, pt.batch, pt.tokens, pt.context);
 				pair_times(&tp_, r->n_layers, &u.b, &pt.meas_layer_s, &pt.meas_iter_s);
 				pair_times(rp, r->n_layers, &u.b, &pt.roof_layer_s, &pt.roof_iter_s);
-				if (r->tp_comm) {
-					/* two all-reduces per layer of T x hidden activations,
-					 * and the embedding's once an iteration */
-					double t = curve_eval(&ar, (double)pt.batch * pt.tokens * act);
-					pt.meas_layer_s += 2.0 * t;
-					pt.meas_iter_s += (2.0 * r->n_layers + 1.0) * t;
-				}
 				rc = push_point(r, &cap, &pt, d);
 			}
 		}
 	}
 	free(u.chunk);
 	free(u.ctx);
-	free(ar.x);
-	free(ar.y);
 	pair_release(&tp_);
 	return rc;
 }
@@ -812,7 +742,7 @@ int lsim_profile_compare(const struct lsim_compare_opts *o, struct lsim_compare_
 						   tp);
 			} else {
 				snprintf(r->layout, sizeof r->layout, "layers");
-				rc = compare_layers(o->perf_dir, tpdir, &m, &rp, r, d);
+				rc = compare_layers(o->perf_dir, tpdir, &m, &g, &rp, r, d);
 			}
 		}
 	}
@@ -944,8 +874,8 @@ void lsim_compare_format(const struct lsim_compare_result *r, bool json, struct 
 	if (r->tp > 1 && !strcmp(r->layout, "layers"))
 		lsim_buf_printf(b, "TP communication: %s\n",
 				r->tp_comm ? "measured all-reduce (allreduce.csv) added to the table, "
-					     "two per layer and the embedding's; the roofline's "
-					     "logits all-gather is not in the table"
+					     "two per layer and the embedding's, and the logits' "
+					     "all-gather as the roofline's"
 					   : "not in the table (kernel times only); the roofline "
 					     "includes two all-reduces per layer, the embedding's "
 					     "all-reduce and the logits' all-gather");

@@ -571,16 +571,16 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     "each), so this run cannot be validated",
 				     (long long)m->tp);
 	/* without it vLLM shards every expert over the D x tp GPUs by tensor
-	 * parallelism (FusedMoEParallelConfig: flatten_tp_across_dp), which
-	 * the tables do not profile (moe.csv is measured at TP 1) */
+	 * parallelism (FusedMoEParallelConfig: flatten_tp_across_dp) and
+	 * gathers every rank's tokens for them, which is not modelled */
 	if (m->dp > 1 && arch.n_experts > 0 && !m->ep)
 		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
 				     key_line(meta_path, "data_parallel_size"), 0,
 				     "data_parallel_size",
 				     "data_parallel_size %lld of the MoE model %s without "
 				     "enable_expert_parallel: vLLM then shards every expert over "
-				     "the %lld GPUs by tensor parallelism, which the profile's "
-				     "moe.csv (measured at TP 1) does not time, so this run cannot "
+				     "the %lld GPUs by tensor parallelism and gathers every rank's "
+				     "tokens for them, which is not modelled, so this run cannot "
 				     "be validated; use a run with enable_expert_parallel true",
 				     (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
 	/* data-parallel groups of pipelines: the scenario's limit too */
@@ -652,7 +652,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.cpu_overhead_s = o->cpu_overhead_s,
 		.coll = fabric ? &ct : NULL,
 		.act_bytes = (double)arch.hidden * arch.bytes_per_param,
-		.logit_bytes = (double)arch.vocab * arch.bytes_per_param,
+		.logit_bytes = lsim_memplan_padded_vocab(&arch) * arch.bytes_per_param,
 		.ep = (int)epn,
 	};
 	res->dp = m->dp;

@@ -459,15 +459,16 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 					      "use data_parallel_size 1 (replicas behind the router) "
 					      "or drop the other setting", (long long)ic->dp, what);
 		/* vLLM shards every expert over the D x tp GPUs by tensor
-		 * parallelism then (FusedMoEParallelConfig), which neither
-		 * backend times */
+		 * parallelism then (FusedMoEParallelConfig) and gathers every
+		 * rank's tokens for them, which neither backend times */
 		if (sc->models[i].n_experts > 0 && !ic->ep)
 			return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "data_parallel_size"),
 					      key, LSIM_EINVAL,
 					      "data_parallel_size %lld of the MoE model %s without "
 					      "enable_expert_parallel: vLLM then shards every expert "
-					      "over all %lld GPUs by tensor parallelism, which is not "
-					      "modelled; set enable_expert_parallel: true",
+					      "over all %lld GPUs by tensor parallelism and gathers "
+					      "every rank's tokens for them, which is not modelled; "
+					      "set enable_expert_parallel: true",
 					      (long long)ic->dp, sc->models[i].name,
 					      (long long)lsim_scn_placed_gpus(ic));
 	}
@@ -613,7 +614,7 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 				.coll = &ct,
 				.act_bytes = (double)sc->models[i].hidden *
 					     sc->models[i].bytes_per_param,
-				.logit_bytes = (double)sc->models[i].vocab *
+				.logit_bytes = lsim_memplan_padded_vocab(&sc->models[i]) *
 					       sc->models[i].bytes_per_param,
 				.coll_on_links = table_ar_on_links(sc, ic, sc->table_dirs[i]),
 				.ep = ic->ep ? (int)ic->dp : 0,

@@ -12,9 +12,7 @@
 
 #define GIB 1073741824.0
 
-/* vLLM pads the vocabulary of VocabParallelEmbedding and ParallelLMHead to
- * a multiple of 64 before splitting it over the tp ranks. */
-static double padded_vocab(const struct lsim_model_arch *m)
+double lsim_memplan_padded_vocab(const struct lsim_model_arch *m)
 {
 	return ceil((double)m->vocab / 64.0) * 64.0;
 }
@@ -61,7 +59,7 @@ double lsim_memplan_rank_params(const struct lsim_model_arch *m, int32_t tp, int
 	double norms = 2.0 * h; /* input and post-attention RMSNorm, replicated */
 	double layers = lsim_memplan_stage_layers(m->n_layers, pp, stage);
 	double p = layers * (attn + mlp + norms);
-	double vocab = padded_vocab(m) * h / t; /* vocab-parallel shard */
+	double vocab = lsim_memplan_padded_vocab(m) * h / t; /* vocab-parallel shard */
 	bool first = stage == 0, last = stage == pp - 1;
 	if (first)
 		p += vocab; /* embedding */

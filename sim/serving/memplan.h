@@ -78,6 +78,10 @@ double lsim_memplan_rank_params(const struct lsim_model_arch *m, int32_t tp, int
  * last. */
 int32_t lsim_memplan_stage_layers(int32_t n_layers, int32_t pp, int32_t stage);
 
+/* The vocabulary as vLLM's VocabParallelEmbedding and ParallelLMHead hold
+ * it: padded to a multiple of 64 before it is split over the tp ranks. */
+double lsim_memplan_padded_vocab(const struct lsim_model_arch *m);
+
 /* vLLM's non-torch memory increase over the profile for tp x pp ranks. */
 double lsim_memplan_non_torch(int32_t tp, int32_t pp);
 

@@ -203,8 +203,10 @@ struct lsim_table_params {
 	const struct lsim_coll_topo *coll;
 	double act_bytes;    /* bytes per token all-reduced: hidden x dtype bytes */
 	/* bytes per sequence of the logits all-gathered once an iteration
-	 * (vLLM's vocab-parallel LM head): vocab x dtype bytes; 0: none. The
-	 * embedding's all-reduce of tokens x act_bytes comes with it. */
+	 * (vLLM's vocab-parallel LM head): the vocabulary padded as vLLM
+	 * pads it (lsim_memplan_padded_vocab) x dtype bytes; with coll and
+	 * tp > 1 both must be > 0. The vocab-parallel embedding's all-reduce
+	 * of tokens x act_bytes is charged once an iteration too. */
 	double logit_bytes;
 	/* The model's all-reduces move as flows on the link model (the
 	 * instance adds them after the compute): charge their latency only.

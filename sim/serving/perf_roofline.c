@@ -32,6 +32,7 @@
 #include <stdlib.h>
 
 #include "cluster/collective.h"
+#include "serving/memplan.h"
 #include "serving/perf.h"
 #include "kernel/time_ns.h"
 
@@ -59,6 +60,7 @@ struct roof_state {
 	double f;	 /* MLP inner size per GPU (per expert for MoE) */
 	double g;	 /* matrices in the MLP: 3 gated, 2 plain */
 	double vocab_r;	 /* vocabulary per GPU (vocab-parallel LM head) */
+	double logit_b;	 /* bytes of one sequence's logits all-gathered (tp > 1) */
 	bool moe;
 	double n_experts, top_k;
 	struct t_terms *cache; /* TERM_CACHE entries, direct-mapped by T */
@@ -351,7 +353,7 @@ static double lm_head(const struct roof_state *s, double seqs, work_t *wo)
 	double t = gemm(s, wo, seqs, s->h, s->vocab_r, 1.0);
 	struct lsim_coll_est e;
 	if (s->tp > 1 && lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, s->tp,
-					seqs * s->vocab_r * s->tp * s->bpp, &e) == 0)
+					seqs * s->logit_b, &e) == 0)
 		t += e.time_s;
 	return t;
 }
@@ -568,7 +570,7 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 		return lsim_diag_set(d, LSIM_EINVAL, gn, 0, 0,
 				     topo.fabric == LSIM_FABRIC_MESH ? "nvlink_links" : "tp",
 				     "GPU %s: %d GPUs of tensor parallelism do not fit the GPU's "
-				     "fabric (%s%s) for their all-reduce", gn, prm->tp,
+				     "fabric (%s%s) for their all-reduces and all-gather", gn, prm->tp,
 				     lsim_fabric_name(topo.fabric),
 				     topo.fabric == LSIM_FABRIC_MESH ? ": more GPUs than links + 1"
 								     : "");
@@ -610,6 +612,8 @@ int lsim_perf_roofline_create(const struct lsim_model_arch *m,
 	s->f = m->intermediate / tp;
 	s->g = m->gated_mlp ? 3.0 : 2.0;
 	s->vocab_r = m->vocab / tp;
+	/* the shards vLLM gathers: the vocabulary padded to 64 */
+	s->logit_b = lsim_memplan_padded_vocab(m) * s->bpp;
 	s->moe = m->n_experts > 0;
 	s->n_experts = m->n_experts;
 	s->top_k = m->experts_per_token;

@@ -1491,17 +1491,17 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 		rc = read_attention(&s->attn, path, d);
 	}
 	if (rc == 0) {
-		/* experts are profiled once, at TP 1, and read there (as
-		 * LLMServingSim does); at tp > 1 each GPU runs 1 / tp of every
-		 * expert (moe_share_lookup). A moe.csv of the tp folder is
-		 * measured at that degree and read as it is. */
-		snprintf(path, sizeof path, "%s/tp1/moe.csv", dir);
+		/* a moe.csv of the tp folder is measured at that degree and
+		 * read as it is; the profiler measures the experts at TP 1 only,
+		 * and at tp > 1 each GPU runs 1 / tp of every expert of that
+		 * table (moe_share_lookup) */
+		snprintf(path, sizeof path, "%s/moe.csv", tpdir);
 		rc = read_moe(&s->moe, path, d);
-		s->moe_shards = prm->tp;
+		s->moe_shards = 1;
 		if (rc == LSIM_ENOENT && prm->tp != 1) {
-			snprintf(path, sizeof path, "%s/moe.csv", tpdir);
+			snprintf(path, sizeof path, "%s/tp1/moe.csv", dir);
 			rc = read_moe(&s->moe, path, d);
-			s->moe_shards = 1;
+			s->moe_shards = prm->tp;
 		}
 		s->has_moe = rc == 0;
 		if (rc == LSIM_ENOENT)
@@ -1523,13 +1523,18 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 			s->ar_kind = 2;
 		}
 		struct lsim_coll_est e;
-		if (rc == 0 &&
-		    (!(prm->act_bytes > 0.0) ||
-		     lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0 ||
-		     lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, prm->tp, 0.0, &e) != 0))
+		if (rc == 0 && (!(prm->act_bytes > 0.0) || !(prm->logit_bytes > 0.0)))
+			rc = lsim_diag_set(d, LSIM_EINVAL, tpdir, 0, 0, "tp",
+					   "%d GPUs of tensor parallelism need the model's "
+					   "hidden size and vocabulary to time their "
+					   "collectives", prm->tp);
+		else if (rc == 0 &&
+			 (lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLREDUCE, prm->tp, 0.0, &e) != 0 ||
+			  lsim_coll_time(&s->ar_topo, LSIM_COLL_ALLGATHER, prm->tp, 0.0, &e) != 0))
 			rc = lsim_diag_set(d, LSIM_EINVAL, tpdir, 0, 0, "tp",
 					   "%d GPUs of tensor parallelism do not fit the "
-					   "GPU's fabric (%s) for their all-reduce", prm->tp,
+					   "GPU's fabric (%s) for their all-reduces and "
+					   "all-gather", prm->tp,
 					   lsim_fabric_name(prm->coll->fabric));
 	}
 	if (rc == 0 && prm->ep > 1) {
