@@ -591,11 +591,13 @@ up=$(awk -F, '$2 == "host" { print $5 }' "$tmp/tlpp1/links.csv" | sort -u)
 	|| bad "tp2 pp2 cluster: first token and finish +$d ns (want 9000 and 99000 less rounding), uplinks $up B"
 
 # expert parallelism on a cluster (dp2_ep_moe.yaml, one request, two RTX
-# PRO 6000s under one switch): each step's all-to-alls move as one flow
-# each way between the ranks' GPUs, capped at the model's rate, so each of
-# the 128 steps takes the 2 us of path latency more (less the closed
-# form's rounding of 96 all-to-alls); each flow carries 2 x 48 layers x
-# T_max x 2048 x 2 B x 2 / 2 over the steps' T_max (1024 + 127 x 1)
+# PRO 6000s under one switch): each step's dispatches and combines (48
+# all-gathers and 48 reduce-scatters) move as one flow each way between
+# the ranks' GPUs, capped at the model's rate, so each of the 128 steps
+# takes the 2 us of path latency more (less the closed form's rounding of
+# 96 collectives); each flow carries 2 x 48 layers x T_max x 2048 x 2 B
+# (what an all-gather brings from the other rank, and a reduce-scatter
+# sends back) over the steps' T_max (1024 + 127 x 1)
 sed "s#\.\./\.\./\.\./calibrate#$src/calibrate#" "$scen/dp2_ep_moe.yaml" > "$tmp/ep0.yaml"
 { cat "$tmp/ep0.yaml"; echo 'cluster: [{gpu: RTX-PRO-6000, count: 1, gpus_per_node: 2}]'; echo 'network: {messages: false}'; } > "$tmp/ep1.yaml"
 for f in ep0 ep1; do
@@ -604,7 +606,7 @@ done
 d=$(paste -d, "$tmp/oep1/requests.csv" "$tmp/oep0/requests.csv" | tail -1 | awk -F, '{ n = NF / 2; printf "%.0f", ($5 - $(n + 5)) * 1e9 / 128 }')
 pc=$(awk -F, '$2 == "pcie" && $5 == 452591616' "$tmp/oep1/links.csv" | wc -l)
 [ "$d" -ge 1900 ] && [ "$d" -le 2000 ] && [ "$pc" = 4 ] \
-	&& ok "expert-parallel all-to-alls as flows between the ranks' GPUs (+$d ns a step)" \
+	&& ok "expert-parallel dispatch and combine as flows between the ranks' GPUs (+$d ns a step)" \
 	|| bad "ep on links: +$d ns a step (want 1900-2000), $pc PCIe links with 452591616 B"
 
 # check prints the layout the links take: from the node group's profile

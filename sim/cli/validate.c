@@ -128,6 +128,8 @@ struct meta {
 	int64_t dp;		/* data_parallel_size (1: none) */
 	int64_t pp;		/* pipeline_parallel_size (1: none) */
 	bool ep;		/* enable_expert_parallel */
+	char a2a[64];		/* all2all_backend, or empty (vLLM's default) */
+	const char *a2a_from;	/* its meta.json key */
 	int64_t max_model_len;	/* 0: the model's context */
 	int64_t blocks;		/* 0: derived from memory */
 	int64_t block_size;
@@ -278,6 +280,14 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 				  "resolved_config.parallel_config.enable_expert_parallel"),
 			    json_type_boolean, &v, &w, d)) > 0)
 		m->ep = json_object_get_boolean(v);
+	if (got < 0)
+		rc = got;
+	if (rc == 0 &&
+	    (got = first_of(root, path,
+			    PATHS("engine_kwargs.all2all_backend",
+				  "resolved_config.parallel_config.all2all_backend"),
+			    json_type_string, &v, &m->a2a_from, d)) > 0)
+		snprintf(m->a2a, sizeof m->a2a, "%s", json_object_get_string(v));
 	if (got < 0)
 		rc = got;
 	/* null (older logs) or absent: the model's context, as vLLM takes it */
@@ -558,6 +568,17 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	/* Expert parallelism splits the experts of an MoE model over the
 	 * D x tp GPUs; a dense model has none to split (vLLM ignores it) */
 	int64_t epn = m->ep && arch.n_experts > 0 ? m->dp * m->tp : 1;
+	/* the dispatch and combine are timed as vLLM's default backend runs
+	 * them: an NCCL all-gather and reduce-scatter */
+	if (epn > 1 && m->a2a[0] && strcmp(m->a2a, "allgather_reducescatter") != 0)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path, key_line(meta_path, "all2all_backend"),
+				     0, m->a2a_from,
+				     "all2all_backend \"%s\": the expert-parallel dispatch and "
+				     "combine are modelled as vLLM's default "
+				     "allgather_reducescatter (an NCCL all-gather and "
+				     "reduce-scatter), not as that backend's kernels, so this run "
+				     "cannot be validated; use a run with allgather_reducescatter",
+				     m->a2a);
 	/* with tp > 1 the experts of one rank's TP group combine by the
 	 * all-reduce (vLLM uses all-to-all kernels across data-parallel ranks
 	 * only), a mix the table model does not time */
@@ -594,7 +615,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     (long long)m->pp, (long long)m->dp);
 	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
 	 * --gpu or the profile the run's device name matches; expert
-	 * parallel: the all-to-alls too; pipeline parallel: the stages'
+	 * parallel: its all-gathers and reduce-scatters too; pipeline parallel: the stages'
 	 * send/recv and all-gathers */
 	bool need_fabric = m->tp > 1 || epn > 1 || m->pp > 1;
 	const char *fabric_key = m->tp > 1	 ? "tensor_parallel_size"
@@ -605,7 +626,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 					     : "enable_expert_parallel";
 	const char *fabric_ops = m->tp > 1   ? "all-reduces"
 				 : m->pp > 1 ? "send/recv between stages"
-					     : "all-to-alls";
+					     : "all-gathers and reduce-scatters";
 	struct lsim_coll_topo ct;
 	const struct lsim_gpu_profile *fabric = NULL;
 	struct lsim_gpu_profile matched;

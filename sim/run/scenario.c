@@ -66,7 +66,7 @@ static const struct lsim_keydef inst_keys[] = {
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers split as vLLM splits them (the embedding on the first stage, the LM head and sampler on the last); up to pp batches in flight, each stage computing one at a time and sending its activations to the next by NCCL send/recv (docs/parallelism.md)"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 0, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
 	{"data_parallel_size", LSIM_K_INT, I(dp), "1", 1, 64, NULL, "vLLM's data_parallel_size: each replica is D engine ranks of tp GPUs, side by side in one node, each with its own scheduler and KV cache, behind vLLM's DP load balancer (4 x waiting + running on counts published every 100 ms); for an MoE model the ranks step in lockstep and need enable_expert_parallel (docs/parallelism.md)"},
-	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus two all-to-alls per layer on the GPUs' fabric (docs/parallelism.md)"},
+	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus, per layer, vLLM's default dispatch and combine (an all-gather and a reduce-scatter) on the GPUs' fabric (docs/parallelism.md)"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
 	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
@@ -232,7 +232,7 @@ static const struct lsim_keydef net_keys[] = {
 	{"spine_latency", LSIM_K_TIME, NC(spine_latency), "1us", 0, 1e10, NULL, "spine layer"},
 	{"storage_latency", LSIM_K_TIME, NC(storage_latency), "100us", 0, 1e12, NULL, "storage service first byte"},
 	{"messages", LSIM_K_BOOL, NC(messages), "true", LSIM_NOBOUNDS, NULL, "requests reach their instance's node from the front end, and each step's tokens go back, as messages through the network queues"},
-	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "tp > 1 (roofline, or table without a measured allreduce.csv): each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute; with enable_expert_parallel, each step's all-to-all data between the data-parallel ranks' GPUs"},
+	{"allreduce_on_links", LSIM_K_BOOL, NC(allreduce_on_links), "true", LSIM_NOBOUNDS, NULL, "tp > 1 (roofline, or table without a measured allreduce.csv): each step's ring all-reduce data moves as flows between the group's GPUs (contending on NVLink or PCIe) after its compute; with enable_expert_parallel, each step's dispatch and combine data between the data-parallel ranks' GPUs"},
 	{"util_window", LSIM_K_TIME, NC(util_window), "100ms", 1000, 1e13, NULL, "time constant of the PCIe load that slows kernels (pcie_interference)"},
 };
 #undef NC

@@ -1451,10 +1451,10 @@ void lsim_inst_step_end(struct lsim_engine *eng, void *subject, uint64_t arg)
  * token, and the expert layers' collectives hold each step to the slowest
  * rank. Each rank's batch forms from its own queues as vLLM's scheduler
  * forms it; with expert parallelism its perf model charges it its share
- * of every rank's tokens (moe_tokens) and the all-to-alls of the largest
- * rank's (a2a_tokens). The step is one event for the group, at the
- * slowest rank's end; with a cluster (the perf model's a2a_pair_bytes)
- * the all-to-alls' data then moves as flows from every rank's GPU to every
+ * of every rank's tokens (moe_tokens) and the dispatch and combine of the
+ * largest rank's (a2a_tokens). The step is one event for the group, at
+ * the slowest rank's end; with a cluster (the perf model's a2a_pair_bytes)
+ * their data then moves as flows from every rank's GPU to every
  * other's, and the step ends when the last arrives. No macro steps,
  * pipeline stages or all-reduce flows (the scenario refuses those with
  * data parallelism). */
@@ -1473,7 +1473,7 @@ static void dp_a2a_moved(void *ctx, lsim_flow_id flow, uint64_t arg)
 		dp_step_end(g->rank[0]->sv->eng, g, 0);
 }
 
-/* The ranks' compute is done: the step's all-to-all data goes from each
+/* The ranks' compute is done: the step's dispatch and combine data goes from each
  * taking part rank's GPU to each other's, as flows; the step ends when
  * the last arrives (at once with fewer than two ranks). */
 static void dp_computed(struct lsim_engine *eng, void *subject, uint64_t arg)

@@ -35,7 +35,7 @@ struct lsim_batch {
 	/* Expert parallelism in lockstep (data-parallel ranks of an MoE
 	 * model, docs/parallelism.md): the tokens of every rank's batch in
 	 * this step, whose expert work is shared out over the EP group, and
-	 * the most tokens one rank dispatches (the all-to-all waits for it).
+	 * the most tokens one rank dispatches (the dispatch waits for it).
 	 * 0: this batch alone. */
 	int64_t moe_tokens, a2a_tokens;
 	/* LoRA (docs/lora.md): the tokens of requests with an adapter and
@@ -99,10 +99,10 @@ struct lsim_perf_ops {
 	 * 0: the links' bandwidth alone. */
 	double (*ring_rate_cap)(const struct lsim_perf *p, int64_t tokens);
 	/* Optional: with expert parallelism on the links, the bytes each
-	 * rank's GPU sends each other rank's in one step's all-to-alls when
-	 * the largest rank runs `tokens`, and in *cap the most bytes/s each
-	 * such flow may take (as ring_rate_cap); 0: the all-to-alls are in
-	 * the step's time. */
+	 * rank's GPU sends each other rank's in one step's dispatches and
+	 * combines (all-gathers and reduce-scatters) when the largest rank
+	 * runs `tokens`, and in *cap the most bytes/s each such flow may
+	 * take (as ring_rate_cap); 0: they are in the step's time. */
 	double (*a2a_pair_bytes)(const struct lsim_perf *p, int64_t tokens, double *cap);
 };
 
@@ -214,10 +214,12 @@ struct lsim_table_params {
 	bool coll_on_links;
 	/* Expert parallelism: the experts are split over ep GPUs (data-
 	 * parallel ranks x tp); each holds n_experts / ep of them, runs the
-	 * tokens the gate sends there and takes part in two all-to-alls per
-	 * layer (dispatch, combine) on coll's fabric. 0 or 1: none. */
+	 * tokens the gate sends there and takes part in each layer's
+	 * dispatch and combine, as vLLM's default allgather_reducescatter
+	 * backend runs them (an all-gather and a reduce-scatter of every
+	 * rank's tokens), on coll's fabric. 0 or 1: none. */
 	int ep;
-	/* The all-to-alls' data moves as flows between the ranks' GPUs on the
+	/* Their data moves as flows between the ranks' GPUs on the
 	 * link model (the data-parallel group adds them after the compute):
 	 * charge their latency only. */
 	bool ep_on_links;

@@ -16,7 +16,7 @@
  *          the vocab-parallel embedding's)
  *        + all-gather(S x vocab x dtype bytes)                   (tp > 1:
  *          the logits of the vocab-parallel LM head)
- *        + n_layers * 2 * all-to-all(T_max x min(top_k, EP) x hidden x
+ *        + n_layers * (all-gather + reduce-scatter)(EP x T_max x hidden x
  *                                    dtype bytes)              (EP > 1)
  *
  * Under pipeline parallelism a stage's share (stage_time) is its layers'
@@ -289,7 +289,7 @@ struct table_state {
 	bool ar_lat_only;     /* model: latency only (the data moves as flows) */
 	struct lsim_coll_topo ar_topo;
 	struct tab1 ar_curve; /* bytes -> ns */
-	/* expert parallelism (ep > 1): its all-to-alls on ep_topo */
+	/* expert parallelism (ep > 1): its dispatch and combine on ep_topo */
 	int ep;
 	struct lsim_coll_topo ep_topo;
 	double ep_act;	      /* bytes per token dispatched */
@@ -1201,19 +1201,31 @@ static int64_t logits_gather_ns(const struct table_state *s, double seqs)
 	return whole_ns(e.time_s * 1e9);
 }
 
-/* One all-to-all (dispatch or combine) of an expert-parallel step whose
- * largest rank has tokens: each token goes to the GPUs of its top_k
- * experts, min(top_k, ep) of them (almost surely under a balanced gate:
- * at Qwen3-30B-A3B's 8 of 128 over 2 GPUs, all on one with probability
- * 0.8%), whole ns (>= 1). */
-static int64_t alltoall_ns(const struct table_state *s, int64_t tokens)
+/* The dispatch and the combine of one MoE layer of an expert-parallel
+ * step whose largest rank has tokens, as vLLM's default all2all_backend
+ * (allgather_reducescatter) runs them: an all-gather of every rank's
+ * tokens x hidden to every rank (each rank's experts take the tokens
+ * routed to them) and a reduce-scatter of the partial sums back, each of
+ * ep x tokens x act bytes in all (the ranks padded to the largest), by
+ * the NCCL model; in *ag and *rs. Checked at create time. */
+static void ep_exchange(const struct table_state *s, int64_t tokens, struct lsim_coll_est *ag,
+			struct lsim_coll_est *rs)
 {
-	int fan = s->moe.top_k < s->ep ? s->moe.top_k : s->ep;
-	double bytes = (double)tokens * s->ep_act * fan;
-	struct lsim_coll_est e;
-	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
-		return 1; /* checked at create time: cannot happen */
-	return whole_ns((s->ep_lat_only ? e.latency_s : e.time_s) * 1e9);
+	double bytes = (double)tokens * s->ep_act * s->ep;
+	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLGATHER, s->ep, bytes, ag) != 0 ||
+	    lsim_coll_time(&s->ep_topo, LSIM_COLL_REDUCESCATTER, s->ep, bytes, rs) != 0)
+		*ag = *rs = (struct lsim_coll_est){0}; /* cannot happen */
+}
+
+/* Their time, whole ns each: only their latency when their data moves on
+ * the links. */
+static int64_t ep_exchange_ns(const struct table_state *s, int64_t tokens)
+{
+	struct lsim_coll_est ag, rs;
+	ep_exchange(s, tokens, &ag, &rs);
+	if (s->ep_lat_only)
+		return whole_ns(ag.latency_s * 1e9) + whole_ns(rs.latency_s * 1e9);
+	return whole_ns(ag.time_s * 1e9) + whole_ns(rs.time_s * 1e9);
 }
 
 /* One iteration's terms in whole ns (as doubles: exact integers): the
@@ -1276,7 +1288,7 @@ static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
 	if (s->has_moe && s->ep > 1)
 		layer += (double)moe_share_lookup(&s->moe, s->ep,
 						  b->moe_tokens > 0 ? b->moe_tokens : tokens) +
-			 2.0 * (double)alltoall_ns(s, b->a2a_tokens > 0 ? b->a2a_tokens : tokens);
+			 (double)ep_exchange_ns(s, b->a2a_tokens > 0 ? b->a2a_tokens : tokens);
 	else if (s->has_moe && s->moe_shards > 1)
 		layer += (double)moe_share_lookup(&s->moe, s->moe_shards, tokens);
 	else if (s->has_moe)
@@ -1341,22 +1353,21 @@ static double table_ring_rate_cap(const struct lsim_perf *p, int64_t tokens)
 	return lsim_coll_ring_cap(LSIM_COLL_ALLREDUCE, s->ar_tp, bytes, &e);
 }
 
-/* With the all-to-alls on the links: a step's two per layer send S / ep
- * of each GPU's S = tokens x act x min(top_k, ep) bytes to each other GPU
- * (the model's n - 1 sends at once), each flow capped at that share over
- * the model's time past its latency. */
+/* With the dispatch and combine on the links: each layer's all-gather
+ * brings each GPU tokens x act bytes from each other GPU, and its
+ * reduce-scatter as many back, so a step sends 2 x layers x that to each
+ * other GPU, each flow capped at the pair's bytes over the two
+ * collectives' time past their latency. */
 static double table_a2a_pair_bytes(const struct lsim_perf *p, int64_t tokens, double *cap)
 {
 	const struct table_state *s = p->state;
 	*cap = 0.0;
 	if (!s->ep_lat_only || s->ep < 2 || !s->has_moe || tokens < 1)
 		return 0.0;
-	int fan = s->moe.top_k < s->ep ? s->moe.top_k : s->ep;
-	double bytes = (double)tokens * s->ep_act * fan, pair = bytes / s->ep;
-	struct lsim_coll_est e;
-	if (lsim_coll_time(&s->ep_topo, LSIM_COLL_ALLTOALL, s->ep, bytes, &e) != 0)
-		return 0.0;
-	*cap = lsim_coll_rate(pair, e.time_s, e.latency_s);
+	double pair = (double)tokens * s->ep_act;
+	struct lsim_coll_est ag, rs;
+	ep_exchange(s, tokens, &ag, &rs);
+	*cap = lsim_coll_rate(2.0 * pair, ag.time_s + rs.time_s, ag.latency_s + rs.latency_s);
 	return 2.0 * s->n_layers * pair;
 }
 
@@ -1549,10 +1560,12 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 					   "group of %d GPUs (data_parallel_size x tp)",
 					   s->moe.n_experts, prm->ep);
 		else if (!prm->coll || !(prm->act_bytes > 0.0) ||
-			 lsim_coll_time(prm->coll, LSIM_COLL_ALLTOALL, prm->ep, 0.0, &e) != 0)
+			 lsim_coll_time(prm->coll, LSIM_COLL_ALLGATHER, prm->ep, 0.0, &e) != 0 ||
+			 lsim_coll_time(prm->coll, LSIM_COLL_REDUCESCATTER, prm->ep, 0.0, &e) != 0)
 			rc = lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "enable_expert_parallel",
 					   "an expert-parallel group of %d GPUs needs the GPUs' "
-					   "fabric for its all-to-alls, and %s", prm->ep,
+					   "fabric for its all-gathers and reduce-scatters, and %s",
+					   prm->ep,
 					   prm->coll ? "it does not hold that many"
 						     : "none was given");
 		if (rc == 0) {

@@ -405,7 +405,7 @@ struct lsim_dp {
 	struct lsim_batch *batch;	/* [n] */
 	bool *part;			/* [n] */
 	int64_t steps, dummy_steps;	/* group steps; ranks' dummy batches */
-	/* expert parallelism on the links: the step's all-to-all flows
+	/* expert parallelism on the links: the step's dispatch and combine flows
 	 * still moving, and what each pair of ranks sends (bytes, cap) */
 	int32_t a2a_flows;
 	double a2a_bytes, a2a_cap;

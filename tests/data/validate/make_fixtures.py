@@ -130,6 +130,17 @@ m["resolved_config"]["parallel_config"]["data_parallel_size"] = 2
 m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
 write("bad/dp2_moe_no_ep", m, small)
 
+# data parallel 2 + expert parallel through DeepEP's kernels: the dispatch
+# and combine are modelled as vLLM's default all-gather and reduce-scatter
+m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+for k, v in (("data_parallel_size", 2), ("enable_expert_parallel", True),
+             ("all2all_backend", "deepep_low_latency")):
+    m["engine_kwargs"][k] = v
+    m["resolved_config"]["parallel_config"][k] = v
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+write("bad/ep_deepep", m, small)
+
 # no kv_cache, no resolved_config and no vllm_version: nothing says whether
 # prefix caching was on, nor which vLLM's default would decide
 m = copy.deepcopy(meta0)
