@@ -241,6 +241,15 @@ static void test_table_skew(void **state)
 	lsim_perf_destroy(p);
 }
 
+/* A decode step of Qwen3-30B-A3B's 48 layers from its rows: the once
+ * terms (embedding, final norm, lm_head, sampler), a layer's dense rows
+ * (layernorm, twice; o_proj, qk_norm, qkv_proj, rotary_emb), its
+ * attention and its experts. */
+static int64_t moe_step_hand(int64_t once, const int64_t dense[5], int64_t attn, int64_t moe)
+{
+	return once + 48 * (2 * dense[0] + dense[1] + dense[2] + dense[3] + dense[4] + attn + moe);
+}
+
 /* Qwen3-30B-A3B: 48 layers, experts from tp1/moe.csv. */
 static void test_table_moe(void **state)
 {
@@ -251,11 +260,10 @@ static void test_table_moe(void **state)
 	assert_true(act == 82.0);
 	int64_t moe = lerp_ns(424116, 817612, (82.0 - 64.0) / 64.0); /* 16,64 / 16,128 */
 	assert_int_equal(moe, 534786);
-	int64_t once = 6613 + 2112 + 428395 + 15733; /* embedding, final norm, lm_head, sampler */
-	int64_t layer = 2 * 2149 /* layernorm */ + 9899 /* o_proj */ + 2011 /* qk_norm */ +
-			14005 /* qkv_proj */ + 2517 /* rotary_emb */ +
-			36897 /* attention 0,0,16,1024 */ + moe;
-	assert_int_equal(decode_uniform(p, 16, 1024), once + 48 * layer);
+	static const int64_t dense[5] = {2149, 9899, 2011, 14005, 2517};
+	assert_int_equal(decode_uniform(p, 16, 1024),
+			 moe_step_hand(6613 + 2112 + 428395 + 15733, dense,
+				       36897 /* attention 0,0,16,1024 */, moe));
 	/* one token: exactly top_k = 8 experts, the row 1,8 (50.2297 us) */
 	lsim_time t1 = decode_uniform(p, 1, 1024);
 	assert_true(t1 > 48 * 50230);
@@ -276,14 +284,13 @@ static void test_table_moe_tp2(void **state)
 	assert_true(act == 41.0);
 	int64_t moe = lerp_ns(225589, 423073, (41.0 - 32.0) / 32.0); /* 8,32 / 8,64 */
 	assert_int_equal(moe, 281131);
-	int64_t once = 6304 + 2112 + 216886 + 15733; /* embedding, final norm, lm_head, sampler */
-	int64_t layer = 2 * 2149 /* layernorm */ + 9813 /* o_proj */ + 2011 /* qk_norm */ +
-			10080 /* qkv_proj */ + 1952 /* rotary_emb */ +
-			26165 /* attention 0,0,16,1024 */ + moe;
-	assert_int_equal(decode_uniform(p, 16, 1024), once + 48 * layer);
+	static const int64_t dense[5] = {2149, 9813, 2011, 10080, 1952}; /* the tp2 rows */
+	const int64_t once = 6304 + 2112 + 216886 + 15733, attn = 26165; /* 0,0,16,1024 */
+	assert_int_equal(decode_uniform(p, 16, 1024), moe_step_hand(once, dense, attn, moe));
 	/* the whole-expert reading (TP 1's 82 experts at 16 tokens) would be
 	 * about twice as long */
-	assert_true(decode_uniform(p, 16, 1024) < once + 48 * (layer - moe + 534786) - 48 * 250000);
+	assert_true(decode_uniform(p, 16, 1024) <
+		    moe_step_hand(once, dense, attn, 534786) - 48 * 250000);
 	lsim_perf_destroy(p);
 }
 

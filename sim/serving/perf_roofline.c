@@ -82,6 +82,7 @@ struct t_terms {
 	int n_post;
 	double once;
 	work_t once_w;
+	double emb; /* the embedding's gather and, at tp > 1, its all-reduce: once's first terms */
 	/* per layer besides attention: pre + the launches of the attention
 	 * kernels + the post terms in order, time and work (roof_layers) */
 	double rest;
@@ -229,11 +230,9 @@ static void token_terms(const struct roof_state *s, double T, struct t_terms *c)
 		c->rest += c->post[i];
 		work_add(&c->rest_w, &c->post_w[i]);
 	}
-	c->once = 0.0;
 	c->once_w = (work_t){0};
-	c->once += elementwise(s, &c->once_w, 2.0 * T * h);		     /* embedding gather */
-	c->once += embedding_ar_s(s, T);				     /* and its all-reduce */
-	c->once += op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
+	c->emb = elementwise(s, &c->once_w, 2.0 * T * h) + embedding_ar_s(s, T);
+	c->once = c->emb + op(s, &c->once_w, 0.0, 1.0, (2.0 * T * h + h) * s->bpp, 1); /* final norm */
 }
 
 /* The token-count terms for T, from the cache or computed into it. */
@@ -445,11 +444,10 @@ static lsim_time roof_stage_time(const struct lsim_perf *p, const struct lsim_ba
 	double tc = flops / (s->peak * s->mfu_max), tm = bytes / s->bw;
 	double sec = (double)layers * ((tc > tm ? tc : tm) + c->rest);
 	work_t w = {0};
-	double emb = elementwise(s, &w, 2.0 * tokens * s->h) + embedding_ar_s(s, tokens);
 	if (first)
-		sec += emb;
+		sec += c->emb;
 	if (last)
-		sec += (c->once - emb) + lm_head(s, seqs, &w);
+		sec += (c->once - c->emb) + lm_head(s, seqs, &w);
 	/* the stage's host issues its own kernels (its layers', the
 	 * embedding on the first, the final norm and LM head on the last)
 	 * while its GPU runs them, as the whole iteration does */

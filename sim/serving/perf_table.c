@@ -279,7 +279,7 @@ struct table_state {
 	struct attn attn;
 	bool has_moe;
 	struct moe moe;
-	int moe_shards;	      /* GPUs one expert's time is shared by: EP or TP */
+	int moe_shards;	      /* GPUs the experts' work is shared by: EP, TP or 1 */
 	struct skew skew;
 	/* tensor-parallel all-reduces: 0 none, 1 measured curve, 2 model */
 	int ar_kind;
@@ -809,23 +809,6 @@ static int read_moe(struct moe *m, const char *path, struct lsim_diag *d)
 	return rc;
 }
 
-/*
- * Expected distinct experts hit by n tokens under a balanced gate (each token
- * picks top_k of E without replacement): E * (1 - ((E - k) / E)^n), rounded,
- * in [1, E] - LLMServingSim's BALANCED routing at expert-parallel degree 1.
- */
-static double moe_activated(const struct moe *m, int64_t n)
-{
-	double e = m->n_experts, k = m->top_k < m->n_experts ? m->top_k : m->n_experts;
-	if (n <= 0)
-		return 0.0;
-	double miss = pow((e - k) / e, (double)n);
-	double a = nearbyint(e * (1.0 - miss));
-	if (a < 1.0)
-		a = 1.0;
-	return a < e ? a : e;
-}
-
 /* The table at ae distinct experts and tq tokens. */
 static int64_t moe_at(const struct moe *m, double ae, double tq)
 {
@@ -842,14 +825,13 @@ static int64_t moe_at(const struct moe *m, double ae, double tq)
 	return whole_ns(v0 + t * (v1 - v0));
 }
 
-static int64_t moe_lookup(const struct moe *m, int64_t tokens)
-{
-	return moe_at(m, moe_activated(m, tokens), (double)tokens);
-}
-
 /*
- * One GPU's share of the experts' work when `shares` GPUs split it.
- * Expert parallelism over ep = shares GPUs: a GPU holds E / ep experts, and
+ * One GPU's share of the experts' work when `shares` GPUs split it. Each
+ * expert is hit by some of t_all tokens with probability
+ * 1 - ((E - k) / E)^t_all under a balanced gate (each token picks top_k of
+ * E without replacement: LLMServingSim's BALANCED routing); at one share
+ * this is the table at t_all tokens and that many experts of E. Expert
+ * parallelism over ep = shares GPUs: a GPU holds E / ep experts, and
  * under a balanced gate the t_all tokens of every rank send it t_all x
  * top_k / ep token-expert pairs, as many as t_all / ep tokens bring to
  * one GPU holding all E; each of its experts is hit by some token with
@@ -857,7 +839,7 @@ static int64_t moe_lookup(const struct moe *m, int64_t tokens)
  * GPUs (vLLM's FusedMoE shards each expert's inner size): a GPU runs every
  * hit expert at 1 / tp of its width for all t_all tokens, the same weight
  * bytes and FLOPs as E_hit / tp whole experts at the same pairs per expert,
- * which is the same lookup. At 1 share this is moe_lookup.
+ * which is the same lookup.
  */
 static int64_t moe_share_lookup(const struct moe *m, int shares, int64_t t_all)
 {
@@ -1286,13 +1268,11 @@ static bool table_parts(const struct table_state *s, const struct lsim_batch *b,
 	layer += (double)attention_time(s, (double)pc, (double)(kp > 0 ? kp : 0), nd,
 					nd > 0 ? kd_sum / nd : 0, kd_max, kd_min);
 	if (s->has_moe && s->ep > 1)
-		layer += (double)moe_share_lookup(&s->moe, s->ep,
+		layer += (double)moe_share_lookup(&s->moe, s->moe_shards,
 						  b->moe_tokens > 0 ? b->moe_tokens : tokens) +
 			 (double)ep_exchange_ns(s, b->a2a_tokens > 0 ? b->a2a_tokens : tokens);
-	else if (s->has_moe && s->moe_shards > 1)
-		layer += (double)moe_share_lookup(&s->moe, s->moe_shards, tokens);
 	else if (s->has_moe)
-		layer += (double)moe_lookup(&s->moe, tokens);
+		layer += (double)moe_share_lookup(&s->moe, s->moe_shards, tokens);
 	if (s->ar_kind)
 		layer += 2.0 * (double)allreduce_ns(s, tokens, s->ar_lat_only);
 	o->layer = layer;
@@ -1570,6 +1550,7 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 						     : "none was given");
 		if (rc == 0) {
 			s->ep = prm->ep;
+			s->moe_shards = prm->ep; /* its callers refuse ep with tp > 1 */
 			s->ep_topo = *prm->coll;
 			s->ep_act = prm->act_bytes;
 			s->ep_lat_only = prm->ep_on_links;
