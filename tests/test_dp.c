@@ -396,7 +396,7 @@ static void test_scenario_keys(void **state)
 	lsim_scenario_destroy(sc);
 
 	/* without num_gpu_blocks each rank's cache comes from vLLM's memory
-	 * plan with its 64 of the 128 experts */
+	 * plan with its 64 of the 128 experts, as a rank of a group of 2 */
 	const char *sets2[] = {"workload.count=1", "instances.0.num_gpu_blocks=0"};
 	if (lsim_scenario_load(path, sets2, 2, &sc, &d) != 0)
 		fail_msg("load: %s: %s: %s", d.file, d.key, d.msg);
@@ -408,11 +408,12 @@ static void test_scenario_keys(void **state)
 	struct lsim_memplan_in in = {
 		.model = &arch, .total_bytes = g.hbm_bytes, .utilization = 0.9, .tp = 1,
 		.pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
-		.block_size = 16, .experts_per_rank = 64,
+		.block_size = 16, .experts_per_rank = 64, .dp = 2,
 	};
 	struct lsim_memplan plan;
 	lsim_memplan_compute(&in, &plan);
 	assert_true(plan.blocks > 0);
+	assert_true(plan.non_torch == 0.25 * 1073741824.0);
 	assert_int_equal(r->insts[0].kv_blocks, plan.blocks);
 	assert_int_equal(r->insts[1].kv_blocks, plan.blocks);
 	lsim_scenario_destroy(sc);

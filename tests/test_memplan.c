@@ -191,6 +191,35 @@ static void test_moe_experts_per_rank(void **state)
 		    want - 48.0 * (128.0 - 64.0) * 3.0 * 2048.0 * 384.0);
 }
 
+/* A rank of a data-parallel group holds NCCL communicators (its DP group,
+ * and its EP group with expert parallelism) as a tp > 1 rank does: the
+ * non-torch term is the tp 2 figure, 0.25 GiB, not one GPU's 0.16. */
+static void test_non_torch_data_parallel(void **state)
+{
+	(void)state;
+	assert_true(lsim_memplan_non_torch(1, 1, 1) == 0.16 * GIB);
+	assert_true(lsim_memplan_non_torch(1, 1, 0) == 0.16 * GIB);
+	assert_true(lsim_memplan_non_torch(1, 1, 2) == 0.25 * GIB);
+	assert_true(lsim_memplan_non_torch(2, 1, 1) == 0.25 * GIB);
+	assert_true(lsim_memplan_non_torch(1, 2, 1) == 0.25 * GIB);
+	/* Qwen3-30B-A3B on 96 GiB at 0.9, 64 experts a rank: the rank of a
+	 * DP 2 group keeps 0.09 GiB less for the KV cache than one GPU would */
+	struct lsim_model_arch m;
+	model("Qwen3-30B-A3B", &m);
+	struct lsim_memplan_in in = {
+		.model = &m, .total_bytes = 96.0 * GIB, .utilization = 0.9,
+		.tp = 1, .pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
+		.block_size = 16, .experts_per_rank = 64,
+	};
+	struct lsim_memplan one, dp2;
+	lsim_memplan_compute(&in, &one);
+	in.dp = 2;
+	lsim_memplan_compute(&in, &dp2);
+	assert_true(one.non_torch == 0.16 * GIB);
+	assert_true(dp2.non_torch == 0.25 * GIB);
+	assert_true(fabs(one.kv_bytes - dp2.kv_bytes - 0.09 * GIB) < 1e-3);
+}
+
 /* Tied embeddings (GPT-3): one vocab matrix when the first stage is the
  * last; with pp 2 the last stage keeps its own LM-head copy. */
 static void test_tied_embeddings(void **state)
@@ -256,6 +285,7 @@ int main(void)
 		cmocka_unit_test(test_pipeline_stages),
 		cmocka_unit_test(test_moe_experts_per_rank),
 		cmocka_unit_test(test_tied_embeddings),
+		cmocka_unit_test(test_non_torch_data_parallel),
 		cmocka_unit_test(test_instance_uses_plan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,13 +293,17 @@ static void test_dp2_ep_moe_memory(void **state)
 	struct lsim_memplan_in in = {
 		.model = &arch, .total_bytes = 96.0 * 1073741824.0, .utilization = 0.9,
 		.tp = 1, .pp = 1, .max_num_batched_tokens = 2048, .max_num_seqs = 256,
-		.block_size = 16, .experts_per_rank = 64,
+		.block_size = 16, .experts_per_rank = 64, .dp = 2,
 	};
 	struct lsim_memplan half, all;
 	lsim_memplan_compute(&in, &half);
 	in.experts_per_rank = 0;
 	lsim_memplan_compute(&in, &all);
 	assert_int_equal(r.kv_blocks, half.blocks);
+	/* by hand: 0.9 x 96 GiB - 16,036,595,712 params x 2 B - the activation
+	 * peak - 0.25 GiB (a DP rank's NCCL) over 1,572,864 B a block (48
+	 * layers x 2 x 4 KV heads x 128 x 2 B x 16 tokens): 37,721.96 */
+	assert_int_equal(r.kv_blocks, 37721);
 	assert_true(half.blocks > all.blocks);
 	assert_int_equal(r.dp, 2);
 	assert_int_equal(r.ep, 2);

@@ -885,6 +885,7 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 	if (r->pp > 1)
 		lsim_buf_printf(b, "pipeline parallel: %lld stages, up to %lld batches in flight\n",
 				(long long)r->pp, (long long)r->pp);
+		.dp = (int32_t)m->dp,
 	if (r->fabric_from[0])
 		lsim_buf_printf(b, "%s on the fabric of profile %s (%s)\n",
 				r->ep > 1 || r->pp > 1 ? "collectives" : "all-reduces", r->fabric,

@@ -475,6 +475,8 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 	if (!ic->ep)
 		return 0;
 	snprintf(key, sizeof key, "instances[%zu].enable_expert_parallel", i);
+		/* each rank is in a group of dp (the memory plan's NCCL term) */
+		sc->insts[i].eng.dp = (int32_t)ic->dp;
 	struct lsim_node *at = lsim_node_get(item, "enable_expert_parallel");
 	if (ic->perf == PERF_SERVICE)
 		what = "perf: service runs no model, and no experts: set it false";

@@ -73,11 +73,13 @@ double lsim_memplan_rank_params(const struct lsim_model_arch *m, int32_t tp, int
 	return p;
 }
 
-double lsim_memplan_non_torch(int32_t tp, int32_t pp)
+double lsim_memplan_non_torch(int32_t tp, int32_t pp, int32_t dp)
 {
 	/* vLLM's memory profile logs: 0.16 GiB on one H100 (PR #12126),
-	 * 0.25 GiB with two RTX 4090 at tp 2 (issue #13061) */
-	return tp * pp > 1 ? 0.25 * GIB : 0.16 * GIB;
+	 * 0.25 GiB with two RTX 4090 at tp 2 (issue #13061). A data-parallel
+	 * rank also joins a group of more than one GPU (its DP group, and the
+	 * EP group with expert parallelism), so it takes the tp 2 figure too */
+	return (int64_t)tp * pp * (dp > 1 ? dp : 1) > 1 ? 0.25 * GIB : 0.16 * GIB;
 }
 
 /* Peak of the forward pass over T tokens on one rank, bytes: the residual
@@ -138,7 +140,7 @@ void lsim_memplan_compute(const struct lsim_memplan_in *in, struct lsim_memplan 
 		p.act_forward = forward_peak(m, tp, tokens, in->experts_per_rank);
 		p.act_sampler = s == pp - 1 ? sampler_peak(m, tokens, seqs) : 0;
 		p.activation = p.act_forward > p.act_sampler ? p.act_forward : p.act_sampler;
-		p.non_torch = lsim_memplan_non_torch(tp, pp);
+		p.non_torch = lsim_memplan_non_torch(tp, pp, in->dp);
 		p.cuda_graphs = 0;
 		p.kv_bytes = p.budget - p.weights - p.activation - p.non_torch - p.cuda_graphs;
 		p.block_bytes = kv_token_layer * p.layers * (double)in->block_size;
@@ -223,6 +225,7 @@ struct lsim_memplan_in lsim_memplan_in_for(const struct lsim_engine_cfg *cfg,
 		.max_num_seqs = cfg->max_num_seqs,
 		.block_size = cfg->block_size,
 		.experts_per_rank = cfg->experts_per_rank,
+		.dp = cfg->dp,
 		.cpu_offload_bytes = cfg->cpu_offload_gb * GIB,
 		.lora_bytes = cfg->enable_lora ? (double)cfg->max_loras *
 						 lsim_lora_bytes(model, (int32_t)cfg->max_lora_rank, tp)

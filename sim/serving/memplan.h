@@ -34,6 +34,9 @@ struct lsim_memplan_in {
 	 * experts per rank (expert parallelism: enable_expert_parallel, the
 	 * engine's experts_per_rank). */
 	int32_t experts_per_rank;
+	/* ranks of the data-parallel group the rank is in (0 or 1: none): a
+	 * group's ranks hold NCCL communicators as tp > 1 ranks do */
+	int32_t dp;
 	/* weight offload (cpu_offload_gb): bytes of the rank's weights kept
 	 * in host memory, not on the GPU (at most its weights) */
 	double cpu_offload_bytes;
@@ -82,8 +85,9 @@ int32_t lsim_memplan_stage_layers(int32_t n_layers, int32_t pp, int32_t stage);
  * it: padded to a multiple of 64 before it is split over the tp ranks. */
 double lsim_memplan_padded_vocab(const struct lsim_model_arch *m);
 
-/* vLLM's non-torch memory increase over the profile for tp x pp ranks. */
-double lsim_memplan_non_torch(int32_t tp, int32_t pp);
+/* vLLM's non-torch memory increase over the profile for a rank of tp x pp
+ * GPUs in a data-parallel group of dp ranks. */
+double lsim_memplan_non_torch(int32_t tp, int32_t pp, int32_t dp);
 
 /*
  * Writes one sentence for a refusal into buf: the terms in GiB, the KV
