@@ -26,7 +26,8 @@ static const char usage_collective[] =
 	"(calibrate/profiles/NAME.yaml), from NCCL's tuning model on the profile's\n"
 	"fabric: the algorithm and protocol NCCL would pick, the time, the algorithm\n"
 	"and bus bandwidths. OP: all_reduce (default), all_gather, reduce_scatter,\n"
-	"all_to_all, send_recv. SIZE takes units (64MiB); default N 2, SIZE 1MiB.\n"
+	"all_to_all, send_recv (N 2 only). SIZE is whole bytes up to 1 TiB and takes\n"
+	"units (64MiB), up to 64 of them; default N 2, SIZE 1MiB.\n"
 	"\n"
 	"--compare sets the model against a measured table with the columns\n"
 	"num_workers,devices_per_node,bytes,time_us (rows whose group spans one\n"
@@ -36,7 +37,9 @@ static const char usage_collective[] =
 	"0's kernel time of an eager loop holds a lagging peer's host time per\n"
 	"call, so every collective but send/recv is recorded as max(model, H)\n"
 	"(default 0: NCCL's time alone; runs never charge it). --rows prints each\n"
-	"row (n, bytes, measured_us, model_us, algo, proto, channels) to stderr.\n";
+	"row (n, bytes, measured_us, model_us, algo, proto, channels) to stderr.\n"
+	"The table gives the group and message sizes, so --n and --bytes go without\n"
+	"--compare, and --harness-us and --rows with it only.\n";
 
 /* One group size's comparison. */
 struct grp {
@@ -177,7 +180,7 @@ int lsim_cli_profile_collective(int argc, char **argv)
 	bool rows = false;
 	double harness_us = 0.0;
 	enum lsim_coll_op op = LSIM_COLL_ALLREDUCE;
-	bool op_set = false;
+	bool op_set = false, n_set = false, bytes_set = false, harness_set = false;
 	int n = 2;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -189,6 +192,7 @@ int lsim_cli_profile_collective(int argc, char **argv)
 		} else if (!strcmp(a, "--harness-us") && i + 1 < argc) {
 			char *end = NULL;
 			harness_us = strtod(argv[++i], &end);
+			harness_set = true;
 			if (*end || !isfinite(harness_us) || harness_us < 0 || harness_us > 1e6) {
 				fprintf(stderr, "llmsim: --harness-us '%s': write the host's time per "
 						"eager collective call in microseconds (0 to 1000000)\n",
@@ -212,8 +216,10 @@ int lsim_cli_profile_collective(int argc, char **argv)
 				return LSIM_EXIT_BADINPUT;
 			}
 			n = (int)v;
+			n_set = true;
 		} else if (!strcmp(a, "--bytes") && i + 1 < argc) {
 			sizes = argv[++i];
+			bytes_set = true;
 		} else {
 			fprintf(stderr, "llmsim: unexpected argument '%s'\n%s", a, usage_collective);
 			return LSIM_EXIT_BADINPUT;
@@ -221,6 +227,22 @@ int lsim_cli_profile_collective(int argc, char **argv)
 	}
 	if (!gpu) {
 		fprintf(stderr, "llmsim: profile collective needs --gpu\n%s", usage_collective);
+		return LSIM_EXIT_BADINPUT;
+	}
+	/* each option means something in one mode only */
+	if (cmp && (n_set || bytes_set)) {
+		fprintf(stderr, "llmsim: --compare takes the group sizes and message sizes "
+				"from its table: drop --%s\n", n_set ? "n" : "bytes");
+		return LSIM_EXIT_BADINPUT;
+	}
+	if (!cmp && (harness_set || rows)) {
+		fprintf(stderr, "llmsim: --%s applies to --compare only: drop it, or add "
+				"--compare TABLE\n", harness_set ? "harness-us" : "rows");
+		return LSIM_EXIT_BADINPUT;
+	}
+	if (!cmp && op == LSIM_COLL_SENDRECV && n != 2) {
+		fprintf(stderr, "llmsim: --op send_recv moves data between two GPUs: drop "
+				"--n, or write --n 2\n");
 		return LSIM_EXIT_BADINPUT;
 	}
 	struct lsim_diag d = {0};
@@ -243,24 +265,44 @@ int lsim_cli_profile_collective(int argc, char **argv)
 			      lsim_fabric_name(t.fabric));
 		return lsim_cli_fail(&d, LSIM_EINVAL);
 	}
-	printf("gpu\tfabric\top\tn\tbytes\talgo\tproto\ttime_us\talg_bw_GBps\tbus_bw_GBps\n");
-	char buf[256];
-	snprintf(buf, sizeof buf, "%s", sizes);
+	/* every size is read before the first row is printed: a bad one
+	 * leaves no partial table */
+	double list[64];
+	int n_list = 0;
+	char buf[1024];
+	if (snprintf(buf, sizeof buf, "%s", sizes) >= (int)sizeof buf) {
+		fprintf(stderr, "llmsim: --bytes: the list is too long (at most %zu characters)\n",
+			sizeof buf - 1);
+		return LSIM_EXIT_BADINPUT;
+	}
 	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		double bytes;
 		char *end = NULL;
 		bytes = strtod(tok, &end);
 		bool plain = end != tok && *end == '\0' && isfinite(bytes);
-		if ((!plain && lsim_units_parse(LSIM_K_BYTES, tok, &bytes, NULL) != 0) || bytes < 0) {
-			fprintf(stderr, "llmsim: --bytes '%s': write a size such as 65536 or 64MiB\n",
+		if ((!plain && lsim_units_parse(LSIM_K_BYTES, tok, &bytes, NULL) != 0) ||
+		    !(bytes >= 0) || bytes != floor(bytes) || bytes > 0x1p40) {
+			fprintf(stderr, "llmsim: --bytes '%s': write a whole number of bytes up to "
+					"1 TiB, such as 65536 or 64MiB\n",
 				tok);
+			return LSIM_EXIT_BADINPUT;
+		}
+		if (n_list == (int)(sizeof list / sizeof list[0])) {
+			fprintf(stderr, "llmsim: --bytes: at most %zu sizes\n",
+				sizeof list / sizeof list[0]);
 			return LSIM_EXIT_BADINPUT;
 		}
 		if ((rc = lsim_coll_time(&t, op, n, bytes, &e)) != 0) {
 			lsim_diag_set(&d, rc, "", 0, 0, "--bytes", "cannot time %s bytes", tok);
 			return lsim_cli_fail(&d, rc);
 		}
+		list[n_list++] = bytes;
+	}
+	printf("gpu\tfabric\top\tn\tbytes\talgo\tproto\ttime_us\talg_bw_GBps\tbus_bw_GBps\n");
+	for (int k = 0; k < n_list; k++) {
+		double bytes = list[k];
+		(void)lsim_coll_time(&t, op, n, bytes, &e); /* timed above */
 		printf("%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.1f\t%.1f\n", gpu,
 		       lsim_fabric_name(t.fabric), lsim_coll_op_name(op), n, bytes,
 		       lsim_coll_algo_name(e.algo), lsim_coll_proto_name(e.proto), e.time_s * 1e6,
