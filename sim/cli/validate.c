@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "cluster/collective.h"
@@ -129,6 +130,7 @@ struct meta {
 	int64_t pp;		/* pipeline_parallel_size (1: none) */
 	bool ep;		/* enable_expert_parallel */
 	char a2a[64];		/* all2all_backend, or empty (vLLM's default) */
+	int v_major, v_minor;	/* vllm_version, or -1 */
 	const char *a2a_from;	/* its meta.json key */
 	int64_t max_model_len;	/* 0: the model's context */
 	int64_t blocks;		/* 0: derived from memory */
@@ -149,11 +151,13 @@ struct meta {
  * path is checked, not only the first present, so a wrong type is never
  * passed over in silence: a section (engine_kwargs) that is not an object,
  * a string where a number belongs, NaN or Infinity (json-c reads both)
- * where an integer belongs.
+ * where an integer belongs. With agree, two paths that both hold a value
+ * must hold the same one: a log whose engine arguments and resolved
+ * configuration disagree does not say what ran.
  */
-static int first_of(json_object *root, const char *file, const char *const *paths,
-		    json_type type, json_object **v, const char **which,
-		    struct lsim_diag *d)
+static int first_of_x(json_object *root, const char *file, const char *const *paths,
+		      json_type type, bool agree, json_object **v, const char **which,
+		      struct lsim_diag *d)
 {
 	int found = 0;
 	for (const char *const *p = paths; *p; p++) {
@@ -183,9 +187,24 @@ static int first_of(json_object *root, const char *file, const char *const *path
 			*v = x;
 			*which = *p;
 			found = 1;
-		}
+		} else if (agree && (type == json_type_double
+					     ? json_object_get_double(x) != json_object_get_double(*v)
+					     : strcmp(json_object_to_json_string(x),
+						      json_object_to_json_string(*v)) != 0))
+			return lsim_diag_set(d, LSIM_EFORMAT, file, key_line(file, *p), 0, *p,
+					     "%s is %s but %s is %s: the log does not say "
+					     "which the run had; make them agree",
+					     *p, json_object_to_json_string(x), *which,
+					     json_object_to_json_string(*v));
 	}
 	return found;
+}
+
+static int first_of(json_object *root, const char *file, const char *const *paths,
+		    json_type type, json_object **v, const char **which,
+		    struct lsim_diag *d)
+{
+	return first_of_x(root, file, paths, type, true, v, which, d);
 }
 
 #define PATHS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -217,6 +236,134 @@ static int meta_int(json_object *root, const char *file, const char *const *path
 	return 0;
 }
 
+/*
+ * Settings of a run that change what it did in ways validate does not
+ * replay. Each must be absent, null or its default (vLLM's), else the run
+ * is refused naming the key: replaying it as if it were the default would
+ * compare the model with a different run.
+ */
+enum must { MUST_FALSE, MUST_TRUE, MUST_AT_MOST_1, MUST_NULL, MUST_16BIT, MUST_FCFS };
+static const struct unmodelled {
+	const char *paths[3];
+	enum must must;
+	const char *what; /* what the setting does that is not replayed */
+} unmodelled[] = {
+	{{"engine_kwargs.data_parallel_external_lb",
+	  "resolved_config.parallel_config.data_parallel_external_lb"}, MUST_FALSE,
+	 "an external load balancer spread the requests over the data-parallel ranks; "
+	 "validate replays vLLM's internal one"},
+	{{"engine_kwargs.data_parallel_hybrid_lb",
+	  "resolved_config.parallel_config.data_parallel_hybrid_lb"}, MUST_FALSE,
+	 "a load balancer per node spread the requests; validate replays vLLM's "
+	 "internal one over all ranks"},
+	{{"engine_kwargs.enable_eplb", "resolved_config.parallel_config.enable_eplb"},
+	 MUST_FALSE, "the expert load balancer moved and replicated experts between "
+	 "ranks; validate splits them evenly"},
+	{{"engine_kwargs.enable_elastic_ep", "resolved_config.parallel_config.enable_elastic_ep"},
+	 MUST_FALSE, "elastic expert parallelism changed the ranks during the run, which "
+	 "validate does not replay"},
+	{{"engine_kwargs.enable_dbo", "resolved_config.parallel_config.enable_dbo"},
+	 MUST_FALSE, "dual-batch overlap split each step into two micro-batches that "
+	 "overlap compute with communication; validate times whole steps"},
+	{{"engine_kwargs.nnodes", "resolved_config.parallel_config.nnodes"}, MUST_AT_MOST_1,
+	 "the ranks spanned several nodes; validate times the collectives on one "
+	 "node's fabric"},
+	{{"engine_kwargs.decode_context_parallel_size",
+	  "resolved_config.parallel_config.decode_context_parallel_size"}, MUST_AT_MOST_1,
+	 "decode context parallelism split the KV cache over the GPUs, which "
+	 "validate does not replay"},
+	{{"engine_kwargs.prefill_context_parallel_size",
+	  "resolved_config.parallel_config.prefill_context_parallel_size"}, MUST_AT_MOST_1,
+	 "prefill context parallelism split the prompts over the GPUs, which "
+	 "validate does not replay"},
+	{{"engine_kwargs.kv_cache_dtype", "resolved_config.cache_config.cache_dtype"},
+	 MUST_16BIT, "the KV cache was stored in another type than the model's 16-bit "
+	 "one, where the block size in bytes and the attention tables assume the model's"},
+	{{"engine_kwargs.quantization", "resolved_config.model_config.quantization",
+	  "resolved_config.quant_config"}, MUST_NULL,
+	 "the weights were quantized; the tables and the memory plan are for the "
+	 "16-bit model"},
+	{{"engine_kwargs.enable_chunked_prefill",
+	  "resolved_config.scheduler_config.enable_chunked_prefill"}, MUST_TRUE,
+	 "prompts were prefilled whole; validate replays vLLM V1's chunked prefill"},
+	{{"engine_kwargs.speculative_config", "resolved_config.speculative_config"},
+	 MUST_NULL, "speculative decoding proposed and verified several tokens a step, "
+	 "which validate does not replay"},
+	{{"engine_kwargs.kv_transfer_config", "resolved_config.kv_transfer_config"},
+	 MUST_NULL, "a KV connector moved KV caches (disaggregated serving or "
+	 "offload), which validate does not replay"},
+	{{"engine_kwargs.enable_lora", "resolved_config.lora_config"}, MUST_NULL,
+	 "LoRA adapters were loaded; the requests' adapters are not in the log"},
+	{{"engine_kwargs.kv_offloading_size", "resolved_config.cache_config.kv_offloading_size"},
+	 MUST_NULL, "KV blocks were offloaded to host memory, which validate does not replay"},
+	{{"engine_kwargs.cpu_offload_gb", "resolved_config.cache_config.cpu_offload_gb"},
+	 MUST_NULL, "weights were offloaded to host memory and copied in at every step, "
+	 "which validate does not replay"},
+	{{"engine_kwargs.scheduling_policy", "resolved_config.scheduler_config.policy"},
+	 MUST_FCFS, "requests were scheduled by priority; validate replays first come, "
+	 "first served"},
+	{{"engine_kwargs.max_num_partial_prefills",
+	  "resolved_config.scheduler_config.max_num_partial_prefills"}, MUST_AT_MOST_1,
+	 "several long prompts were prefilled at once under their own limits, "
+	 "which validate does not replay"},
+};
+
+/* Whether v is the setting's default: false, 1 or less, null (a false or
+ * a 0 counts as unset too: enable_lora false, cpu_offload_gb 0), a 16-bit
+ * type, fcfs. */
+static bool is_default(json_object *v, enum must must)
+{
+	json_type t = json_object_get_type(v);
+	switch (must) {
+	case MUST_FALSE:
+		return t == json_type_boolean && !json_object_get_boolean(v);
+	case MUST_TRUE:
+		return t == json_type_boolean && json_object_get_boolean(v);
+	case MUST_AT_MOST_1:
+		return t == json_type_int && json_object_get_int64(v) <= 1;
+	case MUST_NULL:
+		return (t == json_type_boolean && !json_object_get_boolean(v)) ||
+		       ((t == json_type_int || t == json_type_double) &&
+			json_object_get_double(v) == 0.0);
+	case MUST_16BIT: {
+		static const char *const ok[] = {"auto", "bfloat16", "bf16", "float16",
+						 "fp16", "half", "torch.bfloat16",
+						 "torch.float16"};
+		for (size_t i = 0; t == json_type_string && i < sizeof ok / sizeof ok[0]; i++)
+			if (strcasecmp(json_object_get_string(v), ok[i]) == 0)
+				return true;
+		return false;
+	}
+	case MUST_FCFS:
+		return t == json_type_string && strcasecmp(json_object_get_string(v), "fcfs") == 0;
+	}
+	return false;
+}
+
+static int check_unmodelled(json_object *root, const char *path, struct lsim_diag *d)
+{
+	for (size_t i = 0; i < sizeof unmodelled / sizeof unmodelled[0]; i++) {
+		const struct unmodelled *u = &unmodelled[i];
+		for (int k = 0; k < 3 && u->paths[k]; k++) {
+			json_object *v = at(root, u->paths[k]);
+			if (!v || is_default(v, u->must)) /* absent or null: the default */
+				continue;
+			return lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, u->paths[k]), 0,
+					     u->paths[k],
+					     "%s %s: %s, so this run cannot be validated; use "
+					     "a run with the default (%s)",
+					     u->paths[k], json_object_to_json_string(v), u->what,
+					     u->must == MUST_FALSE	   ? "false"
+					     : u->must == MUST_TRUE	   ? "true"
+					     : u->must == MUST_AT_MOST_1 ? "1"
+					     : u->must == MUST_16BIT	   ? "auto"
+					     : u->must == MUST_FCFS	   ? "fcfs"
+									   : "null");
+		}
+	}
+	return 0;
+}
+
 static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 {
 	json_object *root = json_object_from_file(path);
@@ -236,9 +383,13 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 	int got = 0;
 	/* read only when prefix caching is unstated, but a wrong type is
 	 * refused whenever it is there */
+	m->v_major = m->v_minor = -1;
 	if (rc == 0 && (got = first_of(root, path, PATHS("vllm_version"), json_type_string,
 				       &v, &w, d)) < 0)
 		rc = got;
+	else if (got > 0 && (sscanf(json_object_get_string(v), "%d.%d", &m->v_major,
+				    &m->v_minor) != 2 || m->v_major < 0 || m->v_minor < 0))
+		m->v_major = m->v_minor = -1;
 	if (rc == 0)
 		rc = meta_int(root, path, PATHS("engine_kwargs.max_num_seqs",
 					    "resolved_config.scheduler_config.max_num_seqs"),
@@ -379,11 +530,13 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 	if (got < 0)
 		rc = got;
 	if (rc == 0 &&
-	    (got = first_of(root, path, PATHS("model", "engine_kwargs.model"),
-			    json_type_string, &v, &w, d)) > 0)
+	    (got = first_of_x(root, path, PATHS("model", "engine_kwargs.model"),
+			      json_type_string, false, &v, &w, d)) > 0)
 		snprintf(m->model, sizeof m->model, "%s", json_object_get_string(v));
 	if (got < 0)
 		rc = got;
+	if (rc == 0)
+		rc = check_unmodelled(root, path, d);
 	json_object_put(root);
 	return rc;
 }
@@ -570,6 +723,21 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	int64_t epn = m->ep && arch.n_experts > 0 ? m->dp * m->tp : 1;
 	/* the dispatch and combine are timed as vLLM's default backend runs
 	 * them: an NCCL all-gather and reduce-scatter */
+	/* unstated: allgather_reducescatter is the default of the vLLM
+	 * releases that log none (VLLM_ALL2ALL_BACKEND chose it, vllm/envs.py)
+	 * from 2026 on (vLLM PR 33728, 2026-02-03: "already the default"),
+	 * taken here from 0.16; earlier ones defaulted to naive for a time */
+	if (epn > 1 && !m->a2a[0] && !(m->v_major > 0 || m->v_minor >= 16))
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "enable_expert_parallel"), 0,
+				     "all2all_backend",
+				     "meta.json does not say which all-to-all backend the "
+				     "expert-parallel run used (no all2all_backend), and the "
+				     "default of vLLM %s is not known to be "
+				     "allgather_reducescatter (the one modelled; vLLM chose it "
+				     "by VLLM_ALL2ALL_BACKEND, whose default was naive for a "
+				     "time): add engine_kwargs.all2all_backend as the run had it",
+				     m->v_major >= 0 ? "before 0.16" : "of unknown version");
 	if (epn > 1 && m->a2a[0] && strcmp(m->a2a, "allgather_reducescatter") != 0)
 		return lsim_diag_set(d, LSIM_EINVAL, meta_path, key_line(meta_path, "all2all_backend"),
 				     0, m->a2a_from,
@@ -579,6 +747,21 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     "reduce-scatter), not as that backend's kernels, so this run "
 				     "cannot be validated; use a run with allgather_reducescatter",
 				     m->a2a);
+	if (epn > 1 && arch.n_experts % epn != 0)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "data_parallel_size"), 0,
+				     "data_parallel_size",
+				     "the %d experts of %s do not split evenly over the %lld "
+				     "expert-parallel GPUs (an uneven split is not modelled), so "
+				     "this run cannot be validated",
+				     arch.n_experts, arch.name, (long long)epn);
+	if (m->pp > arch.n_layers)
+		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
+				     key_line(meta_path, "pipeline_parallel_size"), 0,
+				     "pipeline_parallel_size",
+				     "pipeline_parallel_size %lld is more stages than the %d "
+				     "decoder layers of %s",
+				     (long long)m->pp, arch.n_layers, arch.name);
 	/* with tp > 1 the experts of one rank's TP group combine by the
 	 * all-reduce (vLLM uses all-to-all kernels across data-parallel ranks
 	 * only), a mix the table model does not time */
@@ -675,6 +858,10 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.act_bytes = (double)arch.hidden * arch.bytes_per_param,
 		.logit_bytes = lsim_memplan_padded_vocab(&arch) * arch.bytes_per_param,
 		.ep = (int)epn,
+		/* the tables must be of the run's model and device (--gpu
+		 * lends its fabric and memory, not its kernels' times) */
+		.model = &arch,
+		.device = m->device[0] ? m->device : NULL,
 	};
 	res->dp = m->dp;
 	res->pp = m->pp;
@@ -698,6 +885,7 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.pp = m->pp,
 		/* expert parallel: a rank holds its share of the experts */
 		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
+		.dp = (int32_t)m->dp,
 	};
 	/* the ranks' caches together stay within one instance's limit
 	 * (kvcache.h): host memory grows with the blocks, used or not */
@@ -885,7 +1073,6 @@ void lsim_validate_format(const struct lsim_validate_result *r, bool json,
 	if (r->pp > 1)
 		lsim_buf_printf(b, "pipeline parallel: %lld stages, up to %lld batches in flight\n",
 				(long long)r->pp, (long long)r->pp);
-		.dp = (int32_t)m->dp,
 	if (r->fabric_from[0])
 		lsim_buf_printf(b, "%s on the fabric of profile %s (%s)\n",
 				r->ep > 1 || r->pp > 1 ? "collectives" : "all-reduces", r->fabric,

@@ -531,6 +531,18 @@ int lsim_model_match(const char *catalogue, const char *name,
 	return rc != 0 ? rc : lsim_model_load(catalogue, found, m, d);
 }
 
+bool lsim_model_same(const char *a, const char *b)
+{
+	char x[128], y[128];
+	snprintf(x, sizeof x, "%s", a);
+	snprintf(y, sizeof y, "%s", b);
+	while (lsim_model_strip_tag(x))
+		;
+	while (lsim_model_strip_tag(y))
+		;
+	return strcasecmp(x, y) == 0;
+}
+
 /* Splits s into words at spaces and '-' (at most max), in place. */
 static int words(char *s, char **w, int max)
 {
@@ -559,6 +571,15 @@ static int profile_fits(const char *profile, char *const *dev, int nd)
 			return 0;
 	}
 	return np;
+}
+
+bool lsim_gpu_profile_fits(const char *profile, const char *device)
+{
+	char dbuf[256];
+	snprintf(dbuf, sizeof dbuf, "%s", device);
+	char *dev[32];
+	int nd = words(dbuf, dev, 32);
+	return profile_fits(profile, dev, nd) > 0;
 }
 
 int lsim_gpu_profile_match(const char *dir, const char *device, char *out,

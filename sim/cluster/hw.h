@@ -129,6 +129,16 @@ bool lsim_model_strip_tag(char *name);
 int lsim_model_match(const char *catalogue, const char *name,
 		     struct lsim_model_arch *m, struct lsim_diag *d);
 
+/* Whether two published model names are one model: equal
+ * (case-insensitively) once lsim_model_strip_tag has stripped all it can
+ * from each ("Qwen/Qwen3-30B-A3B-Instruct-2507" is "Qwen3-30B-A3B"). */
+bool lsim_model_same(const char *a, const char *b);
+
+/* Whether a GPU profile's name fits a CUDA device name by the rule
+ * lsim_gpu_profile_match uses (every word of the profile begins a word
+ * of the device's). */
+bool lsim_gpu_profile_fits(const char *profile, const char *device);
+
 /*
  * The profile of dir whose name is a CUDA device name's (a vLLM run's
  * hardware.device_name): every '-'-separated word of the profile's name

@@ -62,15 +62,16 @@ static const struct lsim_keydef inst_keys[] = {
 	{"model", LSIM_K_STRING, I(model), "Llama-3.1-8B", LSIM_NOBOUNDS, NULL, "model from the catalogue (calibrate/models.yaml)"},
 	{"gpu", LSIM_K_STRING, I(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile of its GPUs, or cheapest: the GPU kind with a profile (in the cluster, if any) that holds a replica at the lowest price per replica-hour in the price file"},
 	{"gpu_from", LSIM_K_STRING, I(gpu_from), "", LSIM_NOBOUNDS, NULL, "with gpu: cheapest, the GPU kinds to choose from, '|'-separated (e.g. H100-SXM|A100-80GB-SXM; empty: every kind in the price file)"},
-	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage)"},
+	{"tp", LSIM_K_INT, I(tp), "1", 1, 64, NULL, "tensor-parallel degree (GPUs per pipeline stage; without a cluster section a replica's tp x pp x data_parallel_size GPUs are one node's, at most 8)"},
 	{"pp", LSIM_K_INT, I(eng.pp), "1", 1, 64, NULL, "pipeline-parallel stages of tp GPUs each (in one node if one has room, else a node per stage); the layers split as vLLM splits them (the embedding on the first stage, the LM head and sampler on the last); up to pp batches in flight, each stage computing one at a time and sending its activations to the next by NCCL send/recv (docs/parallelism.md)"},
 	{"replicas", LSIM_K_INT, I(replicas), "1", 0, 1e5, NULL, "number of replicas (with data_parallel_size D, each one a data-parallel group of D ranks)"},
 	{"data_parallel_size", LSIM_K_INT, I(dp), "1", 1, 64, NULL, "vLLM's data_parallel_size: each replica is D engine ranks of tp GPUs, side by side in one node, each with its own scheduler and KV cache, behind vLLM's DP load balancer (4 x waiting + running on counts published every 100 ms); for an MoE model the ranks step in lockstep and need enable_expert_parallel (docs/parallelism.md)"},
 	{"enable_expert_parallel", LSIM_K_BOOL, I(ep), "false", LSIM_NOBOUNDS, NULL, "vLLM's enable_expert_parallel: an MoE model's experts split over the data_parallel_size ranks (tp 1, perf: table), each rank's expert time for its share of every rank's tokens plus, per layer, vLLM's default dispatch and combine (an all-gather and a reduce-scatter) on the GPUs' fabric (docs/parallelism.md)"},
 	{"perf", LSIM_K_ENUM, I(perf), "roofline", LSIM_NOBOUNDS, "roofline|table|service", "perf model backend"},
-	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/)"},
+	{"perf_table", LSIM_K_STRING, I(perf_table), "", LSIM_NOBOUNDS, NULL, "profile folder for perf: table (holds tp<N>/; the model and gpu its meta.yaml names must be the instance's)"},
+	{"perf_table_other_gpu", LSIM_K_BOOL, I(perf_table_other_gpu), "false", LSIM_NOBOUNDS, NULL, "a what-if: time the group with a perf_table measured on another GPU than its gpu (that GPU's kernel times with this profile's fabric, memory, power and price); false: such a table is refused"},
 	{"cpu_overhead", LSIM_K_TIME, I(cpu_overhead), "0s", 0, 1e10, NULL, "CPU time added to every iteration"},
-	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster)"},
+	{"io_in_bytes", LSIM_K_DOUBLE, I(eng.io_in_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied host to GPU before its kernels, as a flow on the GPU's PCIe path (0: none; tp 1, pp 1, with a cluster; not with `data_parallel_size` > 1 on an MoE model)"},
 	{"io_out_bytes", LSIM_K_DOUBLE, I(eng.io_out_bytes), "0", 0, 1e9, NULL, "bytes per token of a step copied GPU to host after its kernels; the step ends when they arrive (0: none)"},
 	{"max_num_seqs", LSIM_K_INT, I(eng.max_num_seqs), "256", 1, 1e6, NULL, "most sequences in a batch"},
 	{"max_num_batched_tokens", LSIM_K_INT, I(eng.max_num_batched_tokens), "2048", 1, 1e7, NULL, "token budget of one iteration"},
@@ -1004,6 +1005,8 @@ int lsim_scenario_load(const char *path, const char *const *overrides,
 		rc = lsim_scn_load_hw(sc, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_dp(sc, root, i, d);
+	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
+		rc = lsim_scn_check_node(sc, root, i, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)
 		rc = lsim_scn_check_cpu_offload(sc, root, i, d);
 	for (size_t i = 0; rc == 0 && i < sc->n_insts; i++)

@@ -445,6 +445,10 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 			what = "role prefill or decode";
 		else if (ic->cold_start)
 			what = "cold_start";
+		else if (sc->models[i].n_experts > 0 &&
+			 (ic->eng.io_in_bytes > 0 || ic->eng.io_out_bytes > 0))
+			what = "io_in_bytes or io_out_bytes on an MoE model (the ranks' "
+			       "lockstep step does not wait for the copies)";
 		else if (ic->spot)
 			what = "spot";
 		else if (ic->min_replicas >= 0 || ic->max_replicas >= 0)
@@ -471,12 +475,12 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 					      "set enable_expert_parallel: true",
 					      (long long)ic->dp, sc->models[i].name,
 					      (long long)lsim_scn_placed_gpus(ic));
+		/* each rank is in a group of dp (the memory plan's NCCL term) */
+		sc->insts[i].eng.dp = (int32_t)ic->dp;
 	}
 	if (!ic->ep)
 		return 0;
 	snprintf(key, sizeof key, "instances[%zu].enable_expert_parallel", i);
-		/* each rank is in a group of dp (the memory plan's NCCL term) */
-		sc->insts[i].eng.dp = (int32_t)ic->dp;
 	struct lsim_node *at = lsim_node_get(item, "enable_expert_parallel");
 	if (ic->perf == PERF_SERVICE)
 		what = "perf: service runs no model, and no experts: set it false";
@@ -494,9 +498,58 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 	if (what)
 		return lsim_cfg_error(d, sc->doc, at ? at : item, key, LSIM_EINVAL,
 				      "enable_expert_parallel: %s", what);
+	if (sc->models[i].n_experts % ic->dp != 0) {
+		/* vLLM gives the first ranks one expert more (determine_expert_map);
+		 * an uneven split is not modelled */
+		snprintf(key, sizeof key, "instances[%zu].data_parallel_size", i);
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "data_parallel_size"),
+				      key, LSIM_EINVAL,
+				      "data_parallel_size %lld with enable_expert_parallel: the "
+				      "%d experts of %s do not split evenly over %lld ranks (an "
+				      "uneven split is not modelled): use a data_parallel_size "
+				      "that divides %d",
+				      (long long)ic->dp, sc->models[i].n_experts,
+				      sc->models[i].name, (long long)ic->dp,
+				      sc->models[i].n_experts);
+	}
 	/* each rank holds its share of the experts (the memory plan's) */
 	sc->insts[i].eng.experts_per_rank = sc->models[i].n_experts / (int32_t)ic->dp;
 	return 0;
+}
+
+int lsim_scn_check_node(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			struct lsim_diag *d)
+{
+	const struct inst_cfg *ic = &sc->insts[i];
+	int32_t layers = sc->models[i].n_layers;
+	if (ic->perf != PERF_SERVICE && ic->eng.pp > layers) {
+		/* a stage of no layers: vLLM's get_pp_indices refuses it too */
+		struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+		char key[96];
+		snprintf(key, sizeof key, "instances[%zu].pp", i);
+		return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "pp"), key, LSIM_EINVAL,
+				      "pp %lld is more stages than the %d decoder layers of "
+				      "%s: use at most %d",
+				      (long long)ic->eng.pp, layers, sc->models[i].name, layers);
+	}
+	int64_t n = lsim_scn_placed_gpus(ic);
+	if (sc->n_nodes > 0 || ic->perf == PERF_SERVICE || n <= LSIM_SCN_NODE_GPUS)
+		return 0;
+	const char *k = ic->tp > 1 ? "tp" : ic->eng.pp > 1 ? "pp" : "data_parallel_size";
+	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+	struct lsim_node *at = lsim_node_get(item, k);
+	char key[96];
+	snprintf(key, sizeof key, "instances[%zu].%s", i, k);
+	return lsim_cfg_error(d, sc->doc, at ? at : item, key, LSIM_EINVAL,
+			      "a replica of tp %lld x pp %lld x data_parallel_size %lld = "
+			      "%lld GPUs is more than one node's %d, and without a cluster "
+			      "section all its collectives and stage sends would be timed "
+			      "inside one node: add a cluster whose nodes hold it (a "
+			      "pipeline's stages may then span nodes, over the network), or "
+			      "use at most %d GPUs",
+			      (long long)ic->tp, (long long)(ic->eng.pp > 1 ? ic->eng.pp : 1),
+			      (long long)ic->dp, (long long)n, LSIM_SCN_NODE_GPUS,
+			      LSIM_SCN_NODE_GPUS);
 }
 
 /*
@@ -609,6 +662,7 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 			perf = lsim_perf_share(gp->time);
 			rc = 0;
 		} else if (ic->perf == PERF_TABLE) {
+			char profiles[1024];
 			struct lsim_table_params tp = {
 				.tp = (int)ic->tp,
 				.n_layers = sc->models[i].n_layers,
@@ -622,6 +676,12 @@ int lsim_scn_make_instance(struct lsim_scenario *sc, size_t i, const int32_t *no
 				.ep = ic->ep ? (int)ic->dp : 0,
 				.ep_on_links = ic->ep && ic->dp > 1 && sc->sim.sv.net &&
 					       sc->net.allreduce_on_links,
+				/* the tables must be of this model and GPU */
+				.model = &sc->models[i],
+				.gpu = ic->perf_table_other_gpu ? NULL : sc->gpus[i].name,
+				.gpu_dir = lsim_scn_data_file(sc, "profiles", profiles,
+							      sizeof profiles) == 0
+						   ? profiles : NULL,
 			};
 			rc = lsim_perf_table_create(sc->table_dirs[i], &tp, &perf, d);
 			if (rc != 0 && d && !d->key[0]) /* a file that cannot be opened */

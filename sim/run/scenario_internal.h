@@ -50,6 +50,7 @@ struct inst_cfg {
 	bool ep;	 /* enable_expert_parallel */
 	int perf;
 	const char *perf_table;
+	bool perf_table_other_gpu; /* a what-if: tables of another GPU than gpu */
 	lsim_time cpu_overhead;
 	struct lsim_engine_cfg eng;
 	lsim_time service_time;
@@ -414,6 +415,13 @@ int lsim_scn_data_file(const struct lsim_scenario *sc, const char *rel, char *ou
 int lsim_scn_load_hw(struct lsim_scenario *sc, struct lsim_diag *d);
 int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 		      struct lsim_diag *d);
+/* At most one pipeline stage per decoder layer; and without a cluster
+ * section a replica's GPUs are one node's (its collectives and stage
+ * sends on that node's fabric): at most LSIM_SCN_NODE_GPUS, the
+ * cluster's default gpus_per_node. */
+#define LSIM_SCN_NODE_GPUS 8
+int lsim_scn_check_node(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
+			struct lsim_diag *d);
 int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 			       struct lsim_diag *d);
 int lsim_scn_check_lora(struct lsim_scenario *sc, struct lsim_node *root, size_t i,

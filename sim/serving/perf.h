@@ -223,6 +223,17 @@ struct lsim_table_params {
 	 * link model (the data-parallel group adds them after the compute):
 	 * charge their latency only. */
 	bool ep_on_links;
+	/* What the tables must have been measured for (NULL: not checked):
+	 * the folder's meta.yaml `model:` must name this model
+	 * (lsim_model_same); its `gpu:` must not be a device that another
+	 * profile of gpu_dir claims than the one named gpu
+	 * (lsim_gpu_profile_match; a device no profile claims is taken as
+	 * the caller's); an MoE model needs tp<N>/moe.csv and a dense one
+	 * must not have it; and its `gpu:` must be `device` (a CUDA device
+	 * name, a run log's; NULL: not checked) */
+	const struct lsim_model_arch *model;
+	const char *gpu, *gpu_dir;
+	const char *device;
 };
 
 /* dir is the .../<GPU>/<model>/<variant> folder holding tp<N>/ subfolders. */

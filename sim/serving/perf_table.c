@@ -43,6 +43,11 @@
  * sample is used (clamp), above it the last two samples are extrapolated
  * linearly. docs/perf-model.md gives the details and the reasons.
  *
+ * The folder's meta.yaml says which model and GPU the tables were measured
+ * for; a folder of another model or GPU than the caller's is refused
+ * (check_identity), as is an MoE model without moe.csv and a dense one with
+ * it.
+ *
  * All tables are built at create time; the iteration-time function only
  * reads them and never allocates.
  */
@@ -54,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "cluster/collective.h"
@@ -1039,11 +1045,50 @@ static int read_skew_csv(struct skew *sk, const struct axis_def ax[N_AX], const 
 }
 
 /*
- * Reads the skew_fit block of dir/meta.yaml for degree tp. A missing file or
- * a disabled block leaves the correction off (alpha 0), as in LLMServingSim.
+ * The tables' own account of what they measured (meta.yaml's `model:` and
+ * `gpu:`, as LLMServingSim's profiler writes them) against what the
+ * caller times with them: a table of another model or GPU would give
+ * that model's or GPU's times under this one's name.
  */
-static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag *d)
+static int check_identity(const struct lsim_doc *doc, const struct lsim_table_params *prm,
+			  struct lsim_diag *d)
 {
+	const struct lsim_node *n = lsim_node_get(doc->root, "model");
+	const char *v = yscalar(n);
+	if (v && prm->model && prm->model->name[0] && !lsim_model_same(v, prm->model->name))
+		return lsim_cfg_error(d, doc, n, "model", LSIM_EINVAL,
+				      "these tables were measured for %s, not %s: give the "
+				      "folder of %s's tables, or model %s",
+				      v, prm->model->name, prm->model->name, v);
+	n = lsim_node_get(doc->root, "gpu");
+	v = yscalar(n);
+	char other[128];
+	struct lsim_diag scratch = {0};
+	if (v && prm->gpu && prm->gpu[0] && prm->gpu_dir && !lsim_gpu_profile_fits(prm->gpu, v) &&
+	    lsim_gpu_profile_match(prm->gpu_dir, v, other, sizeof other, &scratch) == 0)
+		return lsim_cfg_error(d, doc, n, "gpu", LSIM_EINVAL,
+				      "these tables were measured on %s (the GPU profile "
+				      "%s), not on %s: give the folder measured on %s, or "
+				      "gpu %s (or, for a what-if of that GPU's kernels on "
+				      "this one, perf_table_other_gpu: true)",
+				      v, other, prm->gpu, prm->gpu, other);
+	if (v && prm->device && prm->device[0] && strcasecmp(v, prm->device) != 0)
+		return lsim_cfg_error(d, doc, n, "gpu", LSIM_EINVAL,
+				      "these tables were measured on %s, the run on %s: give "
+				      "the folder measured on %s",
+				      v, prm->device, prm->device);
+	return 0;
+}
+
+/*
+ * Reads the skew_fit block of dir/meta.yaml for degree tp and checks the
+ * tables' model and GPU (check_identity). A missing file or a disabled
+ * block leaves the correction off (alpha 0), as in LLMServingSim.
+ */
+static int read_meta(struct skew *sk, const char *dir, const struct lsim_table_params *prm,
+		     struct lsim_diag *d)
+{
+	int tp = prm->tp;
 	char path[PATH_LEN];
 	if (snprintf(path, sizeof path, "%s/meta.yaml", dir) >= (int)sizeof path)
 		return lsim_diag_set(d, LSIM_EINVAL, dir, 0, 0, "", "path too long");
@@ -1062,6 +1107,8 @@ static int read_meta(struct skew *sk, const char *dir, int tp, struct lsim_diag 
 	int rc = lsim_doc_load_file(path, &doc, d);
 	if (rc)
 		return rc;
+	if ((rc = check_identity(doc, prm, d)) != 0)
+		goto out;
 
 	struct axis_def ax[N_AX] = {
 		{.bins_key = "n_bins", .labels_key = "n_labels"},
@@ -1499,7 +1546,23 @@ int lsim_perf_table_create(const char *dir, const struct lsim_table_params *prm,
 			rc = 0; /* a dense model */
 	}
 	if (rc == 0)
-		rc = read_meta(&s->skew, dir, prm->tp, d);
+		rc = read_meta(&s->skew, dir, prm, d);
+	if (rc == 0 && prm->model && (prm->model->n_experts > 0) != s->has_moe) {
+		/* an MoE model's experts untimed, or a dense model given experts */
+		snprintf(path, sizeof path, "%s/moe.csv", tpdir);
+		rc = prm->model->n_experts > 0
+			? lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "moe.csv",
+					"%s is an MoE model (%d experts) but this folder has "
+					"no moe.csv (here or in tp1/): its experts would go "
+					"untimed; give the folder of %s's tables",
+					prm->model->name, prm->model->n_experts,
+					prm->model->name)
+			: lsim_diag_set(d, LSIM_EINVAL, path, 0, 0, "moe.csv",
+					"%s is a dense model but this folder times experts "
+					"(moe.csv): these are an MoE model's tables; give the "
+					"folder of %s's tables",
+					prm->model->name, prm->model->name);
+	}
 	if (rc == 0 && prm->coll && prm->tp > 1) {
 		s->ar_tp = prm->tp;
 		s->ar_act = prm->act_bytes;

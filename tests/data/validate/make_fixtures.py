@@ -197,3 +197,32 @@ write("bad/first_before_queued", meta0,
       [small[0], edit(small[1], "first_token_ts", "%.9f" % (q - 0.5)), small[2]])
 write("bad/zero_output", meta0,
       [small[0], edit(small[1], "output_toks", "0"), small[2]])
+
+# settings validate does not replay: refused naming the key, not replayed
+# as if they were the defaults
+m = copy.deepcopy(meta0)
+m["model"] = m["engine_kwargs"]["model"] = "Qwen/Qwen3-30B-A3B-Instruct-2507"
+for k, v in (("data_parallel_size", 2), ("enable_expert_parallel", True)):
+    m["engine_kwargs"][k] = v
+    m["resolved_config"]["parallel_config"][k] = v
+m["hardware"]["device_name"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
+moe = m
+m = copy.deepcopy(moe)
+m["resolved_config"]["parallel_config"]["enable_eplb"] = True
+write("bad/eplb", m, small)
+
+m = copy.deepcopy(meta0)
+m["resolved_config"]["cache_config"]["cache_dtype"] = "fp8_e4m3"
+write("bad/fp8_kv", m, small)
+
+# engine_kwargs and resolved_config disagree: the log does not say what ran
+m = copy.deepcopy(moe)
+m["resolved_config"]["parallel_config"]["data_parallel_size"] = 4
+write("bad/disagree", m, small)
+
+# expert parallel with no all2all_backend logged by a vLLM whose default
+# is not known to be the modelled allgather_reducescatter
+m = copy.deepcopy(moe)
+del m["resolved_config"]["parallel_config"]["all2all_backend"]
+m["vllm_version"] = "0.10.1"
+write("bad/ep_backend_unstated", m, small)
