@@ -434,6 +434,69 @@ static int synth_create(struct tmpdir *t, struct lsim_perf **p, struct lsim_diag
 	return lsim_perf_table_create(t->root, &prm, p, d);
 }
 
+/* meta.yaml's model and gpu against the caller's: the same model under
+ * its published name passes, another is refused naming `model`; a device
+ * another profile claims (by cuda_name or by words) is refused naming
+ * `gpu`, one no profile claims passes; a run's device must be the
+ * table's; an MoE model needs moe.csv. */
+static int identity(struct tmpdir *t, const struct lsim_model_arch *m, const char *gpu,
+		    const char *device, struct lsim_diag *d)
+{
+	char profiles[1100];
+	snprintf(profiles, sizeof profiles, "%s/profiles", lsim_data_dir());
+	struct lsim_table_params prm = {.tp = 1, .n_layers = 2, .model = m, .gpu = gpu,
+					.gpu_dir = profiles, .device = device};
+	struct lsim_perf *p = NULL;
+	memset(d, 0, sizeof *d);
+	int rc = lsim_perf_table_create(t->root, &prm, &p, d);
+	lsim_perf_destroy(p);
+	return rc;
+}
+
+static void test_table_identity(void **state)
+{
+	struct tmpdir *t = *state;
+	synth_write(t);
+	char catalogue[1100];
+	snprintf(catalogue, sizeof catalogue, "%s/models.yaml", lsim_data_dir());
+	struct lsim_model_arch llama, qwen32, moe;
+	struct lsim_diag d;
+	assert_int_equal(lsim_model_load(catalogue, "Llama-3.1-8B", &llama, &d), 0);
+	assert_int_equal(lsim_model_load(catalogue, "Qwen3-32B", &qwen32, &d), 0);
+	assert_int_equal(lsim_model_load(catalogue, "Qwen3-30B-A3B", &moe, &d), 0);
+	tmp_write(t, "meta.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\n"
+				  "gpu: NVIDIA H100 80GB HBM3\n");
+	assert_int_equal(identity(t, &llama, "H100-SXM", NULL, &d), 0);
+	assert_int_equal(identity(t, &qwen32, "H100-SXM", NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "model");
+	assert_int_equal(d.line, 1);
+	/* the H100 SXM's CUDA name is H100-SXM's cuda_name, not RTX-4090's */
+	assert_int_equal(identity(t, &llama, "RTX-4090", NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "gpu");
+	assert_int_equal(d.line, 2);
+	assert_non_null(strstr(d.msg, "H100-SXM"));
+	/* a run on another device */
+	assert_int_equal(identity(t, &llama, NULL, "NVIDIA H100 PCIe", &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "gpu");
+	assert_int_equal(identity(t, &llama, NULL, "nvidia h100 80gb hbm3", &d), 0);
+	/* a device no profile claims is taken as the caller's */
+	tmp_write(t, "meta.yaml", "model: meta-llama/Llama-3.1-8B\ngpu: NVIDIA Quux 9000\n");
+	assert_int_equal(identity(t, &llama, "RTX-4090", NULL, &d), 0);
+	/* the words of a profile's name: an RTX 4090's tables on an L4 */
+	tmp_write(t, "meta.yaml", "model: meta-llama/Llama-3.1-8B\ngpu: NVIDIA GeForce RTX 4090\n");
+	assert_int_equal(identity(t, &llama, "RTX-4090", NULL, &d), 0);
+	assert_int_equal(identity(t, &llama, "L4", NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "gpu");
+	/* an MoE model's experts would go untimed without moe.csv */
+	tmp_write(t, "meta.yaml", "skew_fit:\n  enabled: false\n");
+	assert_int_equal(identity(t, &moe, NULL, NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "moe.csv");
+	/* and a dense model is not given experts */
+	tmp_write(t, "tp1/moe.csv", "tokens,activated_experts,time_us\n1,2,7\n10,2,8\n1,8,9\n10,8,10\n");
+	assert_int_equal(identity(t, &llama, NULL, NULL, &d), LSIM_EINVAL);
+	assert_string_equal(d.key, "moe.csv");
+}
+
 /*
  * An MoE table at tp 2: a tp2/moe.csv is measured at that degree and read
  * as it is; without one, the tp1/moe.csv is shared by the two GPUs (8
@@ -1286,6 +1349,7 @@ int main(void)
 		cmocka_unit_test(test_table_tp2_and_cpu),
 		cmocka_unit_test_setup_teardown(test_table_synthetic, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_moe_folder, tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_table_identity, tmp_setup, tmp_teardown),
 		cmocka_unit_test_setup_teardown(test_table_bad_files, tmp_setup, tmp_teardown),
 		cmocka_unit_test(test_roofline_decode_run_exact),
 		cmocka_unit_test(test_roofline_flops_bytes),

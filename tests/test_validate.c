@@ -330,8 +330,16 @@ static void test_device_match(void **state)
 		assert_string_equal(out, pairs[i][1]);
 	}
 	struct lsim_diag d = {0};
-	/* CUDA's name of an H100 SXM does not say SXM: no profile claims it */
-	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H100 80GB HBM3", out, sizeof out, &d),
+	/* CUDA's names of the SXM parts do not say SXM: their profiles'
+	 * cuda_name claims them, over any words */
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H100 80GB HBM3", out, sizeof out, &d), 0);
+	assert_string_equal(out, "H100-SXM");
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H200", out, sizeof out, &d), 0);
+	assert_string_equal(out, "H200-SXM");
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA B200", out, sizeof out, &d), 0);
+	assert_string_equal(out, "B200-SXM");
+	/* an H100 of another name (the NVL card) is not the SXM profile */
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H100 NVL", out, sizeof out, &d),
 			 LSIM_ENOENT);
 	/* "A100" alone is both A100 SXM profiles' and the PCIe one's prefix,
 	 * but none of them has all its words in it */

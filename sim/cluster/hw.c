@@ -120,7 +120,7 @@ static void copy_field(char *dst, size_t size, const char *src)
 /* ---- GPU profiles ---- */
 
 struct gpu_raw {
-	const char *name, *provenance, *source;
+	const char *name, *provenance, *source, *cuda_name;
 	double tflops, hbm, hbm_bw, pcie_bw, nvlink_bw, tdp, idle, price;
 	double mfu_max, mfu_half, mbu, interference, interference_exp;
 	lsim_time launch, host_issue;
@@ -155,6 +155,7 @@ static const struct lsim_keydef gpu_keys[] = {
 	{"compute_capability", LSIM_K_DOUBLE, G(cc), "0", 0, 20, NULL, "CUDA compute capability (picks NCCL's constants); 0: not an NVIDIA GPU"},
 	{"gpu_p2p", LSIM_K_BOOL, G(p2p), "true", LSIM_NOBOUNDS, NULL, "GPUs reach each other's memory over PCIe (false: staged through host memory)"},
 	{"pcie_switch_gpus", LSIM_K_INT, G(switch_gpus), "2", 1, 64, NULL, "GPUs behind one PCIe switch"},
+	{"cuda_name", LSIM_K_STRING, G(cuda_name), "", LSIM_NOBOUNDS, NULL, "the CUDA device name the card reports, where the name's words do not say the profile (\"NVIDIA H100 80GB HBM3\" is H100-SXM); a device of this name is this profile"},
 };
 #undef G
 
@@ -582,6 +583,21 @@ bool lsim_gpu_profile_fits(const char *profile, const char *device)
 	return profile_fits(profile, dev, nd) > 0;
 }
 
+/* The profile file's cuda_name, in buf ("" when it has none or cannot be
+ * read: the loader reports a bad file when it is used). */
+static void profile_cuda_name(const char *path, char *buf, size_t size)
+{
+	struct lsim_doc *doc = NULL;
+	struct lsim_diag scratch = {0};
+	buf[0] = '\0';
+	if (lsim_doc_load_file(path, &doc, &scratch) != 0)
+		return;
+	const struct lsim_node *n = lsim_node_get(doc->root, "cuda_name");
+	if (n && n->kind == LSIM_NODE_SCALAR)
+		snprintf(buf, size, "%s", n->value);
+	lsim_doc_destroy(doc);
+}
+
 int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
 			   size_t size, struct lsim_diag *d)
 {
@@ -599,9 +615,13 @@ int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
 		if (e->d_name[0] == '.' || len < 6 || len >= sizeof best ||
 		    strcmp(e->d_name + len - 5, ".yaml") != 0)
 			continue;
-		char name[128];
+		char name[128], path[1200], cuda[256];
 		snprintf(name, sizeof name, "%.*s", (int)(len - 5), e->d_name);
-		int n = profile_fits(name, dev, nd);
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		profile_cuda_name(path, cuda, sizeof cuda);
+		/* the name the card reports: above any count of words */
+		int n = cuda[0] && strcasecmp(cuda, device) == 0 ? 1000
+							       : profile_fits(name, dev, nd);
 		if (n > best_n) {
 			best_n = n;
 			snprintf(best, sizeof best, "%s", name);

@@ -146,8 +146,10 @@ bool lsim_gpu_profile_fits(const char *profile, const char *device);
  * "GeForce" left out), so "RTX-PRO-6000" is "NVIDIA RTX PRO 6000
  * Blackwell Server Edition" and "A100-80GB-SXM" is "NVIDIA
  * A100-SXM4-80GB". The profile with the most words wins; a tie between
- * two is ambiguous. The name goes to out. LSIM_ENOENT when none matches
- * or two tie (d says which).
+ * two is ambiguous. A profile whose cuda_name is the device's name
+ * (case-insensitive) wins over any words: "NVIDIA H100 80GB HBM3" does
+ * not say SXM. The name goes to out. LSIM_ENOENT when none matches or two
+ * tie (d says which).
  */
 int lsim_gpu_profile_match(const char *dir, const char *device, char *out,
 			   size_t size, struct lsim_diag *d);

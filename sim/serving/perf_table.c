@@ -1065,7 +1065,8 @@ static int check_identity(const struct lsim_doc *doc, const struct lsim_table_pa
 	char other[128];
 	struct lsim_diag scratch = {0};
 	if (v && prm->gpu && prm->gpu[0] && prm->gpu_dir && !lsim_gpu_profile_fits(prm->gpu, v) &&
-	    lsim_gpu_profile_match(prm->gpu_dir, v, other, sizeof other, &scratch) == 0)
+	    lsim_gpu_profile_match(prm->gpu_dir, v, other, sizeof other, &scratch) == 0 &&
+	    strcmp(other, prm->gpu) != 0)
 		return lsim_cfg_error(d, doc, n, "gpu", LSIM_EINVAL,
 				      "these tables were measured on %s (the GPU profile "
 				      "%s), not on %s: give the folder measured on %s, or "
