@@ -13,6 +13,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,20 @@ static int key_line(const char *file, const char *path)
 	free(line);
 	fclose(f);
 	return found;
+}
+
+/* A refusal of the run log at meta.json's line of key, naming it. */
+__attribute__((format(printf, 4, 5)))
+static int meta_refuse(struct lsim_diag *d, const char *meta_path, const char *key,
+		       const char *fmt, ...)
+{
+	char msg[sizeof d->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return lsim_diag_set(d, LSIM_EINVAL, meta_path, key_line(meta_path, key), 0, key, "%s",
+			     msg);
 }
 
 struct meta {
@@ -722,8 +737,8 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 	 * D x tp GPUs; a dense model has none to split (vLLM ignores it) */
 	int64_t epn = m->ep && arch.n_experts > 0 ? m->dp * m->tp : 1;
 	/* the dispatch and combine are timed as vLLM's default backend runs
-	 * them: an NCCL all-gather and reduce-scatter */
-	/* unstated: allgather_reducescatter is the default of the vLLM
+	 * them: an NCCL all-gather and reduce-scatter. Unstated:
+	 * allgather_reducescatter is the default of the vLLM
 	 * releases that log none (VLLM_ALL2ALL_BACKEND chose it, vllm/envs.py)
 	 * from 2026 on (vLLM PR 33728, 2026-02-03: "already the default"),
 	 * taken here from 0.16; earlier ones defaulted to naive for a time */
@@ -748,54 +763,44 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 				     "cannot be validated; use a run with allgather_reducescatter",
 				     m->a2a);
 	if (epn > 1 && arch.n_experts % epn != 0)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "data_parallel_size"), 0,
-				     "data_parallel_size",
-				     "the %d experts of %s do not split evenly over the %lld "
-				     "expert-parallel GPUs (an uneven split is not modelled), so "
-				     "this run cannot be validated",
-				     arch.n_experts, arch.name, (long long)epn);
+		return meta_refuse(d, meta_path, "data_parallel_size",
+				   "the %d experts of %s do not split evenly over the %lld "
+				   "expert-parallel GPUs (an uneven split is not modelled), so "
+				   "this run cannot be validated",
+				   arch.n_experts, arch.name, (long long)epn);
 	if (m->pp > arch.n_layers)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "pipeline_parallel_size"), 0,
-				     "pipeline_parallel_size",
-				     "pipeline_parallel_size %lld is more stages than the %d "
-				     "decoder layers of %s",
-				     (long long)m->pp, arch.n_layers, arch.name);
+		return meta_refuse(d, meta_path, "pipeline_parallel_size",
+				   "pipeline_parallel_size %lld is more stages than the %d "
+				   "decoder layers of %s",
+				   (long long)m->pp, arch.n_layers, arch.name);
 	/* with tp > 1 the experts of one rank's TP group combine by the
 	 * all-reduce (vLLM uses all-to-all kernels across data-parallel ranks
 	 * only), a mix the table model does not time */
 	if (epn > 1 && m->tp > 1)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "enable_expert_parallel"), 0,
-				     "enable_expert_parallel",
-				     "enable_expert_parallel with tensor_parallel_size %lld: "
-				     "expert parallelism across tensor-parallel GPUs is not "
-				     "modelled yet (only across data-parallel ranks of one GPU "
-				     "each), so this run cannot be validated",
-				     (long long)m->tp);
+		return meta_refuse(d, meta_path, "enable_expert_parallel",
+				   "enable_expert_parallel with tensor_parallel_size %lld: "
+				   "expert parallelism across tensor-parallel GPUs is not "
+				   "modelled yet (only across data-parallel ranks of one GPU "
+				   "each), so this run cannot be validated",
+				   (long long)m->tp);
 	/* without it vLLM shards every expert over the D x tp GPUs by tensor
 	 * parallelism (FusedMoEParallelConfig: flatten_tp_across_dp) and
 	 * gathers every rank's tokens for them, which is not modelled */
 	if (m->dp > 1 && arch.n_experts > 0 && !m->ep)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "data_parallel_size"), 0,
-				     "data_parallel_size",
-				     "data_parallel_size %lld of the MoE model %s without "
-				     "enable_expert_parallel: vLLM then shards every expert over "
-				     "the %lld GPUs by tensor parallelism and gathers every rank's "
-				     "tokens for them, which is not modelled, so this run cannot "
-				     "be validated; use a run with enable_expert_parallel true",
-				     (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
+		return meta_refuse(d, meta_path, "data_parallel_size",
+				   "data_parallel_size %lld of the MoE model %s without "
+				   "enable_expert_parallel: vLLM then shards every expert over "
+				   "the %lld GPUs by tensor parallelism and gathers every rank's "
+				   "tokens for them, which is not modelled, so this run cannot "
+				   "be validated; use a run with enable_expert_parallel true",
+				   (long long)m->dp, arch.name, (long long)(m->dp * m->tp));
 	/* data-parallel groups of pipelines: the scenario's limit too */
 	if (m->dp > 1 && m->pp > 1)
-		return lsim_diag_set(d, LSIM_EINVAL, meta_path,
-				     key_line(meta_path, "pipeline_parallel_size"), 0,
-				     "pipeline_parallel_size",
-				     "pipeline_parallel_size %lld with data_parallel_size %lld: "
-				     "data-parallel ranks of pipelines are not modelled yet, so "
-				     "this run cannot be validated; use a run with one of them 1",
-				     (long long)m->pp, (long long)m->dp);
+		return meta_refuse(d, meta_path, "pipeline_parallel_size",
+				   "pipeline_parallel_size %lld with data_parallel_size %lld: "
+				   "data-parallel ranks of pipelines are not modelled yet, so "
+				   "this run cannot be validated; use a run with one of them 1",
+				   (long long)m->pp, (long long)m->dp);
 	/* Tensor parallel: the all-reduces run on the GPUs' fabric, from
 	 * --gpu or the profile the run's device name matches; expert
 	 * parallel: its all-gathers and reduce-scatters too; pipeline parallel: the stages'
