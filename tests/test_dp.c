@@ -417,6 +417,34 @@ static void test_scenario_keys(void **state)
 	assert_int_equal(r->insts[0].kv_blocks, plan.blocks);
 	assert_int_equal(r->insts[1].kv_blocks, plan.blocks);
 	lsim_scenario_destroy(sc);
+
+	/* a dense model's ranks are independent engines in vLLM (no DP
+	 * group): one GPU's 0.16 GiB of non-torch memory, 46 blocks more than
+	 * an MoE rank's 0.25 GiB would leave (0.09 GiB / 2 MiB a block) */
+	char llama[1100], cat[1100];
+	snprintf(cat, sizeof cat, "%s", path); /* the catalogue, from above */
+	snprintf(path, sizeof path, "%s/tests/data/scenarios/dp2_ep_moe.yaml", root);
+	snprintf(llama, sizeof llama, "instances.0.perf_table=%s/calibrate/perf/llmservingsim/"
+		 "RTXPRO6000/meta-llama/Llama-3.1-8B/bf16", root);
+	const char *sets3[] = {"workload.count=1", "instances.0.num_gpu_blocks=0",
+			       "instances.0.model=Llama-3.1-8B",
+			       "instances.0.enable_expert_parallel=false", llama};
+	if (lsim_scenario_load(path, sets3, 5, &sc, &d) != 0)
+		fail_msg("load: %s: %s: %s", d.file, d.key, d.msg);
+	if (lsim_scenario_run(sc, NULL, NULL, &r, &d) != 0)
+		fail_msg("run: %s", d.msg);
+	assert_int_equal(lsim_model_load(cat, "Llama-3.1-8B", &arch, &d), 0);
+	in.model = &arch;
+	in.experts_per_rank = 0;
+	in.dp = 1;
+	lsim_memplan_compute(&in, &plan);
+	assert_true(plan.non_torch == 0.16 * 1073741824.0);
+	assert_int_equal(r->insts[0].kv_blocks, plan.blocks);
+	in.dp = 2;
+	struct lsim_memplan grouped;
+	lsim_memplan_compute(&in, &grouped);
+	assert_int_equal(plan.blocks - grouped.blocks, 46);
+	lsim_scenario_destroy(sc);
 }
 
 int main(void)

@@ -191,7 +191,7 @@ static void test_moe_experts_per_rank(void **state)
 		    want - 48.0 * (128.0 - 64.0) * 3.0 * 2048.0 * 384.0);
 }
 
-/* A rank of a data-parallel group holds NCCL communicators (its DP group,
+/* A rank of an MoE data-parallel group holds NCCL communicators (its DP group,
  * and its EP group with expert parallelism) as a tp > 1 rank does: the
  * non-torch term is the tp 2 figure, 0.25 GiB, not one GPU's 0.16. */
 static void test_non_torch_data_parallel(void **state)

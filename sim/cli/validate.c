@@ -890,7 +890,8 @@ static int simulate(const struct lsim_validate_opts *o, const struct meta *m,
 		.pp = m->pp,
 		/* expert parallel: a rank holds its share of the experts */
 		.experts_per_rank = epn > 1 ? (int32_t)(arch.n_experts / epn) : 0,
-		.dp = (int32_t)m->dp,
+		/* a dense model's ranks are independent engines (no DP group) */
+		.dp = arch.n_experts > 0 ? (int32_t)m->dp : 1,
 	};
 	/* the ranks' caches together stay within one instance's limit
 	 * (kvcache.h): host memory grows with the blocks, used or not */

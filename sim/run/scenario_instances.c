@@ -475,8 +475,11 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
 					      "set enable_expert_parallel: true",
 					      (long long)ic->dp, sc->models[i].name,
 					      (long long)lsim_scn_placed_gpus(ic));
-		/* each rank is in a group of dp (the memory plan's NCCL term) */
-		sc->insts[i].eng.dp = (int32_t)ic->dp;
+		/* an MoE model's ranks form a DP group (the memory plan's NCCL
+		 * term); vLLM runs a dense model's ranks as independent engines
+		 * of data_parallel_size 1 (run_engine_core), with no group */
+		if (sc->models[i].n_experts > 0)
+			sc->insts[i].eng.dp = (int32_t)ic->dp;
 	}
 	if (!ic->ep)
 		return 0;

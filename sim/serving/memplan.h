@@ -34,8 +34,9 @@ struct lsim_memplan_in {
 	 * experts per rank (expert parallelism: enable_expert_parallel, the
 	 * engine's experts_per_rank). */
 	int32_t experts_per_rank;
-	/* ranks of the data-parallel group the rank is in (0 or 1: none): a
-	 * group's ranks hold NCCL communicators as tp > 1 ranks do */
+	/* ranks of the data-parallel group the rank is in (0 or 1: none; an
+	 * MoE model's ranks only, vLLM runs a dense model's as independent
+	 * engines): a group's ranks hold NCCL communicators as tp > 1 ranks do */
 	int32_t dp;
 	/* weight offload (cpu_offload_gb): bytes of the rank's weights kept
 	 * in host memory, not on the GPU (at most its weights) */

@@ -45,7 +45,8 @@ struct lsim_engine_cfg {
 	int kv_reserve;	     /* enum lsim_kv_reserve */
 	int32_t experts_per_rank; /* MoE under expert parallelism: whole experts
 				   * a rank holds (0: all, sharded over tp) */
-	int32_t dp;	     /* ranks of its data-parallel group (0 or 1: none) */
+	int32_t dp;	     /* ranks of its data-parallel group (0 or 1: none;
+			      * MoE only: a dense model's ranks are independent) */
 	/* bytes per token of a step moved host -> GPU before its kernels and
 	 * GPU -> host after them, as flows (instance_io.c; 0: none) */
 	double io_in_bytes, io_out_bytes;
