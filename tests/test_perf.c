@@ -487,6 +487,12 @@ static void test_table_identity(void **state)
 	assert_int_equal(identity(t, &llama, "RTX-4090", NULL, &d), 0);
 	assert_int_equal(identity(t, &llama, "L4", NULL, &d), LSIM_EINVAL);
 	assert_string_equal(d.key, "gpu");
+	/* an L40S's tables on an L4 (whose name begins L40S's but for the
+	 * number it would cut) */
+	tmp_write(t, "meta.yaml", "model: meta-llama/Llama-3.1-8B\ngpu: NVIDIA L40S\n");
+	assert_int_equal(identity(t, &llama, "L4", NULL, &d), LSIM_EINVAL);
+	assert_non_null(strstr(d.msg, "the GPU profile L40S"));
+	assert_int_equal(identity(t, &llama, "L40S", NULL, &d), 0);
 	/* an MoE model's experts would go untimed without moe.csv */
 	tmp_write(t, "meta.yaml", "skew_fit:\n  enabled: false\n");
 	assert_int_equal(identity(t, &moe, NULL, NULL, &d), LSIM_EINVAL);

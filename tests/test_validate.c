@@ -338,6 +338,14 @@ static void test_device_match(void **state)
 	assert_string_equal(out, "H200-SXM");
 	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA B200", out, sizeof out, &d), 0);
 	assert_string_equal(out, "B200-SXM");
+	/* a beginning may not cut a number: the L40S is not an L4 (which
+	 * it was by prefix, and a tie with L40S), the L40 neither */
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA L40S", out, sizeof out, &d), 0);
+	assert_string_equal(out, "L40S");
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA L4", out, sizeof out, &d), 0);
+	assert_string_equal(out, "L4");
+	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA L40", out, sizeof out, &d),
+			 LSIM_ENOENT);
 	/* an H100 of another name (the NVL card) is not the SXM profile */
 	assert_int_equal(lsim_gpu_profile_match(dir, "NVIDIA H100 NVL", out, sizeof out, &d),
 			 LSIM_ENOENT);

@@ -257,11 +257,13 @@ static int meta_int(json_object *root, const char *file, const char *const *path
  * is refused naming the key: replaying it as if it were the default would
  * compare the model with a different run.
  */
-enum must { MUST_FALSE, MUST_TRUE, MUST_AT_MOST_1, MUST_NULL, MUST_16BIT, MUST_FCFS };
+enum must { MUST_FALSE, MUST_TRUE, MUST_AT_MOST_1, MUST_NULL, MUST_16BIT, MUST_FCFS, MUST_ZERO,
+	     MUST_ZERO_FIELD };
 static const struct unmodelled {
 	const char *paths[3];
 	enum must must;
 	const char *what; /* what the setting does that is not replayed */
+	const char *field; /* MUST_ZERO_FIELD: the field of a config's repr */
 } unmodelled[] = {
 	{{"engine_kwargs.data_parallel_external_lb",
 	  "resolved_config.parallel_config.data_parallel_external_lb"}, MUST_FALSE,
@@ -314,6 +316,17 @@ static const struct unmodelled {
 	{{"engine_kwargs.cpu_offload_gb", "resolved_config.cache_config.cpu_offload_gb"},
 	 MUST_NULL, "weights were offloaded to host memory and copied in at every step, "
 	 "which validate does not replay"},
+	/* newer logs hold the offload settings as the configs' Python reprs */
+	{{"resolved_config.offload_config.uva"}, MUST_ZERO_FIELD,
+	 "weights were offloaded to host memory and read over PCIe at every step, "
+	 "which validate does not replay", "cpu_offload_gb"},
+	{{"resolved_config.offload_config.prefetch"}, MUST_ZERO_FIELD,
+	 "groups of layers' weights were offloaded to host memory and prefetched, "
+	 "which validate does not replay", "offload_group_size"},
+	{{"engine_kwargs.long_prefill_token_threshold",
+	  "resolved_config.scheduler_config.long_prefill_token_threshold"}, MUST_ZERO,
+	 "every prefill chunk was capped at that many tokens, which validate does not "
+	 "replay"},
 	{{"engine_kwargs.scheduling_policy", "resolved_config.scheduler_config.policy"},
 	 MUST_FCFS, "requests were scheduled by priority; validate replays first come, "
 	 "first served"},
@@ -325,8 +338,10 @@ static const struct unmodelled {
 
 /* Whether v is the setting's default: false, 1 or less, null (a false or
  * a 0 counts as unset too: enable_lora false, cpu_offload_gb 0), a 16-bit
- * type, fcfs. */
-static bool is_default(json_object *v, enum must must)
+ * type, fcfs, 0; or, for a config's repr ("UVAOffloadConfig(cpu_offload_gb=
+ * 0.0, ...)"), its field 0 (a repr without the field cannot say: taken as
+ * the default). */
+static bool is_default(json_object *v, enum must must, const char *field)
 {
 	json_type t = json_object_get_type(v);
 	switch (must) {
@@ -351,6 +366,21 @@ static bool is_default(json_object *v, enum must must)
 	}
 	case MUST_FCFS:
 		return t == json_type_string && strcasecmp(json_object_get_string(v), "fcfs") == 0;
+	case MUST_ZERO:
+		return (t == json_type_int || t == json_type_double) &&
+		       json_object_get_double(v) == 0.0;
+	case MUST_ZERO_FIELD: {
+		if (t != json_type_string)
+			return false;
+		char key[64];
+		snprintf(key, sizeof key, "%s=", field);
+		const char *s = json_object_get_string(v), *at = strstr(s, key);
+		if (!at)
+			return true;
+		char *end = NULL;
+		double x = strtod(at + strlen(key), &end);
+		return end != at + strlen(key) && x == 0.0;
+	}
 	}
 	return false;
 }
@@ -361,8 +391,10 @@ static int check_unmodelled(json_object *root, const char *path, struct lsim_dia
 		const struct unmodelled *u = &unmodelled[i];
 		for (int k = 0; k < 3 && u->paths[k]; k++) {
 			json_object *v = at(root, u->paths[k]);
-			if (!v || is_default(v, u->must)) /* absent or null: the default */
+			if (!v || is_default(v, u->must, u->field)) /* absent or null: the default */
 				continue;
+			char zero[80];
+			snprintf(zero, sizeof zero, "%s=0", u->field ? u->field : "");
 			return lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, u->paths[k]), 0,
 					     u->paths[k],
 					     "%s %s: %s, so this run cannot be validated; use "
@@ -373,7 +405,9 @@ static int check_unmodelled(json_object *root, const char *path, struct lsim_dia
 					     : u->must == MUST_AT_MOST_1 ? "1"
 					     : u->must == MUST_16BIT	   ? "auto"
 					     : u->must == MUST_FCFS	   ? "fcfs"
-									   : "null");
+					     : u->must == MUST_NULL	   ? "null, false or 0"
+					     : u->must == MUST_ZERO_FIELD ? zero
+									   : "0");
 		}
 	}
 	return 0;
@@ -440,6 +474,30 @@ static int read_meta(const char *path, struct meta *m, struct lsim_diag *d)
 				   key_line(path, "data_parallel_size"), 0, "data_parallel_size",
 				   "data_parallel_size %lld: at most 64 ranks are replayed",
 				   (long long)m->dp);
+	/* ranks on this node: vLLM takes data_parallel_size when it is unset
+	 * (EngineArgs.create_engine_config), so fewer means the ranks spanned
+	 * nodes, whose gathers the fabric of one node would not time. Ray's
+	 * backend counts them as it places them: not read there. */
+	int64_t local = 0;
+	const char *local_from = NULL;
+	if (rc == 0)
+		rc = meta_int(root, path,
+			      PATHS("engine_kwargs.data_parallel_size_local",
+				    "resolved_config.parallel_config.data_parallel_size_local"),
+			      m->dp, false, &local, &local_from, d);
+	if (rc == 0 &&
+	    (got = first_of(root, path,
+			    PATHS("engine_kwargs.data_parallel_backend",
+				  "resolved_config.parallel_config.data_parallel_backend"),
+			    json_type_string, &v, &w, d)) < 0)
+		rc = got;
+	if (rc == 0 && local < m->dp && !(got > 0 && strcmp(json_object_get_string(v), "ray") == 0))
+		rc = lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, local_from), 0, local_from,
+				   "%s %lld with data_parallel_size %lld: the ranks spanned "
+				   "nodes, and validate times their collectives on one node's "
+				   "fabric, so this run cannot be validated; use a run on one "
+				   "node",
+				   local_from, (long long)local, (long long)m->dp);
 	if (rc == 0 &&
 	    (got = first_of(root, path,
 			    PATHS("engine_kwargs.enable_expert_parallel",

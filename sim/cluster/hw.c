@@ -556,6 +556,16 @@ static int words(char *s, char **w, int max)
 	return n;
 }
 
+/* Whether profile word p begins device word w: a prefix, but not one that
+ * cuts a number ("L4" does not begin "L40S"; "SXM" begins "SXM4"). */
+static bool word_begins(const char *w, const char *p)
+{
+	size_t n = strlen(p);
+	if (strncasecmp(w, p, n) != 0)
+		return false;
+	return !(n > 0 && isdigit((unsigned char)p[n - 1]) && isdigit((unsigned char)w[n]));
+}
+
 /* Every word of the profile begins a word of the device; the word count,
  * or 0 when one does not. */
 static int profile_fits(const char *profile, char *const *dev, int nd)
@@ -567,20 +577,11 @@ static int profile_fits(const char *profile, char *const *dev, int nd)
 	for (int i = 0; i < np; i++) {
 		bool found = false;
 		for (int j = 0; j < nd && !found; j++)
-			found = strncasecmp(dev[j], pw[i], strlen(pw[i])) == 0;
+			found = word_begins(dev[j], pw[i]);
 		if (!found)
 			return 0;
 	}
 	return np;
-}
-
-bool lsim_gpu_profile_fits(const char *profile, const char *device)
-{
-	char dbuf[256];
-	snprintf(dbuf, sizeof dbuf, "%s", device);
-	char *dev[32];
-	int nd = words(dbuf, dev, 32);
-	return profile_fits(profile, dev, nd) > 0;
 }
 
 /* The profile file's cuda_name, in buf ("" when it has none or cannot be

@@ -134,16 +134,12 @@ int lsim_model_match(const char *catalogue, const char *name,
  * from each ("Qwen/Qwen3-30B-A3B-Instruct-2507" is "Qwen3-30B-A3B"). */
 bool lsim_model_same(const char *a, const char *b);
 
-/* Whether a GPU profile's name fits a CUDA device name by the rule
- * lsim_gpu_profile_match uses (every word of the profile begins a word
- * of the device's). */
-bool lsim_gpu_profile_fits(const char *profile, const char *device);
-
 /*
  * The profile of dir whose name is a CUDA device name's (a vLLM run's
  * hardware.device_name): every '-'-separated word of the profile's name
  * begins one word of the device's (case-insensitive; "NVIDIA" and
- * "GeForce" left out), so "RTX-PRO-6000" is "NVIDIA RTX PRO 6000
+ * "GeForce" left out; a prefix may not cut a number, so "L4" does not
+ * begin "L40S"), so "RTX-PRO-6000" is "NVIDIA RTX PRO 6000
  * Blackwell Server Edition" and "A100-80GB-SXM" is "NVIDIA
  * A100-SXM4-80GB". The profile with the most words wins; a tie between
  * two is ambiguous. A profile whose cuda_name is the device's name

@@ -1064,7 +1064,9 @@ static int check_identity(const struct lsim_doc *doc, const struct lsim_table_pa
 	v = yscalar(n);
 	char other[128];
 	struct lsim_diag scratch = {0};
-	if (v && prm->gpu && prm->gpu[0] && prm->gpu_dir && !lsim_gpu_profile_fits(prm->gpu, v) &&
+	/* the profile that claims the device (its cuda_name, else the most
+	 * words); a device none claims, or two, is taken as the caller's */
+	if (v && prm->gpu && prm->gpu[0] && prm->gpu_dir &&
 	    lsim_gpu_profile_match(prm->gpu_dir, v, other, sizeof other, &scratch) == 0 &&
 	    strcmp(other, prm->gpu) != 0)
 		return lsim_cfg_error(d, doc, n, "gpu", LSIM_EINVAL,

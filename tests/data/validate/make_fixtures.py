@@ -15,7 +15,13 @@ meta0 = json.load(open(os.path.join(SRC, "meta.json")))
 lines = open(os.path.join(SRC, "requests.jsonl")).read().splitlines(keepends=True)
 
 
-def write(name, meta, rows):
+def write(name, meta, rows, one_node=True):
+    # every fixture but one is a run on one node: all its data-parallel ranks are
+    # local (vLLM's resolved data_parallel_size_local, which the shipped
+    # dp-1 log has as 1)
+    pc = meta.get("resolved_config", {}).get("parallel_config")
+    if one_node and pc is not None and "data_parallel_size_local" in pc:
+        pc["data_parallel_size_local"] = pc.get("data_parallel_size") or 1
     d = os.path.join(OUT, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "meta.json"), "w") as f:
@@ -226,3 +232,18 @@ m = copy.deepcopy(moe)
 del m["resolved_config"]["parallel_config"]["all2all_backend"]
 m["vllm_version"] = "0.10.1"
 write("bad/ep_backend_unstated", m, small)
+
+# data parallel 2 with one rank on this node: the ranks spanned two nodes
+m = copy.deepcopy(moe)
+m["resolved_config"]["parallel_config"]["data_parallel_size_local"] = 1
+write("bad/multinode_dp", m, small, one_node=False)
+
+# every prefill chunk capped (long_prefill_token_threshold), and weights
+# offloaded as newer logs say it (the UVA offload config's repr)
+m = copy.deepcopy(meta0)
+m["resolved_config"]["scheduler_config"]["long_prefill_token_threshold"] = 256
+write("bad/long_prefill", m, small)
+m = copy.deepcopy(meta0)
+m["resolved_config"]["offload_config"]["uva"] = (
+    "UVAOffloadConfig(cpu_offload_gb=10.0, cpu_offload_params=set())")
+write("bad/uva_offload", m, small)
