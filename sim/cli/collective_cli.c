@@ -268,6 +268,7 @@ int lsim_cli_profile_collective(int argc, char **argv)
 	/* every size is read before the first row is printed: a bad one
 	 * leaves no partial table */
 	double list[64];
+	struct lsim_coll_est est[64];
 	int n_list = 0;
 	char buf[1024];
 	if (snprintf(buf, sizeof buf, "%s", sizes) >= (int)sizeof buf) {
@@ -297,12 +298,13 @@ int lsim_cli_profile_collective(int argc, char **argv)
 			lsim_diag_set(&d, rc, "", 0, 0, "--bytes", "cannot time %s bytes", tok);
 			return lsim_cli_fail(&d, rc);
 		}
+		est[n_list] = e;
 		list[n_list++] = bytes;
 	}
 	printf("gpu\tfabric\top\tn\tbytes\talgo\tproto\ttime_us\talg_bw_GBps\tbus_bw_GBps\n");
 	for (int k = 0; k < n_list; k++) {
 		double bytes = list[k];
-		(void)lsim_coll_time(&t, op, n, bytes, &e); /* timed above */
+		e = est[k];
 		printf("%s\t%s\t%s\t%d\t%.0f\t%s\t%s\t%.2f\t%.1f\t%.1f\n", gpu,
 		       lsim_fabric_name(t.fabric), lsim_coll_op_name(op), n, bytes,
 		       lsim_coll_algo_name(e.algo), lsim_coll_proto_name(e.proto), e.time_s * 1e6,

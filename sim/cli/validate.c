@@ -13,7 +13,6 @@
 #include <gsl/gsl_statistics_double.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,18 +125,9 @@ static int key_line(const char *file, const char *path)
 }
 
 /* A refusal of the run log at meta.json's line of key, naming it. */
-__attribute__((format(printf, 4, 5)))
-static int meta_refuse(struct lsim_diag *d, const char *meta_path, const char *key,
-		       const char *fmt, ...)
-{
-	char msg[sizeof d->msg];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return lsim_diag_set(d, LSIM_EINVAL, meta_path, key_line(meta_path, key), 0, key, "%s",
-			     msg);
-}
+#define meta_refuse(d, meta_path, key, ...) \
+	lsim_diag_set((d), LSIM_EINVAL, (meta_path), key_line((meta_path), (key)), 0, (key), \
+		      __VA_ARGS__)
 
 struct meta {
 	int64_t max_num_seqs, max_batched, tp;
@@ -259,6 +249,12 @@ static int meta_int(json_object *root, const char *file, const char *const *path
  */
 enum must { MUST_FALSE, MUST_TRUE, MUST_AT_MOST_1, MUST_NULL, MUST_16BIT, MUST_FCFS, MUST_ZERO,
 	     MUST_ZERO_FIELD };
+/* each kind's default, as the refusal names it (MUST_ZERO_FIELD: field=0) */
+static const char *const must_default[] = {
+	[MUST_FALSE] = "false", [MUST_TRUE] = "true", [MUST_AT_MOST_1] = "1",
+	[MUST_NULL] = "null, false or 0", [MUST_16BIT] = "auto", [MUST_FCFS] = "fcfs",
+	[MUST_ZERO] = "0", [MUST_ZERO_FIELD] = "0",
+};
 static const struct unmodelled {
 	const char *paths[3];
 	enum must must;
@@ -393,21 +389,12 @@ static int check_unmodelled(json_object *root, const char *path, struct lsim_dia
 			json_object *v = at(root, u->paths[k]);
 			if (!v || is_default(v, u->must, u->field)) /* absent or null: the default */
 				continue;
-			char zero[80];
-			snprintf(zero, sizeof zero, "%s=0", u->field ? u->field : "");
-			return lsim_diag_set(d, LSIM_EINVAL, path, key_line(path, u->paths[k]), 0,
-					     u->paths[k],
-					     "%s %s: %s, so this run cannot be validated; use "
-					     "a run with the default (%s)",
-					     u->paths[k], json_object_to_json_string(v), u->what,
-					     u->must == MUST_FALSE	   ? "false"
-					     : u->must == MUST_TRUE	   ? "true"
-					     : u->must == MUST_AT_MOST_1 ? "1"
-					     : u->must == MUST_16BIT	   ? "auto"
-					     : u->must == MUST_FCFS	   ? "fcfs"
-					     : u->must == MUST_NULL	   ? "null, false or 0"
-					     : u->must == MUST_ZERO_FIELD ? zero
-									   : "0");
+			return meta_refuse(d, path, u->paths[k],
+					   "%s %s: %s, so this run cannot be validated; use a "
+					   "run with the default (%s%s%s)",
+					   u->paths[k], json_object_to_json_string(v), u->what,
+					   u->field ? u->field : "", u->field ? "=" : "",
+					   must_default[u->must]);
 		}
 	}
 	return 0;

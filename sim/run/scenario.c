@@ -47,7 +47,7 @@ static const struct lsim_keydef node_keys[] = {
 	{"name", LSIM_K_STRING, N(name), "node", LSIM_NOBOUNDS, NULL, "name of this node group"},
 	{"gpu", LSIM_K_STRING, N(gpu), NULL, LSIM_NOBOUNDS, NULL, "hardware profile (calibrate/profiles/NAME.yaml)"},
 	{"count", LSIM_K_INT, N(count), "1", 1, 1e6, NULL, "nodes in the group"},
-	{"gpus_per_node", LSIM_K_INT, N(gpus_per_node), "8", 1, 64, NULL, "GPUs per node"},
+	{"gpus_per_node", LSIM_K_INT, N(gpus_per_node), LSIM_SCN_NODE_GPUS_STR, 1, 64, NULL, "GPUs per node"},
 	{"host_cache", LSIM_K_BYTES, N(host_cache), "0", 0, 1e15, NULL, "serverless: host DRAM per node that keeps model weights after a load, least recently used dropped first (0: none; docs/serverless.md)"},
 	{"ssd_bw", LSIM_K_BW, N(ssd_bw), "0", 0, 1e13, NULL, "serverless: read bandwidth of each node's local SSD holding weights (0: no SSD tier)"},
 	{"ssd_capacity", LSIM_K_BYTES, N(ssd_capacity), "0", 0, 1e16, NULL, "serverless: bytes of weights each node's SSD holds (with ssd_bw)"},

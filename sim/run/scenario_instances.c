@@ -524,11 +524,11 @@ int lsim_scn_check_node(struct lsim_scenario *sc, struct lsim_node *root, size_t
 			struct lsim_diag *d)
 {
 	const struct inst_cfg *ic = &sc->insts[i];
+	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
+	char key[96];
 	int32_t layers = sc->models[i].n_layers;
 	if (ic->perf != PERF_SERVICE && ic->eng.pp > layers) {
 		/* a stage of no layers: vLLM's get_pp_indices refuses it too */
-		struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
-		char key[96];
 		snprintf(key, sizeof key, "instances[%zu].pp", i);
 		return lsim_cfg_error(d, sc->doc, lsim_node_get(item, "pp"), key, LSIM_EINVAL,
 				      "pp %lld is more stages than the %d decoder layers of "
@@ -539,9 +539,7 @@ int lsim_scn_check_node(struct lsim_scenario *sc, struct lsim_node *root, size_t
 	if (sc->n_nodes > 0 || ic->perf == PERF_SERVICE || n <= LSIM_SCN_NODE_GPUS)
 		return 0;
 	const char *k = ic->tp > 1 ? "tp" : ic->eng.pp > 1 ? "pp" : "data_parallel_size";
-	struct lsim_node *item = lsim_node_get(root, "instances")->items[i];
 	struct lsim_node *at = lsim_node_get(item, k);
-	char key[96];
 	snprintf(key, sizeof key, "instances[%zu].%s", i, k);
 	return lsim_cfg_error(d, sc->doc, at ? at : item, key, LSIM_EINVAL,
 			      "a replica of tp %lld x pp %lld x data_parallel_size %lld = "

@@ -420,6 +420,7 @@ int lsim_scn_check_dp(struct lsim_scenario *sc, struct lsim_node *root, size_t i
  * sends on that node's fabric): at most LSIM_SCN_NODE_GPUS, the
  * cluster's default gpus_per_node. */
 #define LSIM_SCN_NODE_GPUS 8
+#define LSIM_SCN_NODE_GPUS_STR "8" /* its default in the key table */
 int lsim_scn_check_node(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
 			struct lsim_diag *d);
 int lsim_scn_check_cpu_offload(struct lsim_scenario *sc, struct lsim_node *root, size_t i,
